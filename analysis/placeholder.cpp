@@ -1,0 +1,1 @@
+// Keeps the analysis library non-empty while it is being written.

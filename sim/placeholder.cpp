@@ -1,0 +1,1 @@
+// Keeps the sim library non-empty while it is being written.

@@ -1,0 +1,23 @@
+// Named hardware presets (8-GPU servers), with the source of every figure.
+// Figures come from ../shared/reference/hardware.csv and hardware-facts.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/scenario.pb.h"
+
+namespace racksim::topo {
+
+// The defaults every hardware section starts from (efficiencies, latencies, fabric shape);
+// a preset and then the scenario override them.
+config::Hardware hardware_defaults();
+
+// A preset by name ("dgx-a100", "dgx-h100", "dgx-h200", "hgx-h800", "hgx-b200", "hgx-b300"),
+// or nullopt if unknown. The preset includes the defaults.
+std::optional<config::Hardware> hardware_preset(std::string_view name);
+std::vector<std::string> hardware_preset_names();
+
+}  // namespace racksim::topo

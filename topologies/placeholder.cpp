@@ -1,0 +1,1 @@
+// Keeps the topologies library non-empty while it is being written.
