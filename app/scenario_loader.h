@@ -57,6 +57,10 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
 // Throws InputError on an unknown preset name.
 void resolve_presets(config::Scenario* scenario, const SourceMap& sources);
 
+// Checks a resolved hardware section (positive sizes and rates, efficiencies in (0, 1],
+// non-negative latencies). Throws InputError naming the offending field.
+void validate_hardware(const config::Hardware& hardware, const SourceMap& sources);
+
 // Checks a resolved scenario: required fields present, values in range, and the layout
 // possible (tp x pp x cp x dp == GPUs, heads divisible by tp, layers divisible by pp, global
 // batch divisible by micro-batch x dp, ...). Throws InputError naming the offending field.

@@ -1,2 +1,62 @@
-// Placeholder until the CLI lands.
-int main() { return 0; }
+// racksim: simulate LLM training on GPU clusters. See README.md.
+//
+// Exit codes: 0 ok, 2 bad input (the message names the file, line and field), 1 internal error.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <boost/program_options/errors.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/error.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: racksim <command> [options]
+
+commands:
+  run [SCENARIO] [--out DIR] [--set PATH=VALUE ...]
+        simulate one training step and print where the time went; without SCENARIO, runs the
+        built-in default (scenarios/default.textproto)
+  collective --hardware PRESET --nodes N --op OP --ranks R --min-bytes A --max-bytes B [--json]
+        nccl-tests-style bandwidth table of one collective on a simulated cluster
+  presets
+        list the model and hardware presets
+
+Run `racksim <command> --help` for a command's options.
+)";
+
+int dispatch(const std::string& command, const std::vector<std::string>& args) {
+  if (command == "run") return racksim::cli::run_command(args);
+  if (command == "collective") return racksim::cli::collective_command(args);
+  if (command == "presets") return racksim::cli::presets_command(args);
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  throw racksim::InputError({"command line", 0, 0}, "", fmt::format("unknown command '{}'\n{}", command, kUsage));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    return dispatch(argv[1], args);
+  } catch (const racksim::InputError& e) {
+    fmt::print(stderr, "racksim: error: {}\n", e.what());
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    fmt::print(stderr, "racksim: error: command line: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "racksim: internal error: {}\n", e.what());
+    return 1;
+  }
+}

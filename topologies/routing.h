@@ -28,11 +28,22 @@ class Router {
   double bottleneck_bytes_per_s(const std::vector<Hop>& hops) const;
 
  private:
-  const std::vector<int32_t>& distances_to(VertexId dst);
+  // A breadth-first search from one destination through transit vertices, advanced only as far
+  // as the queries so far needed (a large cluster has ~70k vertices; most routes need a few).
+  struct Search {
+    std::vector<int32_t> dist;    // hops to the destination; -1: not reached (yet)
+    std::vector<VertexId> queue;  // visit order; entries before `head` are expanded
+    size_t head = 0;
+  };
+
+  // Hop distances to `dst`, complete for every vertex closer to `dst` than `src` (-1 at `src`
+  // if it cannot reach `dst`). Cached per destination.
+  const std::vector<int32_t>& distances_to(VertexId dst, VertexId src);
+  std::vector<Hop> compute_route(VertexId src, VertexId dst);
 
   const Topology& topology_;
-  std::unordered_map<VertexId, std::vector<int32_t>> distances_;  // per destination
-  std::unordered_map<uint64_t, std::vector<Hop>> routes_;         // key: src << 32 | dst
+  std::unordered_map<VertexId, Search> searches_;          // per destination
+  std::unordered_map<uint64_t, std::vector<Hop>> routes_;  // key: src << 32 | dst
 };
 
 }  // namespace racksim::topo

@@ -54,6 +54,14 @@ using VertexId = Graph::vertex_descriptor;
 using EdgeId = Graph::edge_descriptor;
 
 struct Topology {
+  // Boost 1.74's adjacency_list has no move constructor, and an EdgeId points into the graph's
+  // own edge storage: after a plain copy (which is also what a move does) `edges` would point
+  // into the source graph. These rebuild `edges` for the new graph (O(V + E)).
+  Topology() = default;
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  ~Topology() = default;
+
   Graph graph;
   std::vector<VertexId> gpus;  // global GPU index -> vertex; GPU g of node n is n*gpus_per_node+g
   std::vector<EdgeId> edges;   // edge index -> edge
@@ -62,6 +70,9 @@ struct Topology {
 
   int node_of_gpu(uint32_t gpu) const { return static_cast<int>(gpu) / gpus_per_node; }
   size_t num_gpus() const { return gpus.size(); }
+
+ private:
+  void reindex_edges();  // edges[i] = the edge of `graph` whose Edge::index is i
 };
 
 // One step of a route: an edge and the direction it is crossed in.

@@ -1,0 +1,82 @@
+#include "analysis/breakdown.h"
+
+#include <algorithm>
+
+namespace racksim::analysis {
+
+namespace {
+
+double& comm_slot(Breakdown& b, CommDim dim) { return b.exposed_comm_s[static_cast<size_t>(dim)]; }
+
+void add_busy(Breakdown& b, Phase phase, double seconds) {
+  switch (phase) {
+    case Phase::kForward:
+    case Phase::kBackward:
+    case Phase::kBackwardWeight: b.compute_s += seconds; break;
+    case Phase::kRecompute: b.recompute_s += seconds; break;
+    case Phase::kOptimizer: b.optimizer_s += seconds; break;
+    case Phase::kOther: b.other_s += seconds; break;
+  }
+}
+
+// Charges the idle interval [from, to) before `op` to what released `op`.
+void add_idle(Breakdown& b, const EventGraph& graph, const sim::SimResult& result, OpId op,
+              double from, double to) {
+  const OpId blocker = result.released_by[op];
+  if (blocker == kNoOp || result.timing[blocker].end_s <= from) {
+    b.other_s += to - from;
+    return;
+  }
+  const Op& dep = graph.op(blocker);
+  switch (dep.kind) {
+    case OpKind::kCollective:
+    case OpKind::kSend: comm_slot(b, dep.dim) += to - from; return;
+    case OpKind::kRecv: {
+      // Until the peer started sending, this rank waited for the peer's work: the bubble.
+      const double transfer_start = std::clamp(result.timing[blocker].start_s, from, to);
+      b.bubble_s += transfer_start - from;
+      comm_slot(b, dep.dim) += to - transfer_start;
+      return;
+    }
+    case OpKind::kCopy: b.offload_s += to - from; return;
+    case OpKind::kCompute: b.other_s += to - from; return;
+  }
+}
+
+}  // namespace
+
+double Breakdown::total_s() const {
+  double total = compute_s + recompute_s + optimizer_s + bubble_s + offload_s + other_s;
+  for (double c : exposed_comm_s) total += c;
+  return total;
+}
+
+Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, RankId rank,
+                         double step_time_s) {
+  Breakdown b;
+  b.rank = rank;
+  b.step_time_s = step_time_s;
+  double cursor = 0;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (op.rank != rank || graph.streams()[op.stream].kind != StreamKind::kCompute) continue;
+    const sim::OpTiming& t = result.timing[id];
+    if (t.start_s > cursor) add_idle(b, graph, result, id, cursor, t.start_s);
+    const double busy_from = std::max(cursor, t.start_s);
+    if (t.end_s > busy_from) add_busy(b, op.phase, t.end_s - busy_from);
+    cursor = std::max(cursor, t.end_s);
+  }
+  if (step_time_s > cursor) b.other_s += step_time_s - cursor;
+  return b;
+}
+
+RankId critical_rank(const EventGraph& graph, const sim::SimResult& result) {
+  std::vector<double> end(graph.num_ranks(), 0);
+  for (OpId id = 0; id < graph.size(); ++id) {
+    RankId r = graph.op(id).rank;
+    end[r] = std::max(end[r], result.timing[id].end_s);
+  }
+  return static_cast<RankId>(std::max_element(end.begin(), end.end()) - end.begin());
+}
+
+}  // namespace racksim::analysis

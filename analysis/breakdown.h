@@ -1,0 +1,45 @@
+// Where the step time of a rank went, read off its compute stream.
+//
+// The compute stream of a rank is either busy (a kernel runs) or idle. Busy time is split by
+// phase: compute (forward and backward), recompute, optimizer. Idle time is charged to what the
+// next kernel was waiting for (the dependency that released it):
+//   - a collective or a send of dimension D: exposed communication of D (TP/CP/EP/PP/DP),
+//     including the time spent waiting for the other members to arrive;
+//   - a received activation or gradient: pipeline bubble until the sender started the
+//     transfer, exposed PP communication while the data was on the wire;
+//   - a host<->device copy: offload;
+//   - anything else, and the idle tail after the stream's last kernel: other.
+// The entries add up to the step time exactly.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "sim/engine.h"
+#include "workloads/event_graph.h"
+
+namespace racksim::analysis {
+
+struct Breakdown {
+  RankId rank = 0;
+  double step_time_s = 0;
+  double compute_s = 0;
+  double recompute_s = 0;
+  double optimizer_s = 0;
+  double bubble_s = 0;
+  double offload_s = 0;
+  double other_s = 0;
+  std::array<double, kNumCommDims> exposed_comm_s{};  // indexed by CommDim
+
+  double exposed_comm(CommDim dim) const { return exposed_comm_s[static_cast<size_t>(dim)]; }
+  double total_s() const;
+};
+
+// The breakdown of `rank` over [0, step_time_s].
+Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, RankId rank,
+                         double step_time_s);
+
+// The rank whose last operation ends last (the lowest such rank on ties).
+RankId critical_rank(const EventGraph& graph, const sim::SimResult& result);
+
+}  // namespace racksim::analysis

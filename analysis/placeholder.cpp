@@ -1,1 +1,0 @@
-// Keeps the analysis library non-empty while it is being written.

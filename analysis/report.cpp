@@ -1,0 +1,211 @@
+#include "analysis/report.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "workloads/layout.h"
+#include "workloads/transformer.h"
+
+namespace racksim::analysis {
+
+namespace {
+
+std::string schedule_name(const config::Training& t) {
+  return config::Training::Schedule_Name(t.schedule());
+}
+
+std::string describe(const config::Scenario& s, const TrainingStep& step) {
+  const auto& hw = s.hardware();
+  const auto& l = s.layout();
+  return fmt::format(
+      "{} on {} x {} ({} GPUs), TP{} PP{} DP{}{}, {}, {} micro-batches of {} x {} tokens per DP "
+      "rank, recompute {}",
+      s.model().has_preset() ? s.model().preset() : std::string("custom model"),
+      hw.nodes(), hw.has_preset() ? hw.preset() : std::string("custom nodes"),
+      hw.nodes() * hw.gpus_per_node(), l.tp(), l.pp(), l.dp(), l.sequence_parallel() ? " +SP" : "",
+      schedule_name(s.training()), step.info.micro_batches, s.training().micro_batch_size(),
+      s.training().seq_length(), config::Training::Recompute_Name(s.training().recompute()));
+}
+
+double peak_for(const config::Scenario& s) {
+  const auto& gpu = s.hardware().gpu();
+  switch (s.training().dtype()) {
+    case config::FP8: return gpu.fp8_flops_per_s();
+    case config::FP32: return gpu.fp32_flops_per_s();
+    default: return gpu.bf16_flops_per_s();
+  }
+}
+
+}  // namespace
+
+MfuFigures mfu_figures(const config::Scenario& s, double step_time_s) {
+  const DenseTransformer model(s.model());
+  const auto& t = s.training();
+  MfuFigures m;
+  m.causal_halving = t.flops_causal_halving();
+  m.seq_length = t.seq_length();
+  m.active_params = model.active_params();
+  m.total_params = model.total_params();
+  m.attention_coeff = model.attention_coeff(m.causal_halving);
+  m.flops_per_token = model.model_flops_per_token(t.seq_length(), m.causal_halving);
+  m.attention_share = m.attention_coeff * static_cast<double>(t.seq_length()) / m.flops_per_token;
+  double recompute_per_token = 0;
+  if (t.recompute() == config::Training::FULL) {
+    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length(), m.causal_halving);
+  } else if (t.recompute() == config::Training::SELECTIVE) {
+    recompute_per_token = m.attention_coeff * static_cast<double>(t.seq_length()) / 3;
+  }
+  m.hardware_flops_per_token = m.flops_per_token + recompute_per_token;
+  m.dtype = config::DType_Name(t.dtype());
+  m.peak_flops_per_gpu = peak_for(s);
+  m.gpus = static_cast<uint32_t>(s.hardware().nodes() * s.hardware().gpus_per_node());
+  const double tokens = static_cast<double>(t.global_batch_size() * t.seq_length());
+  const double capacity = step_time_s * m.gpus * m.peak_flops_per_gpu;
+  if (capacity > 0) {
+    m.model = m.flops_per_token * tokens / capacity;
+    m.hardware = m.hardware_flops_per_token * tokens / capacity;
+  }
+  return m;
+}
+
+StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
+                            const sim::SimResult& result) {
+  StepReport r;
+  r.scenario = s.name();
+  r.description = describe(s, step);
+  r.step_time_s = result.makespan_s;
+  r.tokens_per_step = step.info.tokens_per_step;
+  r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;
+  r.ms_per_1k_tokens = r.tokens_per_step > 0 ? r.step_time_s * 1e6 / r.tokens_per_step : 0;
+  r.mfu = mfu_figures(s, r.step_time_s);
+  const RankId critical = critical_rank(step.graph, result);
+  r.breakdown = rank_breakdown(step.graph, result, critical, r.step_time_s);
+  r.critical_stage = ParallelLayout::from_config(s.layout()).coords(critical).pp;
+  r.memory = worst_memory_ledger(s);
+  r.sim_events = result.activities;
+  r.sim_ops = step.graph.size();
+  r.sim_flows = result.flows;
+  r.sim_wall_s = result.wall_s;
+  r.fidelity = config::Simulation::Fidelity_Name(s.sim().fidelity());
+  return r;
+}
+
+nlohmann::ordered_json report_json(const StepReport& r) {
+  using nlohmann::ordered_json;
+  const Breakdown& b = r.breakdown;
+  ordered_json exposed;
+  for (CommDim d : {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp, CommDim::kDp}) {
+    exposed[std::string(to_string(d))] = b.exposed_comm(d);
+  }
+  ordered_json memory_static = ordered_json::array();
+  for (const auto& item : r.memory.static_items) {
+    memory_static.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
+  }
+  ordered_json j;
+  j["scenario"] = r.scenario;
+  j["description"] = r.description;
+  j["step_time_s"] = r.step_time_s;
+  j["tokens_per_step"] = r.tokens_per_step;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["tokens_per_s_per_gpu"] = r.mfu.gpus > 0 ? r.tokens_per_s / r.mfu.gpus : 0;
+  j["ms_per_1k_tokens"] = r.ms_per_1k_tokens;
+  j["mfu"] = {{"model", r.mfu.model},
+              {"hardware", r.mfu.hardware},
+              {"peak_flops_per_gpu", r.mfu.peak_flops_per_gpu},
+              {"dtype", r.mfu.dtype},
+              {"gpus", r.mfu.gpus},
+              {"flops_per_token", r.mfu.flops_per_token},
+              {"hardware_flops_per_token", r.mfu.hardware_flops_per_token},
+              {"active_params", r.mfu.active_params},
+              {"total_params", r.mfu.total_params},
+              {"attention_coeff", r.mfu.attention_coeff},
+              {"attention_share", r.mfu.attention_share},
+              {"causal_halving", r.mfu.causal_halving}};
+  j["breakdown_s"] = {{"rank", b.rank},
+                      {"pp_stage", r.critical_stage},
+                      {"compute", b.compute_s},
+                      {"recompute", b.recompute_s},
+                      {"exposed_comm", exposed},
+                      {"bubble", b.bubble_s},
+                      {"optimizer", b.optimizer_s},
+                      {"offload", b.offload_s},
+                      {"other", b.other_s}};
+  j["memory"] = {{"rank", r.memory.rank},
+                 {"capacity_bytes", r.memory.capacity_bytes},
+                 {"peak_bytes", r.memory.peak_bytes()},
+                 {"fits", r.memory.fits()},
+                 {"static_bytes", r.memory.static_bytes()},
+                 {"static", memory_static},
+                 {"activations_bytes", r.memory.activations.bytes},
+                 {"activations_detail", r.memory.activations.detail},
+                 {"largest_allocation",
+                  {{"name", r.memory.largest_transient.name},
+                   {"bytes", r.memory.largest_transient.bytes}}}};
+  j["sim"] = {{"fidelity", r.fidelity},
+              {"ops", r.sim_ops},
+              {"events", r.sim_events},
+              {"flows", r.sim_flows},
+              {"wall_s", r.sim_wall_s}};
+  return j;
+}
+
+namespace {
+
+std::string row(const std::string& name, double seconds, double step) {
+  return fmt::format("  {:<28}{:>12.4f} s{:>8.1f} %\n", name, seconds,
+                     step > 0 ? 100 * seconds / step : 0.0);
+}
+
+}  // namespace
+
+std::string report_text(const StepReport& r) {
+  using units::kGB;
+  const MfuFigures& m = r.mfu;
+  const Breakdown& b = r.breakdown;
+  std::string out;
+  out += fmt::format("racksim: {}\n  {}\n\n", r.scenario.empty() ? "scenario" : r.scenario, r.description);
+  out += fmt::format("step time            {:.4f} s\n", r.step_time_s);
+  out += fmt::format("tokens per step      {:.0f}\n", r.tokens_per_step);
+  out += fmt::format("tokens/s             {:.1f} ({:.1f} per GPU)\n", r.tokens_per_s,
+                     m.gpus ? r.tokens_per_s / m.gpus : 0.0);
+  out += fmt::format("ms per 1K tokens     {:.3f}\n", r.ms_per_1k_tokens);
+  out += fmt::format("MFU A (model)        {:.2f} %  (recompute not counted)\n", 100 * m.model);
+  out += fmt::format("MFU B (hardware)     {:.2f} %  (recompute counted)\n", 100 * m.hardware);
+  out += fmt::format("  denominator        {:.1f} TFLOP/s per GPU ({} dense peak) x {} GPUs\n",
+                     m.peak_flops_per_gpu / 1e12, m.dtype, m.gpus);
+  out += fmt::format(
+      "  FLOPs per token    6N + aL = 6 x {:.4g} + {:.4g} x {} = {:.4g}  (f = {:.1f} % attention, "
+      "{})\n",
+      m.active_params, m.attention_coeff, m.seq_length, m.flops_per_token, 100 * m.attention_share,
+      m.causal_halving ? "causal halving" : "no causal halving");
+  out += fmt::format("  with recompute     {:.4g} FLOPs per token\n\n", m.hardware_flops_per_token);
+
+  out += fmt::format("Breakdown of the critical rank {} (pipeline stage {}):\n", b.rank, r.critical_stage);
+  out += row("compute", b.compute_s, r.step_time_s);
+  out += row("recompute", b.recompute_s, r.step_time_s);
+  for (CommDim d : {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp, CommDim::kDp}) {
+    out += row(fmt::format("exposed comm {}", to_string(d)), b.exposed_comm(d), r.step_time_s);
+  }
+  out += row("pipeline bubble", b.bubble_s, r.step_time_s);
+  out += row("optimizer", b.optimizer_s, r.step_time_s);
+  out += row("offload", b.offload_s, r.step_time_s);
+  out += row("other", b.other_s, r.step_time_s);
+  out += row("total", b.total_s(), r.step_time_s);
+
+  const MemoryLedger& mem = r.memory;
+  out += fmt::format("\nMemory of rank {} (the fullest), GB = 1e9 bytes:\n", mem.rank);
+  for (const auto& item : mem.static_items) {
+    out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", item.name, item.bytes / kGB, item.detail);
+  }
+  out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "activations", mem.activations.bytes / kGB,
+                     mem.activations.detail);
+  out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "largest transient", mem.largest_transient.bytes / kGB,
+                     mem.largest_transient.name);
+  out += fmt::format("  {:<28}{:>10.2f} GB of {:.2f} GB: {}\n", "peak", mem.peak_bytes() / kGB,
+                     mem.capacity_bytes / kGB, mem.fits() ? "fits" : "DOES NOT FIT");
+  out += fmt::format("\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
+                     r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);
+  return out;
+}
+
+}  // namespace racksim::analysis

@@ -1,0 +1,60 @@
+// The step report: step time, throughput, MFU with its denominator spelled out, the breakdown
+// of the critical rank, the memory ledger, and how the simulation ran. Printed as text and
+// written as report.json (stable keys: see README.md, "Reading the report").
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/breakdown.h"
+#include "proto/scenario.pb.h"
+#include "sim/engine.h"
+#include "workloads/memory_ledger.h"
+#include "workloads/training_step.h"
+
+namespace racksim::analysis {
+
+struct MfuFigures {
+  double model = 0;     // MFU A: model FLOPs (6N + aL per token), recompute not counted
+  double hardware = 0;  // MFU B: model FLOPs plus the recomputed forward
+  double peak_flops_per_gpu = 0;
+  std::string dtype;
+  uint32_t gpus = 0;
+  double flops_per_token = 0;           // 6N + aL
+  double hardware_flops_per_token = 0;  // + recompute
+  double active_params = 0;             // N
+  double total_params = 0;
+  double attention_coeff = 0;           // a
+  double attention_share = 0;           // f = aL / (6N + aL)
+  bool causal_halving = false;
+  int64_t seq_length = 0;
+};
+
+struct StepReport {
+  std::string scenario;
+  std::string description;  // model, hardware, layout in one line
+  double step_time_s = 0;
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double ms_per_1k_tokens = 0;
+  MfuFigures mfu;
+  Breakdown breakdown;
+  int critical_stage = 0;
+  MemoryLedger memory;
+  uint64_t sim_events = 0;
+  uint64_t sim_ops = 0;
+  uint64_t sim_flows = 0;
+  double sim_wall_s = 0;
+  std::string fidelity;
+};
+
+MfuFigures mfu_figures(const config::Scenario& scenario, double step_time_s);
+
+StepReport make_step_report(const config::Scenario& scenario, const TrainingStep& step,
+                            const sim::SimResult& result);
+
+nlohmann::ordered_json report_json(const StepReport& report);
+std::string report_text(const StepReport& report);
+
+}  // namespace racksim::analysis

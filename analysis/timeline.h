@@ -1,0 +1,15 @@
+// The simulated step as a Chrome trace-event file (timeline.json) that Perfetto and
+// chrome://tracing open: one process per rank, one thread per stream, one complete ("X") event
+// per operation with its layer, micro-batch, FLOPs and bytes.
+#pragma once
+
+#include <ostream>
+
+#include "sim/engine.h"
+#include "workloads/event_graph.h"
+
+namespace racksim::analysis {
+
+void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::ostream& out);
+
+}  // namespace racksim::analysis

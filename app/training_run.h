@@ -1,0 +1,21 @@
+// One training scenario end to end: the event graph, the cluster, the simulation, the report.
+#pragma once
+
+#include "analysis/report.h"
+#include "proto/scenario.pb.h"
+#include "sim/engine.h"
+#include "workloads/training_step.h"
+
+namespace racksim::app {
+
+struct TrainingRun {
+  TrainingStep step;
+  sim::SimResult result;
+  analysis::StepReport report;
+};
+
+// Simulates one step of a resolved, validated scenario. Ranks sit on GPUs in order (rank r on
+// GPU r). One simulation per process (SimGrid).
+TrainingRun run_training(const config::Scenario& scenario);
+
+}  // namespace racksim::app

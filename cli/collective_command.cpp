@@ -1,0 +1,76 @@
+#include <cstdio>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "app/collective_bench.h"
+#include "app/scenario_loader.h"
+#include "cli/commands.h"
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+
+int collective_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim collective options");
+  options.add_options()("help,h", "show this help")(
+      "hardware", po::value<std::string>()->required(), "hardware preset, e.g. dgx-h100")(
+      "nodes", po::value<int>()->default_value(1), "servers")(
+      "op", po::value<std::string>()->default_value("all_reduce"),
+      "all_reduce | all_gather | reduce_scatter | all_to_all")(
+      "ranks", po::value<int>(), "ranks, on GPUs 0..R-1 (default: every GPU)")(
+      "min-bytes", po::value<std::string>()->default_value("8"), "smallest size (K/M/G = 2^10/2^20/2^30)")(
+      "max-bytes", po::value<std::string>()->default_value("1G"), "largest size; sizes double")(
+      "json", po::bool_switch(), "print JSON instead of a table")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a hardware field, e.g. --set hardware.scale_up.efficiency=0.9");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+
+  config::Scenario scenario;
+  app::SourceMap sources;
+  sources.set_file("command line");
+  scenario.mutable_hardware()->set_preset(vm["hardware"].as<std::string>());
+  scenario.mutable_hardware()->set_nodes(vm["nodes"].as<int>());
+  if (vm.count("set")) {
+    for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) {
+      app::apply_override(assignment, &scenario, &sources);
+    }
+  }
+  app::resolve_presets(&scenario, sources);
+  app::validate_hardware(scenario.hardware(), sources);
+
+  app::CollectiveBenchRequest request;
+  request.hardware = scenario.hardware();
+  request.kind = app::parse_collective_kind(vm["op"].as<std::string>());
+  const int gpus = scenario.hardware().nodes() * scenario.hardware().gpus_per_node();
+  request.ranks = static_cast<uint32_t>(vm.count("ranks") ? vm["ranks"].as<int>() : gpus);
+  request.min_bytes = app::parse_byte_size(vm["min-bytes"].as<std::string>(), "--min-bytes");
+  request.max_bytes = app::parse_byte_size(vm["max-bytes"].as<std::string>(), "--max-bytes");
+  if (request.max_bytes < request.min_bytes) {
+    throw InputError({"command line", 0, 0}, "--max-bytes", "must be at least --min-bytes");
+  }
+  const auto rows = app::run_collective_bench(request);
+  if (vm["json"].as<bool>()) {
+    nlohmann::ordered_json j;
+    j["hardware"] = scenario.hardware().preset();
+    j["nodes"] = scenario.hardware().nodes();
+    j["op"] = vm["op"].as<std::string>();
+    j["ranks"] = request.ranks;
+    j["rows"] = analysis::collective_table_json(rows);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    fmt::print("# racksim collective: {} on {} rank(s), {} x {}\n", vm["op"].as<std::string>(),
+               request.ranks, scenario.hardware().nodes(), scenario.hardware().preset());
+    std::fputs(analysis::collective_table_text(rows).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace racksim::cli

@@ -1,0 +1,56 @@
+#include <cstdio>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "analysis/report.h"
+#include "analysis/timeline.h"
+#include "app/default_scenario.h"
+#include "app/output_dir.h"
+#include "app/scenario_loader.h"
+#include "app/training_run.h"
+#include "cli/commands.h"
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+
+int run_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim run [SCENARIO] options");
+  options.add_options()("help,h", "show this help")(
+      "out", po::value<std::string>(), "write report.json and timeline.json into this directory")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario field, e.g. --set layout.pp=4 (repeatable)")(
+      "scenario", po::value<std::string>(), "scenario file (.textproto or .json)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const app::LoadedScenario loaded =
+      vm.count("scenario")
+          ? app::load_scenario(vm["scenario"].as<std::string>(), overrides)
+          : app::load_scenario_text(std::string(app::default_scenario_text()),
+                                    std::string(app::kDefaultScenarioPath), overrides);
+  // Check the output directory before simulating, write into it only after success.
+  std::optional<app::OutputDir> out;
+  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
+
+  const app::TrainingRun run = app::run_training(loaded.scenario);
+  std::fputs(analysis::report_text(run.report).c_str(), stdout);
+  if (out) {
+    out->write("report.json", [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });
+    out->write("timeline.json", [&](std::ostream& os) { analysis::write_timeline(run.step.graph, run.result, os); });
+    fmt::print("\nwrote {}/report.json and {}/timeline.json (open the timeline in https://ui.perfetto.dev)\n",
+               out->path().string(), out->path().string());
+  }
+  return 0;
+}
+
+}  // namespace racksim::cli

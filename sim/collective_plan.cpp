@@ -1,0 +1,163 @@
+#include "sim/collective_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace racksim::sim {
+
+namespace {
+
+RingSet single_ring(uint32_t n) {
+  RingSet rings;
+  rings.next.assign(1, std::vector<uint32_t>(n));
+  rings.prev.assign(1, std::vector<uint32_t>(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    rings.next[0][i] = (i + 1) % n;
+    rings.prev[0][i] = (i + n - 1) % n;
+  }
+  return rings;
+}
+
+void link_ring(const std::vector<uint32_t>& order, std::vector<uint32_t>* next,
+               std::vector<uint32_t>* prev) {
+  const size_t n = order.size();
+  for (size_t i = 0; i < n; ++i) {
+    (*next)[order[i]] = order[(i + 1) % n];
+    (*prev)[order[(i + 1) % n]] = order[i];
+  }
+}
+
+// Ring steps: in each phase every member sends one chunk to its ring successor on every channel.
+class RingPlan final : public CollectivePlan {
+ public:
+  RingPlan(const RingSet& rings, int phases, double chunk_bytes)
+      : rings_(rings), phases_(phases), chunk_bytes_(chunk_bytes) {}
+  int num_phases() const override { return phases_; }
+  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
+    for (uint32_t c = 0; c < rings_.channels(); ++c) out->push_back({rings_.next[c][member], chunk_bytes_});
+  }
+  uint32_t arrivals(uint32_t, int) const override { return rings_.channels(); }
+
+ private:
+  const RingSet& rings_;
+  int phases_;
+  double chunk_bytes_;
+};
+
+// Pipelined chain from member 0 (broadcast) or towards it (reduce): the data is cut into
+// chunks; position p of the chain forwards chunk j in phase p + j.
+class ChainPlan final : public CollectivePlan {
+ public:
+  ChainPlan(uint32_t n, double bytes, bool towards_root, int chunks)
+      : n_(n), chunks_(chunks), chunk_bytes_(bytes / chunks), towards_root_(towards_root) {}
+  int num_phases() const override { return static_cast<int>(n_) - 1 + chunks_ - 1; }
+  void sends(uint32_t member, int phase, std::vector<Transfer>* out) const override {
+    const uint32_t pos = position(member);
+    if (pos + 1 >= n_) return;  // the end of the chain sends nothing
+    const int chunk = phase - static_cast<int>(pos);
+    if (chunk >= 0 && chunk < chunks_) out->push_back({member_at(pos + 1), chunk_bytes_});
+  }
+  uint32_t arrivals(uint32_t member, int phase) const override {
+    const uint32_t pos = position(member);
+    if (pos == 0) return 0;
+    const int chunk = phase - static_cast<int>(pos - 1);
+    return chunk >= 0 && chunk < chunks_ ? 1 : 0;
+  }
+
+ private:
+  // Chain position: broadcast flows 0 -> 1 -> ... -> n-1; reduce flows n-1 -> ... -> 0.
+  uint32_t position(uint32_t member) const { return towards_root_ ? n_ - 1 - member : member; }
+  uint32_t member_at(uint32_t pos) const { return towards_root_ ? n_ - 1 - pos : pos; }
+  uint32_t n_;
+  int chunks_;
+  double chunk_bytes_;
+  bool towards_root_;
+};
+
+// All pairs at once (NCCL's grouped send/recv): every member sends bytes / n to each other one.
+class AllToAllPlan final : public CollectivePlan {
+ public:
+  AllToAllPlan(uint32_t n, double bytes) : n_(n), per_peer_(bytes / n) {}
+  int num_phases() const override { return 1; }
+  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
+    // Start with the next member so that not everybody hits member 0 first.
+    for (uint32_t k = 1; k < n_; ++k) out->push_back({(member + k) % n_, per_peer_});
+  }
+  uint32_t arrivals(uint32_t, int) const override { return n_ - 1; }
+
+ private:
+  uint32_t n_;
+  double per_peer_;
+};
+
+class EmptyPlan final : public CollectivePlan {
+ public:
+  int num_phases() const override { return 0; }
+  void sends(uint32_t, int, std::vector<Transfer>*) const override {}
+  uint32_t arrivals(uint32_t, int) const override { return 0; }
+};
+
+// Chunks of a pipelined chain: enough to fill the pipeline, not so many that latency dominates.
+constexpr int kChainChunks = 8;
+
+}  // namespace
+
+RingSet build_rings(const std::vector<int>& domain_of_member,
+                    const std::vector<int>& local_index_of_member) {
+  const uint32_t n = static_cast<uint32_t>(domain_of_member.size());
+  if (n == 0) return {};
+  // Members per domain, in member order (which is ascending rank order).
+  std::map<int, std::vector<uint32_t>> by_domain;
+  for (uint32_t i = 0; i < n; ++i) by_domain[domain_of_member[i]].push_back(i);
+  const size_t per_domain = by_domain.begin()->second.size();
+  const bool uniform = std::all_of(by_domain.begin(), by_domain.end(),
+                                   [&](const auto& d) { return d.second.size() == per_domain; });
+  if (by_domain.size() == 1 || !uniform || per_domain == 1) return single_ring(n);
+
+  std::vector<std::vector<uint32_t>> domains;
+  for (auto& [domain, members] : by_domain) {
+    // Order each domain's members by their GPU index so rotations follow rails.
+    std::sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
+      return local_index_of_member[a] < local_index_of_member[b];
+    });
+    domains.push_back(members);
+  }
+  const size_t g = per_domain;
+  RingSet rings;
+  rings.next.assign(g, std::vector<uint32_t>(n));
+  rings.prev.assign(g, std::vector<uint32_t>(n));
+  for (size_t c = 0; c < g; ++c) {
+    std::vector<uint32_t> order;
+    order.reserve(n);
+    for (size_t d = 0; d < domains.size(); ++d) {
+      // Domain d is entered at position (c - d) mod g and left from (c - d - 1) mod g, the
+      // position the next domain is entered at: consecutive domains meet on one rail.
+      const size_t start = (c + g * domains.size() - d) % g;
+      for (size_t k = 0; k < g; ++k) order.push_back(domains[d][(start + k) % g]);
+    }
+    link_ring(order, &rings.next[c], &rings.prev[c]);
+  }
+  return rings;
+}
+
+std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings) {
+  const uint32_t n = rings.members();
+  if (n <= 1 || kind == CollectiveKind::kBarrier) return std::make_unique<EmptyPlan>();
+  const double chunk = bytes / (static_cast<double>(n) * rings.channels());
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return std::make_unique<RingPlan>(rings, 2 * (static_cast<int>(n) - 1), chunk);
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+      return std::make_unique<RingPlan>(rings, static_cast<int>(n) - 1, chunk);
+    case CollectiveKind::kAllToAll: return std::make_unique<AllToAllPlan>(n, bytes);
+    case CollectiveKind::kBroadcast: return std::make_unique<ChainPlan>(n, bytes, false, kChainChunks);
+    case CollectiveKind::kReduce: return std::make_unique<ChainPlan>(n, bytes, true, kChainChunks);
+    case CollectiveKind::kBarrier: break;
+  }
+  throw std::logic_error("make_plan: unknown collective kind");
+}
+
+}  // namespace racksim::sim

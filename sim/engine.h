@@ -1,0 +1,53 @@
+// The simulation engine: replays an event graph on a SimGrid platform built from a topology.
+//
+// One SimGrid actor per (rank, stream) walks that stream's operations in order. An operation
+// starts when its stream reaches it and its dependencies are done. Compute runs as an Exec on
+// the rank's GPU host (roofline duration from the ComputeModel); sends are direct host-to-host
+// flows; a collective starts when every member has reached it and then runs its plan's phases
+// as flows (sim/collective_plan.h). Activities are created as the replay goes (never the whole
+// graph up front, which is quadratic in SimGrid 3.32).
+//
+// SimGrid runs one simulation per process: call simulate() once per process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/scenario.pb.h"
+#include "sim/compute_model.h"
+#include "topologies/topology_graph.h"
+#include "workloads/event_graph.h"
+
+namespace racksim::sim {
+
+struct SimOptions {
+  config::Simulation::Fidelity fidelity = config::Simulation::FULL;
+  double collective_base_latency_s = 0;
+};
+
+struct OpTiming {
+  // When the operation started: a compute kernel's launch, a collective's arrival of this
+  // rank, a send's or recv's transfer start. -1 if it never ran.
+  double start_s = -1;
+  double end_s = -1;
+};
+
+struct SimResult {
+  std::vector<OpTiming> timing;    // per operation
+  // Per operation: the dependency whose completion made it ready (the last one to finish), or
+  // kNoOp when it had none. For a recv, the matching send.
+  std::vector<OpId> released_by;
+  double makespan_s = 0;           // the last operation's end
+  uint64_t activities = 0;         // SimGrid activities created (execs, flows, sleeps)
+  uint64_t flows = 0;              // of which network flows
+  double wall_s = 0;               // wall-clock time of the replay
+};
+
+// Replays `graph` with rank r on GPU rank_to_gpu[r] of `topology`. Throws std::runtime_error
+// if the graph's communication does not match up or the replay deadlocks.
+SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
+                   const std::vector<uint32_t>& rank_to_gpu, const ComputeModel& compute,
+                   const SimOptions& options);
+
+}  // namespace racksim::sim

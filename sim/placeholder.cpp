@@ -1,1 +1,0 @@
-// Keeps the sim library non-empty while it is being written.

@@ -1,0 +1,375 @@
+#include "sim/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "workloads/graph_check.h"
+
+namespace racksim::sim {
+
+namespace s4u = simgrid::s4u;
+
+struct Replay::StreamActor {
+  RankId rank = 0;
+  StreamId stream = 0;
+  std::vector<OpId> ops;
+  OpId waiting_for = kNoOp;  // the operation whose readiness this actor is blocked on
+  s4u::SemaphorePtr wake;
+};
+
+// One instance of a collective while its members run it.
+struct Replay::CollectiveRun {
+  std::unique_ptr<CollectivePlan> plan;
+  const std::vector<RankId>* member_ranks = nullptr;
+  uint32_t members = 0;
+  uint32_t joined = 0;
+  uint32_t finished = 0;
+  bool started = false;
+  std::vector<size_t> actor_of_member;
+  std::vector<int32_t> waiting_phase;  // phase a member is blocked on, or -1
+  std::vector<uint32_t> arrived;       // [member * phases + phase]
+  int phases = 0;
+  int extra_latency_steps = 0;  // aggregated fidelity: ring steps folded into one flow
+};
+
+namespace {
+
+uint64_t run_key(const Op& op) { return (static_cast<uint64_t>(op.peer) << 32) | op.tag; }
+
+// The same plan with every member's transfers to a peer merged into one flow per peer, for
+// AGGREGATED fidelity: contention is still simulated, the step-by-step synchronisation is not;
+// the ring steps' latencies are added back after the flows.
+class AggregatedPlan final : public CollectivePlan {
+ public:
+  explicit AggregatedPlan(const CollectivePlan& full, uint32_t members)
+      : sends_(members), arrivals_(members, 0) {
+    std::vector<Transfer> out;
+    for (uint32_t m = 0; m < members; ++m) {
+      std::map<uint32_t, double> per_peer;
+      for (int k = 0; k < full.num_phases(); ++k) {
+        out.clear();
+        full.sends(m, k, &out);
+        for (const Transfer& t : out) per_peer[t.to] += t.bytes;
+      }
+      for (const auto& [peer, bytes] : per_peer) {
+        sends_[m].push_back({peer, bytes});
+        ++arrivals_[peer];
+      }
+    }
+  }
+  int num_phases() const override { return 1; }
+  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
+    out->insert(out->end(), sends_[member].begin(), sends_[member].end());
+  }
+  uint32_t arrivals(uint32_t member, int) const override { return arrivals_[member]; }
+
+ private:
+  std::vector<std::vector<Transfer>> sends_;
+  std::vector<uint32_t> arrivals_;
+};
+
+}  // namespace
+
+Replay::Replay(const EventGraph& graph, RankPlacement placement, const ComputeModel& compute,
+               const SimOptions& options, std::function<double(RankId, RankId)> route_latency_s)
+    : graph_(graph),
+      placement_(std::move(placement)),
+      compute_(compute),
+      options_(options),
+      route_latency_s_(std::move(route_latency_s)) {
+  const size_t n = graph.size();
+  matched_recv_ = match_sends_to_recvs(graph);
+  check_collectives(graph);
+  remaining_.assign(n, 0);
+  timing_.assign(n, OpTiming{});
+  released_by_.assign(n, kNoOp);
+  // Reverse dependencies in compressed rows.
+  dependents_end_.assign(n, 0);
+  for (OpId id = 0; id < n; ++id) {
+    for (OpId d : graph.deps(id)) ++dependents_end_[d];
+    remaining_[id] = static_cast<int32_t>(graph.deps(id).size());
+    const Op& op = graph.op(id);
+    if (op.kind == OpKind::kRecv) ++remaining_[id];  // the data must arrive too
+    if (op.kind == OpKind::kCopy) {
+      throw std::runtime_error(
+          "host<->device copies need CPU hosts in the topology, which this version does not build");
+    }
+  }
+  uint64_t total = 0;
+  for (auto& end : dependents_end_) end = total += end;
+  dependents_.assign(total, kNoOp);
+  std::vector<uint64_t> fill(n, 0);
+  for (OpId id = 0; id < n; ++id) {
+    for (OpId d : graph.deps(id)) {
+      const uint64_t begin = d == 0 ? 0 : dependents_end_[d - 1];
+      dependents_[begin + fill[d]++] = id;
+    }
+  }
+  // One actor per (rank, stream) with active operations; recvs are passive.
+  const size_t streams = graph.streams().size();
+  actor_index_.assign(static_cast<size_t>(graph.num_ranks()) * streams, -1);
+  for (OpId id = 0; id < n; ++id) {
+    const Op& op = graph.op(id);
+    if (op.kind == OpKind::kRecv) continue;
+    int32_t& index = actor_index_[op.rank * streams + op.stream];
+    if (index < 0) {
+      index = static_cast<int32_t>(actors_.size());
+      auto actor = std::make_unique<StreamActor>();
+      actor->rank = op.rank;
+      actor->stream = op.stream;
+      actors_.push_back(std::move(actor));
+    }
+    actors_[index]->ops.push_back(id);
+  }
+  rings_.resize(graph.num_communicators());
+}
+
+Replay::~Replay() = default;
+
+void Replay::start() {
+  for (size_t i = 0; i < actors_.size(); ++i) {
+    StreamActor& a = *actors_[i];
+    a.wake = s4u::Semaphore::create(0);
+    const std::string name =
+        fmt::format("rank{}.{}", a.rank, graph_.streams()[a.stream].name);
+    s4u::Actor::create(name, placement_.host[a.rank], [this, i] { run_stream(i); });
+  }
+}
+
+void Replay::run_stream(size_t index) {
+  StreamActor& actor = *actors_[index];
+  for (OpId op : actor.ops) {
+    wait_ready(actor, op);
+    const double start = s4u::Engine::get_clock();
+    const Op& o = graph_.op(op);
+    switch (o.kind) {
+      case OpKind::kCompute: execute_compute(op); break;
+      case OpKind::kSend: execute_send(op); break;
+      case OpKind::kCollective: execute_collective(index, op); continue;  // completes itself
+      case OpKind::kRecv:
+      case OpKind::kCopy: break;  // never on an actor (see the constructor)
+    }
+    complete(op, start, s4u::Engine::get_clock());
+    if (o.kind == OpKind::kSend) satisfy(matched_recv_[op], op);
+  }
+}
+
+void Replay::wait_ready(StreamActor& actor, OpId op) {
+  // Cooperative scheduling: nothing else runs between this check and acquire(), so a
+  // completion cannot slip in unnoticed.
+  while (remaining_[op] > 0) {
+    actor.waiting_for = op;
+    actor.wake->acquire();
+  }
+}
+
+void Replay::execute_compute(OpId op) {
+  const double duration = compute_.duration_s(graph_.op(op));
+  if (duration <= 0) return;
+  s4u::Host* host = placement_.host[graph_.op(op).rank];
+  ++activities_;
+  s4u::this_actor::execute(duration * host->get_speed());
+}
+
+namespace {
+
+uint64_t whole_bytes(double bytes) { return static_cast<uint64_t>(std::llround(std::max(bytes, 0.0))); }
+
+}  // namespace
+
+void Replay::execute_send(OpId op) {
+  const Op& o = graph_.op(op);
+  const OpId recv = matched_recv_[op];
+  timing_[recv].start_s = s4u::Engine::get_clock();
+  s4u::Host* from = placement_.host[o.rank];
+  s4u::Host* to = placement_.host[o.peer];
+  const uint64_t bytes = whole_bytes(o.amount);
+  if (bytes == 0 || from == to) return;  // same GPU: nothing crosses a link
+  ++activities_;
+  ++flows_;
+  s4u::Comm::sendto_async(from, to, bytes)->wait();
+}
+
+const RingSet& Replay::rings_for(CommId comm) {
+  if (!rings_[comm]) {
+    const auto& members = graph_.communicator(comm);
+    std::vector<int> domain, local;
+    for (RankId r : members) {
+      domain.push_back(placement_.domain[r]);
+      local.push_back(placement_.local_index[r]);
+    }
+    rings_[comm] = std::make_unique<RingSet>(build_rings(domain, local));
+  }
+  return *rings_[comm];
+}
+
+Replay::CollectiveRun& Replay::join(OpId op, uint32_t* member, size_t actor) {
+  const Op& o = graph_.op(op);
+  const auto& members = graph_.communicator(o.peer);
+  auto& slot = runs_[run_key(o)];
+  if (!slot) {
+    slot = std::make_unique<CollectiveRun>();
+    CollectiveRun& run = *slot;
+    run.members = static_cast<uint32_t>(members.size());
+    run.member_ranks = &members;
+    const RingSet& rings = rings_for(o.peer);
+    run.plan = make_plan(o.collective, o.amount, rings);
+    if (options_.fidelity == config::Simulation::AGGREGATED && run.plan->num_phases() > 1) {
+      run.extra_latency_steps = run.plan->num_phases() - 1;
+      run.plan = std::make_unique<AggregatedPlan>(*run.plan, run.members);
+    }
+    run.phases = run.plan->num_phases();
+    run.actor_of_member.assign(run.members, 0);
+    run.waiting_phase.assign(run.members, -1);
+    run.arrived.assign(static_cast<size_t>(run.members) * run.phases, 0);
+  }
+  *member = static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), o.rank) -
+                                  members.begin());
+  slot->actor_of_member[*member] = actor;
+  ++slot->joined;
+  return *slot;
+}
+
+void Replay::execute_collective(size_t index, OpId op) {
+  StreamActor& actor = *actors_[index];
+  const double arrival = s4u::Engine::get_clock();
+  const Op& o = graph_.op(op);
+  uint32_t member = 0;
+  CollectiveRun& run = join(op, &member, index);
+  if (run.joined < run.members) {
+    // Wait for the last member: NCCL kernels on a communicator meet before data moves.
+    while (!run.started) {
+      actor.waiting_for = op;
+      actor.wake->acquire();
+    }
+  } else {
+    run.started = true;
+    for (uint32_t m = 0; m < run.members; ++m) {
+      if (m != member) actors_[run.actor_of_member[m]]->wake->release();
+    }
+  }
+  actor.waiting_for = kNoOp;
+  if (options_.collective_base_latency_s > 0 && run.members > 1) {
+    ++activities_;
+    s4u::this_actor::sleep_for(options_.collective_base_latency_s);
+  }
+  run_phases(run, member, actor);
+  if (run.extra_latency_steps > 0) {
+    std::vector<Transfer> out;
+    run.plan->sends(member, 0, &out);
+    double latency = 0;
+    for (const Transfer& t : out) {
+      latency = std::max(latency, route_latency_s_(o.rank, (*run.member_ranks)[t.to]));
+    }
+    if (latency > 0) {
+      ++activities_;
+      s4u::this_actor::sleep_for(run.extra_latency_steps * latency);
+    }
+  }
+  const uint64_t key = run_key(o);
+  if (++run.finished == run.members) runs_.erase(key);  // `run` is gone after this
+  complete(op, arrival, s4u::Engine::get_clock());
+}
+
+void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor) {
+  s4u::Host* from = placement_.host[(*run.member_ranks)[member]];
+  std::vector<Transfer> sends;
+  std::vector<s4u::CommPtr> comms;
+  std::vector<uint32_t> peers;
+  for (int phase = 0; phase < run.phases; ++phase) {
+    sends.clear();
+    run.plan->sends(member, phase, &sends);
+    comms.clear();
+    peers.clear();
+    for (const Transfer& t : sends) {
+      const uint64_t bytes = whole_bytes(t.bytes);
+      s4u::Host* to = placement_.host[(*run.member_ranks)[t.to]];
+      if (bytes == 0 || from == to) {
+        arrive(run, t.to, phase);
+        continue;
+      }
+      ++activities_;
+      ++flows_;
+      comms.push_back(s4u::Comm::sendto_async(from, to, bytes));
+      peers.push_back(t.to);
+    }
+    while (!comms.empty()) {
+      const auto done = static_cast<size_t>(s4u::Comm::wait_any(comms));
+      arrive(run, peers[done], phase);
+      comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(done));
+      peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(done));
+    }
+    const size_t slot = static_cast<size_t>(member) * run.phases + phase;
+    while (run.arrived[slot] < run.plan->arrivals(member, phase)) {
+      run.waiting_phase[member] = phase;
+      actor.wake->acquire();
+    }
+    run.waiting_phase[member] = -1;
+  }
+}
+
+void Replay::arrive(CollectiveRun& run, uint32_t member, int phase) {
+  const size_t slot = static_cast<size_t>(member) * run.phases + phase;
+  ++run.arrived[slot];
+  if (run.waiting_phase[member] == phase && run.arrived[slot] >= run.plan->arrivals(member, phase)) {
+    run.waiting_phase[member] = -1;
+    actors_[run.actor_of_member[member]]->wake->release();
+  }
+}
+
+void Replay::complete(OpId op, double start_s, double end_s) {
+  if (timing_[op].start_s < 0 || graph_.op(op).kind != OpKind::kRecv) timing_[op].start_s = start_s;
+  timing_[op].end_s = end_s;
+  ++completed_;
+  const uint64_t begin = op == 0 ? 0 : dependents_end_[op - 1];
+  for (uint64_t i = begin; i < dependents_end_[op]; ++i) satisfy(dependents_[i], op);
+}
+
+void Replay::satisfy(OpId op, OpId by) {
+  if (--remaining_[op] > 0) return;
+  released_by_[op] = by;
+  const Op& o = graph_.op(op);
+  if (o.kind == OpKind::kRecv) {
+    // Passive: done as soon as its data is in and its dependencies are done.
+    const double now = s4u::Engine::get_clock();
+    complete(op, timing_[op].start_s < 0 ? now : timing_[op].start_s, now);
+    return;
+  }
+  const size_t streams = graph_.streams().size();
+  StreamActor& actor = *actors_[actor_index_[o.rank * streams + o.stream]];
+  if (actor.waiting_for == op) {
+    actor.waiting_for = kNoOp;
+    actor.wake->release();
+  }
+}
+
+SimResult Replay::finish() {
+  if (completed_ != graph_.size()) {
+    for (OpId id = 0; id < graph_.size(); ++id) {
+      if (timing_[id].end_s < 0) {
+        const Op& op = graph_.op(id);
+        throw std::runtime_error(fmt::format(
+            "the replay deadlocked: {} of {} operations never finished; the first is op {} ('{}', "
+            "{} on rank {}, stream '{}')",
+            graph_.size() - completed_, graph_.size(), id, graph_.label(op.label), to_string(op.kind),
+            op.rank, graph_.streams()[op.stream].name));
+      }
+    }
+  }
+  SimResult result;
+  result.timing = std::move(timing_);
+  result.released_by = std::move(released_by_);
+  for (const OpTiming& t : result.timing) result.makespan_s = std::max(result.makespan_s, t.end_s);
+  result.activities = activities_;
+  result.flows = flows_;
+  return result;
+}
+
+}  // namespace racksim::sim

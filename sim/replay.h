@@ -1,0 +1,76 @@
+// The replay state machine behind simulate(): dependency counting, one actor per stream,
+// collective rendezvous and phases, point-to-point delivery. Internal to sim/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include "sim/collective_plan.h"
+#include "sim/engine.h"
+#include "topologies/routing.h"
+#include "workloads/event_graph.h"
+
+namespace racksim::sim {
+
+// Where each rank runs: its GPU host and its place in the scale-up domains.
+struct RankPlacement {
+  std::vector<simgrid::s4u::Host*> host;
+  std::vector<int> domain;       // scale-up domain (server) of the rank
+  std::vector<int> local_index;  // GPU index inside the domain
+};
+
+class Replay {
+ public:
+  Replay(const EventGraph& graph, RankPlacement placement, const ComputeModel& compute,
+         const SimOptions& options, std::function<double(RankId, RankId)> route_latency_s);
+  ~Replay();
+
+  // Creates the actors; call before Engine::run().
+  void start();
+  // Collects the result after Engine::run(); throws if some operation never ran.
+  SimResult finish();
+
+ private:
+  struct StreamActor;
+  struct CollectiveRun;
+
+  void run_stream(size_t actor);
+  void wait_ready(StreamActor& actor, OpId op);
+  void execute_compute(OpId op);
+  void execute_send(OpId op);
+  void execute_collective(size_t actor, OpId op);
+  void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
+  void arrive(CollectiveRun& run, uint32_t member, int phase);
+  CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
+  const RingSet& rings_for(CommId comm);
+  void complete(OpId op, double start_s, double end_s);
+  void satisfy(OpId op, OpId by);
+
+  const EventGraph& graph_;
+  RankPlacement placement_;
+  const ComputeModel& compute_;
+  SimOptions options_;
+  std::function<double(RankId, RankId)> route_latency_s_;
+
+  std::vector<int32_t> remaining_;      // unsatisfied dependencies per operation
+  std::vector<uint64_t> dependents_end_;
+  std::vector<OpId> dependents_;
+  std::vector<OpId> matched_recv_;
+  std::vector<OpTiming> timing_;
+  std::vector<OpId> released_by_;
+  std::vector<std::unique_ptr<StreamActor>> actors_;
+  std::vector<int32_t> actor_index_;  // rank * streams + stream -> actor, or -1
+  std::vector<std::unique_ptr<RingSet>> rings_;  // per communicator, built on first use
+  std::unordered_map<uint64_t, std::unique_ptr<CollectiveRun>> runs_;
+  uint64_t activities_ = 0;
+  uint64_t flows_ = 0;
+  size_t completed_ = 0;
+};
+
+}  // namespace racksim::sim

@@ -1,0 +1,69 @@
+#include "workloads/layout.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace racksim {
+
+ParallelLayout::ParallelLayout(int tp, int cp, int dp, int pp) : tp_(tp), cp_(cp), dp_(dp), pp_(pp) {
+  if (tp < 1 || cp < 1 || dp < 1 || pp < 1) {
+    throw std::invalid_argument(
+        fmt::format("layout: tp={} cp={} dp={} pp={} must all be >= 1", tp, cp, dp, pp));
+  }
+}
+
+ParallelLayout ParallelLayout::from_config(const config::Layout& layout) {
+  return ParallelLayout(layout.tp(), layout.cp(), layout.dp(), layout.pp());
+}
+
+RankId ParallelLayout::rank(const RankCoords& c) const {
+  return static_cast<RankId>(c.tp + tp_ * (c.cp + cp_ * (c.dp + dp_ * c.pp)));
+}
+
+RankCoords ParallelLayout::coords(RankId rank) const {
+  RankCoords c;
+  int r = static_cast<int>(rank);
+  c.tp = r % tp_;
+  r /= tp_;
+  c.cp = r % cp_;
+  r /= cp_;
+  c.dp = r % dp_;
+  c.pp = r / dp_;
+  return c;
+}
+
+namespace {
+
+// Varies one coordinate over [0, size) keeping the others of `rank`.
+template <typename Setter>
+std::vector<RankId> group_along(const ParallelLayout& layout, RankId rank, int size, Setter set) {
+  std::vector<RankId> members;
+  members.reserve(size);
+  RankCoords c = layout.coords(rank);
+  for (int i = 0; i < size; ++i) {
+    set(c, i);
+    members.push_back(layout.rank(c));
+  }
+  return members;
+}
+
+}  // namespace
+
+std::vector<RankId> ParallelLayout::tp_group(RankId rank) const {
+  return group_along(*this, rank, tp_, [](RankCoords& c, int i) { c.tp = i; });
+}
+
+std::vector<RankId> ParallelLayout::cp_group(RankId rank) const {
+  return group_along(*this, rank, cp_, [](RankCoords& c, int i) { c.cp = i; });
+}
+
+std::vector<RankId> ParallelLayout::dp_group(RankId rank) const {
+  return group_along(*this, rank, dp_, [](RankCoords& c, int i) { c.dp = i; });
+}
+
+std::vector<RankId> ParallelLayout::pp_group(RankId rank) const {
+  return group_along(*this, rank, pp_, [](RankCoords& c, int i) { c.pp = i; });
+}
+
+}  // namespace racksim

@@ -1,0 +1,52 @@
+// The memory ledger of a training rank: does the step fit in HBM, and if not, what does not.
+//
+// Three accounts (the seed case's lesson: a single huge transient allocation is a different
+// problem from accumulated activations):
+//   - static: weights, gradients and optimizer states of the rank's parameters;
+//   - activations: what the forward keeps for the backward, per layer and micro-batch, times the
+//     micro-batches in flight under the schedule (1F1B: stage s holds min(p - s, m));
+//   - transient: the largest single workspace one operation needs at once.
+// peak = static + activations + transient.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "proto/scenario.pb.h"
+#include "workloads/event_graph.h"
+
+namespace racksim {
+
+struct MemoryItem {
+  std::string name;
+  double bytes = 0;
+  std::string detail;  // how it was computed
+};
+
+struct MemoryLedger {
+  RankId rank = 0;
+  double capacity_bytes = 0;
+  std::vector<MemoryItem> static_items;  // weights, gradients, optimizer states
+  MemoryItem activations;
+  MemoryItem largest_transient;
+  double static_bytes() const;
+  double peak_bytes() const;
+  bool fits() const { return peak_bytes() <= capacity_bytes; }
+};
+
+// Activation bytes one transformer layer keeps for one micro-batch (Korthikanti et al. 2022,
+// with FlashAttention, which never stores the s x s scores: the 5as/h term is gone):
+//   no recompute or selective: sbh(10 + 24/t) with TP, 34sbh/t with TP + SP;
+//   full recompute: the layer input, 2sbh (2sbh/t with SP).
+double layer_activation_bytes(const config::Scenario& scenario);
+
+// Micro-batches whose activations a pipeline stage holds at once under the schedule.
+int in_flight_micro_batches(const config::Scenario& scenario, int stage);
+
+// The ledger of `rank`.
+MemoryLedger memory_ledger(const config::Scenario& scenario, RankId rank);
+
+// The ledger of the rank with the highest peak (the lowest such rank on ties).
+MemoryLedger worst_memory_ledger(const config::Scenario& scenario);
+
+}  // namespace racksim
