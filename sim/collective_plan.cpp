@@ -129,13 +129,21 @@ RingSet build_rings(const std::vector<int>& domain_of_member,
   rings.next.assign(g, std::vector<uint32_t>(n));
   rings.prev.assign(g, std::vector<uint32_t>(n));
   for (size_t c = 0; c < g; ++c) {
+    // Channel c crosses between domains on two rails only, a = c and b = c + 1: even domains
+    // are entered at a and left from b, odd ones entered at b and left from a, so every hop
+    // between servers stays on one rail (with an odd number of domains the closing hop cannot).
+    // Over all channels each NIC sends and receives one chunk per step.
+    std::vector<size_t> path{c};
+    for (size_t k = 2; k < g; ++k) path.push_back((c + k) % g);
+    path.push_back((c + 1) % g);
     std::vector<uint32_t> order;
     order.reserve(n);
     for (size_t d = 0; d < domains.size(); ++d) {
-      // Domain d is entered at position (c - d) mod g and left from (c - d - 1) mod g, the
-      // position the next domain is entered at: consecutive domains meet on one rail.
-      const size_t start = (c + g * domains.size() - d) % g;
-      for (size_t k = 0; k < g; ++k) order.push_back(domains[d][(start + k) % g]);
+      if (d % 2 == 0) {
+        for (size_t k = 0; k < g; ++k) order.push_back(domains[d][path[k]]);
+      } else {
+        for (size_t k = g; k-- > 0;) order.push_back(domains[d][path[k]]);
+      }
     }
     link_ring(order, &rings.next[c], &rings.prev[c]);
   }

@@ -23,9 +23,8 @@ struct Transfer {
 };
 
 // Ring orders for a communicator. With members spread over several scale-up domains (servers),
-// NCCL runs one ring per channel; channel c visits each server's members in an order rotated so
-// that the ring leaves a server from the GPU whose rail the next server is entered on. Each
-// member then uses its own NIC once per ring set, the way NCCL spreads rings over all NICs.
+// NCCL runs one ring per channel and spreads the channels over all NICs; each ring leaves a
+// server on the rail the next server is entered on, so inter-server hops stay on one rail.
 struct RingSet {
   // next[c][i] / prev[c][i]: neighbours of member i on channel c.
   std::vector<std::vector<uint32_t>> next;

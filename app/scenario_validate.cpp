@@ -1,0 +1,264 @@
+// The checks that make a resolved scenario one we can simulate. Each failure names the field a
+// user would change and points at the line where it (or the section holding it) is written.
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "app/scenario_loader.h"
+
+namespace racksim::app {
+namespace {
+
+class Checker {
+ public:
+  explicit Checker(const SourceMap& sources) : sources_(sources) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
+    throw InputError(sources_.find(field), field, detail);
+  }
+
+  // A value the simulation cannot do without.
+  template <typename T>
+  void positive(const std::string& field, bool present, T value) const {
+    if (!present) {
+      const bool has_presets = field.rfind("model.", 0) == 0 || field.rfind("hardware.", 0) == 0;
+      fail(field, has_presets ? "missing: set it, or name a preset that sets it"
+                              : "missing: set it in the scenario");
+    }
+    if (!(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
+  }
+
+  // A value with a default: checked only when present.
+  template <typename T>
+  void positive_if_set(const std::string& field, bool present, T value) const {
+    if (present && !(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
+  }
+
+  void efficiency(const std::string& field, bool present, double value) const {
+    if (!present) fail(field, "missing: an efficiency in (0, 1]");
+    if (!(value > 0 && value <= 1)) {
+      fail(field, fmt::format("must be a fraction in (0, 1], got {}", value));
+    }
+  }
+
+  void latency(const std::string& field, double value) const {
+    if (!(value >= 0)) fail(field, fmt::format("must be >= 0 seconds, got {}", value));
+  }
+
+ private:
+  const SourceMap& sources_;
+};
+
+void check_model(const config::Model& model, const Checker& check) {
+  check.positive("model.hidden_size", model.has_hidden_size(), model.hidden_size());
+  check.positive("model.num_layers", model.has_num_layers(), model.num_layers());
+  check.positive("model.num_heads", model.has_num_heads(), model.num_heads());
+  check.positive("model.ffn_hidden_size", model.has_ffn_hidden_size(), model.ffn_hidden_size());
+  check.positive("model.vocab_size", model.has_vocab_size(), model.vocab_size());
+  check.positive_if_set("model.num_kv_heads", model.has_num_kv_heads(), model.num_kv_heads());
+  const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
+  if (model.num_heads() % kv_heads != 0) {
+    check.fail("model.num_kv_heads",
+               fmt::format("num_heads {} is not a multiple of num_kv_heads {}: each KV head "
+                           "must serve the same number of query heads",
+                           model.num_heads(), kv_heads));
+  }
+  if (model.has_head_dim()) {
+    check.positive("model.head_dim", true, model.head_dim());
+  } else if (model.hidden_size() % model.num_heads() != 0) {
+    check.fail("model.hidden_size",
+               fmt::format("hidden_size {} is not divisible by num_heads {}; set model.head_dim "
+                           "if the heads are not hidden_size / num_heads wide",
+                           model.hidden_size(), model.num_heads()));
+  }
+}
+
+void check_hardware(const config::Hardware& hw, const Checker& check) {
+  check.positive("hardware.nodes", hw.has_nodes(), hw.nodes());
+  check.positive("hardware.gpus_per_node", hw.has_gpus_per_node(), hw.gpus_per_node());
+
+  const config::Gpu& gpu = hw.gpu();
+  check.positive("hardware.gpu.bf16_flops_per_s", gpu.has_bf16_flops_per_s(),
+                 gpu.bf16_flops_per_s());
+  check.positive("hardware.gpu.hbm_bytes", gpu.has_hbm_bytes(), gpu.hbm_bytes());
+  check.positive("hardware.gpu.hbm_bytes_per_s", gpu.has_hbm_bytes_per_s(), gpu.hbm_bytes_per_s());
+
+  const config::ScaleUp& up = hw.scale_up();
+  check.positive("hardware.scale_up.bytes_per_s", up.has_bytes_per_s(), up.bytes_per_s());
+  check.latency("hardware.scale_up.latency_s", up.latency_s());
+  check.efficiency("hardware.scale_up.efficiency", up.has_efficiency(), up.efficiency());
+  check.positive_if_set("hardware.scale_up.domain_size", up.has_domain_size(), up.domain_size());
+
+  const config::ScaleOut& out = hw.scale_out();
+  if (hw.nodes() > 1) {
+    check.positive("hardware.scale_out.nic_bits_per_s", out.has_nic_bits_per_s(),
+                   out.nic_bits_per_s());
+  }
+  check.positive_if_set("hardware.scale_out.nics_per_gpu", out.has_nics_per_gpu(),
+                        out.nics_per_gpu());
+  check.latency("hardware.scale_out.nic_latency_s", out.nic_latency_s());
+  check.latency("hardware.scale_out.switch_latency_s", out.switch_latency_s());
+  check.efficiency("hardware.scale_out.efficiency", out.has_efficiency(), out.efficiency());
+  check.positive_if_set("hardware.scale_out.nodes_per_leaf", out.has_nodes_per_leaf(),
+                        out.nodes_per_leaf());
+  check.positive_if_set("hardware.scale_out.spines", out.has_spines(), out.spines());
+  check.positive_if_set("hardware.scale_out.oversubscription", out.has_oversubscription(),
+                        out.oversubscription());
+
+  const config::Pcie& pcie = hw.pcie();
+  check.positive("hardware.pcie.bytes_per_s", pcie.has_bytes_per_s(), pcie.bytes_per_s());
+  check.latency("hardware.pcie.latency_s", pcie.latency_s());
+  check.efficiency("hardware.pcie.efficiency", pcie.has_efficiency(), pcie.efficiency());
+
+  const config::ComputeEfficiency& compute = hw.compute();
+  check.efficiency("hardware.compute.gemm", compute.has_gemm(), compute.gemm());
+  check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
+  check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
+                   compute.elementwise());
+  check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
+  check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
+  check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
+}
+
+void check_training(const config::Training& training, const Checker& check) {
+  check.positive("training.global_batch_size", training.has_global_batch_size(),
+                 training.global_batch_size());
+  check.positive("training.micro_batch_size", training.has_micro_batch_size(),
+                 training.micro_batch_size());
+  check.positive("training.seq_length", training.has_seq_length(), training.seq_length());
+}
+
+// The layout sizes, with the defaults for the ones an unresolved scenario leaves unset.
+struct Sizes {
+  int64_t tp, pp, cp, ep, vp, dp, gpus;
+};
+
+Sizes check_layout_values(const config::Scenario& scenario, const Checker& check) {
+  const config::Layout& layout = scenario.layout();
+  auto size = [&](const char* name, bool present, int32_t value) -> int64_t {
+    if (!present) return 1;
+    if (value < 1)
+      check.fail(fmt::format("layout.{}", name), fmt::format("must be >= 1, got {}", value));
+    return value;
+  };
+  Sizes sizes{};
+  sizes.tp = size("tp", layout.has_tp(), layout.tp());
+  sizes.pp = size("pp", layout.has_pp(), layout.pp());
+  sizes.cp = size("cp", layout.has_cp(), layout.cp());
+  sizes.ep = size("ep", layout.has_ep(), layout.ep());
+  sizes.vp = size("virtual_stages", layout.has_virtual_stages(), layout.virtual_stages());
+  sizes.dp = size("dp", layout.has_dp(), layout.dp());
+  sizes.gpus = int64_t{scenario.hardware().nodes()} * scenario.hardware().gpus_per_node();
+
+  const int64_t model_parallel = sizes.tp * sizes.pp * sizes.cp;
+  const int32_t nodes = scenario.hardware().nodes();
+  const std::string cluster =
+      fmt::format("{} GPUs ({} node{} x {} GPUs per node)", sizes.gpus, nodes,
+                  nodes == 1 ? "" : "s", scenario.hardware().gpus_per_node());
+  if (!layout.has_dp()) {
+    // Resolution leaves dp unset only when no data-parallel size fits.
+    if (sizes.gpus % model_parallel != 0) {
+      check.fail("layout.tp",
+                 fmt::format("tp x pp x cp = {} x {} x {} = {} does not divide the {}, so no "
+                             "data-parallel size dp gives tp x pp x cp x dp = GPUs",
+                             sizes.tp, sizes.pp, sizes.cp, model_parallel, cluster));
+    }
+    sizes.dp = sizes.gpus / model_parallel;
+  } else if (model_parallel * sizes.dp != sizes.gpus) {
+    // Resolution sets dp only where the product fits, so a mismatch means the user wrote dp.
+    check.fail(
+        "layout.dp",
+        fmt::format("tp x pp x cp x dp = {} x {} x {} x {} = {}, but the cluster has {}", sizes.tp,
+                    sizes.pp, sizes.cp, sizes.dp, model_parallel * sizes.dp, cluster));
+  }
+  return sizes;
+}
+
+void check_divisible(const Checker& check, const std::string& field, int64_t value, int64_t divisor,
+                     const std::string& what) {
+  if (value % divisor != 0) check.fail(field, fmt::format(fmt::runtime(what), value, divisor));
+}
+
+void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Model& model = scenario.model();
+  const config::Training& training = scenario.training();
+  const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
+  check_divisible(check, "layout.tp", model.num_heads(), sizes.tp,
+                  "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                  "whole attention heads");
+  check_divisible(check, "layout.tp", kv_heads, sizes.tp,
+                  "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                  "whole KV heads");
+  check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
+                  "ffn_hidden_size {} is not divisible by tp {}");
+  check_divisible(check, "layout.pp", model.num_layers(), sizes.pp,
+                  "num_layers {} is not divisible by pp {}: pipeline stages hold equal numbers "
+                  "of layers");
+  const int64_t per_step = training.micro_batch_size() * sizes.dp;
+  if (training.global_batch_size() % per_step != 0) {
+    check.fail(
+        "training.global_batch_size",
+        fmt::format("global_batch_size {} is not a multiple of micro_batch_size x dp = "
+                    "{} x {} = {}",
+                    training.global_batch_size(), training.micro_batch_size(), sizes.dp, per_step));
+  }
+  check_divisible(check, "layout.cp", training.seq_length(), sizes.cp,
+                  "seq_length {} is not divisible by cp {}");
+  if (scenario.layout().sequence_parallel()) {
+    check_divisible(check, "layout.sequence_parallel", training.seq_length(), sizes.tp,
+                    "sequence parallelism splits seq_length {} over tp {} ranks, which does not "
+                    "divide it");
+  }
+}
+
+// Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
+void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  if (sizes.ep > 1) {
+    check.fail("layout.ep", "expert parallelism (ep > 1) is not supported yet");
+  }
+  if (sizes.cp > 1) {
+    check.fail("layout.cp", "context parallelism (cp > 1) is not supported yet");
+  }
+  if (sizes.vp > 1) {
+    check.fail("layout.virtual_stages",
+               "interleaved pipeline stages (virtual_stages > 1) are not supported yet");
+  }
+  const config::Training& training = scenario.training();
+  const auto schedule = training.schedule();
+  if (schedule != config::Training::ONE_F_ONE_B && schedule != config::Training::GPIPE &&
+      schedule != config::Training::SCHEDULE_UNSPECIFIED) {
+    check.fail("training.schedule",
+               fmt::format("schedule {} is not supported yet; use ONE_F_ONE_B or GPIPE",
+                           config::Training::Schedule_Name(schedule)));
+  }
+  const config::Gpu& gpu = scenario.hardware().gpu();
+  if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {
+    check.fail("training.dtype",
+               fmt::format("dtype FP8 is not supported on {}: hardware.gpu.fp8_flops_per_s is "
+                           "not set",
+                           gpu.has_name() ? gpu.name() : std::string("this GPU")));
+  }
+  if (training.dtype() == config::FP32 && !(gpu.fp32_flops_per_s() > 0)) {
+    check.fail("training.dtype",
+               "dtype FP32 needs hardware.gpu.fp32_flops_per_s, which is not set");
+  }
+}
+
+}  // namespace
+
+void validate_hardware(const config::Hardware& hardware, const SourceMap& sources) {
+  check_hardware(hardware, Checker(sources));
+}
+
+void validate_scenario(const config::Scenario& scenario, const SourceMap& sources) {
+  const Checker check(sources);
+  check_model(scenario.model(), check);
+  check_hardware(scenario.hardware(), check);
+  check_training(scenario.training(), check);
+  const Sizes sizes = check_layout_values(scenario, check);
+  check_layout_fits(scenario, sizes, check);
+  check_supported(scenario, sizes, check);
+}
+
+}  // namespace racksim::app

@@ -1,0 +1,37 @@
+// Runs the racksim binary in a child process (SimGrid allows one simulation per process, and
+// exit codes and files on disk are part of what the CLI promises).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace racksim::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs RACKSIM_BINARY with `args` (no shell quoting needed) in the current directory.
+CommandResult run_racksim(const std::vector<std::string>& args);
+
+// A fresh empty directory under the system temp directory, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  // Writes `content` to path()/name and returns the full path.
+  std::string write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace racksim::testing

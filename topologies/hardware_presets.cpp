@@ -1,0 +1,209 @@
+// Hardware presets as protobuf text format, so that a preset reads like the scenario section a
+// user would write. Every figure comes from ../shared/reference/hardware.csv (8-GPU servers,
+// dense BF16, bandwidth per direction); the defaults come from hardware-facts.md §4-5 and
+// collective-figures.md.
+#include "topologies/hardware_presets.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace racksim::topo {
+namespace {
+
+// What every hardware section starts from: the parts that are not a property of one GPU model.
+constexpr std::string_view kDefaults = R"pb(
+  gpus_per_node: 8
+  nodes: 1
+  scale_up {
+    # One GPU -> NVSwitch -> GPU hop. hardware-facts.md §4: NVLink alpha ~1-2 us per step
+    # (NCCL's model: 0.6-3.4 us per NVLink hop depending on the protocol).
+    latency_s: 1.5e-6
+    # NCCL's topology model: 18 links x 20.6 GB/s = 371 of 450 GB/s on H100
+    # (collective-figures.md; measured ring busbw ~370 GB/s).
+    efficiency: 0.82
+    # Eight GPUs behind the NVSwitches of one HGX board (hardware.csv scaleup_domain).
+    domain_size: 8
+  }
+  scale_out {
+    # One NIC per GPU on every 8-GPU server in hardware.csv (nics_per_gpu).
+    nics_per_gpu: 1
+    # NIC TX/RX 0.3-0.8 us plus the HDR/NDR port ~0.6 us (hardware-facts.md §4).
+    nic_latency_s: 1.5e-6
+    # leaf -> spine -> leaf adds ~1 us, i.e. ~0.5 us per link (hardware-facts.md §4).
+    switch_latency_s: 0.5e-6
+    # NDR 400G reaches 46 of 50 GB/s in nccl-tests (collective-figures.md).
+    efficiency: 0.92
+    # DGX SuperPOD scalable unit: 32 nodes, one leaf per rail, 4 spines, non-blocking
+    # (hardware-facts.md §5).
+    nodes_per_leaf: 32
+    spines: 4
+    oversubscription: 1
+  }
+  pcie {
+    # A PCIe switch hop costs a few hundred ns; an estimate, not a measurement.
+    latency_s: 0.5e-6
+    # TLP/DLLP overhead. Conservative: a Gen5 x16 link moved ~58 of 63 GB/s
+    # (hardware-facts.md §6 item 3).
+    efficiency: 0.85
+  }
+  compute {
+    # Fractions of the peak reached by Megatron-style kernels; starting points to calibrate
+    # against measured-a100-*.csv, not measurements themselves.
+    gemm: 0.75
+    attention: 0.60
+    elementwise: 0.90
+    hbm: 0.85
+    launch_overhead_s: 2e-6
+  }
+  collectives {
+    # NCCL's base latency per call: 6.6 us (ring LL) to 8.4 us (simple)
+    # (collective-figures.md, NCCL tuning.cc).
+    base_latency_s: 6e-6
+  }
+)pb";
+
+constexpr std::string_view kDgxA100 = R"pb(
+  source: "hardware.csv A100-80GB-SXM4: NVIDIA A100 datasheet (via glennklockwood.com/garden/processors/A100); DGX A100 = 8x ConnectX-6 HDR 200G (1 per GPU) [HIGH]; no FP8 support"
+  gpu {
+    name: "A100-80GB-SXM4"
+    bf16_flops_per_s: 312e12
+    # No FP8 on Ampere: fp8_flops_per_s stays unset (0).
+    fp32_flops_per_s: 19.5e12
+    hbm_bytes: 80e9
+    hbm_bytes_per_s: 2.039e12
+  }
+  scale_up { bytes_per_s: 300e9 domain_size: 8 }
+  scale_out { nic_bits_per_s: 200e9 nics_per_gpu: 1 }
+  pcie { generation: 4 bytes_per_s: 31.5e9 }
+)pb";
+
+constexpr std::string_view kDgxH100 = R"pb(
+  source: "hardware.csv H100-SXM5: NVIDIA H100 page (1979/3958 sparse, halved); NVLink4 900 GB/s bidir; DGX H100 user guide 8x CX-7 400G [HIGH]"
+  gpu {
+    name: "H100-SXM5"
+    bf16_flops_per_s: 989e12
+    fp8_flops_per_s: 1979e12
+    fp32_flops_per_s: 67e12
+    hbm_bytes: 80e9
+    hbm_bytes_per_s: 3.35e12
+  }
+  scale_up { bytes_per_s: 450e9 domain_size: 8 }
+  scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
+  pcie { generation: 5 bytes_per_s: 63e9 }
+)pb";
+
+constexpr std::string_view kDgxH200 = R"pb(
+  source: "hardware.csv H200-SXM: NVIDIA H200 spec (same GH100 compute as H100); MLCommons NVIDIA H200-SXM-141GB system JSON (18x NVLink4 900 GB/s, PCIe Gen5 x16); DGX H200 = DGX H100 networking [HIGH]"
+  gpu {
+    name: "H200-SXM"
+    bf16_flops_per_s: 989e12
+    fp8_flops_per_s: 1979e12
+    fp32_flops_per_s: 67e12
+    hbm_bytes: 141e9
+    hbm_bytes_per_s: 4.8e12
+  }
+  scale_up { bytes_per_s: 450e9 domain_size: 8 }
+  scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
+  pcie { generation: 5 bytes_per_s: 63e9 }
+)pb";
+
+constexpr std::string_view kHgxH800 = R"pb(
+  source: "hardware.csv H800-SXM5: DeepSeek ISCA'25 arXiv 2505.09343 (NVLink 900->400 GB/s bidir; 8x400G IB CX7 per node); DeepSeek-V3 report measured NVLink 160 GB/s vs IB 50 GB/s; compute = H100 SXM [HIGH bw / MED compute]"
+  gpu {
+    name: "H800-SXM5"
+    bf16_flops_per_s: 989e12
+    fp8_flops_per_s: 1979e12
+    fp32_flops_per_s: 67e12
+    hbm_bytes: 80e9
+    hbm_bytes_per_s: 3.35e12
+  }
+  # The export-limited NVLink: 200 GB/s per direction by spec, 160 measured by DeepSeek.
+  scale_up { bytes_per_s: 200e9 domain_size: 8 }
+  scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
+  pcie { generation: 5 bytes_per_s: 63e9 }
+)pb";
+
+constexpr std::string_view kHgxB200 = R"pb(
+  source: "hardware.csv B200-HGX: NVIDIA HGX/DGX B200 spec (FP16/BF16 36 PF sparse per 8 GPU, 1440 GB total, 64 TB/s); DGX B200: 8x CX-7 400G; MLCommons Nebius B200 JSON (PCIe Gen5 x16) [HIGH]; 192 GB physical/announced"
+  gpu {
+    name: "B200-HGX"
+    bf16_flops_per_s: 2250e12
+    fp8_flops_per_s: 4500e12
+    fp32_flops_per_s: 75e12
+    hbm_bytes: 180e9
+    hbm_bytes_per_s: 8.0e12
+  }
+  scale_up { bytes_per_s: 900e9 domain_size: 8 }
+  scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
+  # Blackwell lists Gen6, but DGX/HGX B200 hosts are Gen5 x16 (hardware-facts.md §6 item 3).
+  pcie { generation: 5 bytes_per_s: 63e9 }
+)pb";
+
+constexpr std::string_view kHgxB300 = R"pb(
+  source: "hardware.csv B300-HGX: NVIDIA HGX/DGX B300 spec (FP16/BF16 36 PF sparse per 8 GPU; up to 2.3 TB); DGX B300: 8x CX-8 800G; nvidia-smi shows 275040 MiB (=288.4 GB, source of '~275'); FP4 dense ~13.1-13.5 PF [HIGH bf16/mem, MED fp4]"
+  gpu {
+    name: "B300-HGX"
+    bf16_flops_per_s: 2250e12
+    fp8_flops_per_s: 4500e12
+    # Blackwell Ultra cuts FP64 (to ~1.25 TF), not FP32.
+    fp32_flops_per_s: 75e12
+    hbm_bytes: 288e9
+    hbm_bytes_per_s: 8.0e12
+  }
+  scale_up { bytes_per_s: 900e9 domain_size: 8 }
+  scale_out { nic_bits_per_s: 800e9 nics_per_gpu: 1 }
+  # Gen6 x16 by spec; measured ~58 GB/s on a Gen5 host (hardware-facts.md §6 item 3).
+  pcie { generation: 6 bytes_per_s: 121e9 }
+)pb";
+
+struct Preset {
+  std::string_view name;
+  std::string_view text;
+};
+
+constexpr std::array<Preset, 6> kPresets = {{
+    {"dgx-a100", kDgxA100},
+    {"dgx-h100", kDgxH100},
+    {"dgx-h200", kDgxH200},
+    {"hgx-h800", kHgxH800},
+    {"hgx-b200", kHgxB200},
+    {"hgx-b300", kHgxB300},
+}};
+
+// The texts are part of the program, so a parse failure is a bug, not bad input.
+config::Hardware parse_builtin(std::string_view name, std::string_view text) {
+  config::Hardware hardware;
+  if (!google::protobuf::TextFormat::ParseFromString(std::string(text), &hardware)) {
+    throw std::logic_error(fmt::format("built-in hardware text '{}' does not parse", name));
+  }
+  return hardware;
+}
+
+}  // namespace
+
+config::Hardware hardware_defaults() {
+  return parse_builtin("defaults", kDefaults);
+}
+
+std::optional<config::Hardware> hardware_preset(std::string_view name) {
+  for (const Preset& preset : kPresets) {
+    if (preset.name != name) continue;
+    config::Hardware hardware = hardware_defaults();
+    hardware.MergeFrom(parse_builtin(preset.name, preset.text));
+    hardware.set_preset(std::string(preset.name));
+    return hardware;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> hardware_preset_names() {
+  std::vector<std::string> names;
+  for (const Preset& preset : kPresets) names.emplace_back(preset.name);
+  return names;
+}
+
+}  // namespace racksim::topo
