@@ -10,5 +10,6 @@ namespace racksim::cli {
 int run_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
 int presets_command(const std::vector<std::string>& args);
+int bench_command(const std::vector<std::string>& args);
 
 }  // namespace racksim::cli

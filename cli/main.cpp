@@ -24,6 +24,8 @@ commands:
         nccl-tests-style bandwidth table of one collective on a simulated cluster
   presets
         list the model and hardware presets
+  bench [SCENARIO ...]
+        how fast the simulator is: wall time, peak memory, activities per second per scenario
 
 Run `racksim <command> --help` for a command's options.
 )";
@@ -32,6 +34,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "run") return racksim::cli::run_command(args);
   if (command == "collective") return racksim::cli::collective_command(args);
   if (command == "presets") return racksim::cli::presets_command(args);
+  if (command == "bench") return racksim::cli::bench_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -1,0 +1,108 @@
+#include "app/bench.h"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace racksim::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_temp_dir() {
+  std::random_device rd;
+  for (int i = 0; i < 100; ++i) {
+    fs::path p = fs::temp_directory_path() / fmt::format("racksim-bench-{}", rd());
+    if (fs::create_directory(p)) return p;
+  }
+  throw std::runtime_error("bench: cannot create a temporary directory");
+}
+
+// Runs argv with stdout and stderr sent to `log`; returns the exit status and fills `usage`.
+int run_child(const std::vector<std::string>& args, const fs::path& log, struct rusage* usage) {
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("bench: fork failed");
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<std::string> owned = args;
+    std::vector<char*> argv;
+    for (auto& a : owned) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  wait4(pid, &status, 0, usage);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+BenchFigures bench_scenario(const std::string& self, const std::string& scenario,
+                            const std::vector<std::string>& overrides) {
+  const fs::path dir = fresh_temp_dir();
+  std::vector<std::string> args{self, "run"};
+  if (!scenario.empty()) args.push_back(scenario);
+  args.push_back("--out");
+  args.push_back((dir / "out").string());
+  for (const auto& o : overrides) {
+    args.push_back("--set");
+    args.push_back(o);
+  }
+  struct rusage usage {};
+  const auto start = std::chrono::steady_clock::now();
+  const int status = run_child(args, dir / "log", &usage);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (status != 0) {
+    const std::string log = slurp(dir / "log");
+    fs::remove_all(dir);
+    throw std::runtime_error(fmt::format("bench: `racksim run {}` failed ({}):\n{}", scenario, status, log));
+  }
+  const auto report = nlohmann::json::parse(slurp(dir / "out" / "report.json"));
+  fs::remove_all(dir);
+  BenchFigures f;
+  f.scenario = scenario.empty() ? "default (built in)" : scenario;
+  f.gpus = report["mfu"]["gpus"].get<uint32_t>();
+  f.step_time_s = report["step_time_s"].get<double>();
+  f.ops = report["sim"]["ops"].get<uint64_t>();
+  f.events = report["sim"]["events"].get<uint64_t>();
+  f.sim_wall_s = report["sim"]["wall_s"].get<double>();
+  f.wall_s = wall;
+  f.peak_rss_bytes = static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+  return f;
+}
+
+std::string bench_table(const std::vector<BenchFigures>& rows) {
+  std::string out = fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9} {:>9} {:>12} {:>9}\n", "scenario",
+                                "GPUs", "ops", "activities", "sim (s)", "wall (s)", "activities/s",
+                                "RSS (MB)");
+  for (const auto& r : rows) {
+    out += fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9.2f} {:>9.2f} {:>12.0f} {:>9.0f}\n", r.scenario,
+                       r.gpus, r.ops, r.events, r.sim_wall_s, r.wall_s,
+                       r.sim_wall_s > 0 ? r.events / r.sim_wall_s : 0.0, r.peak_rss_bytes / 1e6);
+  }
+  return out;
+}
+
+}  // namespace racksim::app

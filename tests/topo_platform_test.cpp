@@ -1,0 +1,157 @@
+// The SimGrid platform built from the cluster graph, checked by simulating flows on it.
+//
+// SimGrid allows one s4u::Engine per process: each TEST creates its own, and ctest runs every
+// TEST in its own process (gtest_discover_tests). Running this binary without a filter runs
+// them all in one process, which SimGrid does not support.
+#include <cmath>
+#include <vector>
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+#include <simgrid/s4u.hpp>
+
+#include "topologies/engine_config.h"
+#include "topologies/platform.h"
+
+namespace racksim::topo {
+namespace {
+
+constexpr char kHardware[] = R"pb(
+  gpus_per_node: 8
+  scale_up { bytes_per_s: 450e9 latency_s: 2e-6 efficiency: 0.8 domain_size: 8 }
+  scale_out {
+    nic_bits_per_s: 400e9
+    nics_per_gpu: 1
+    nic_latency_s: 1e-6
+    switch_latency_s: 0.5e-6
+    efficiency: 0.9
+    nodes_per_leaf: 32
+    spines: 8
+    oversubscription: 1
+  }
+  pcie { generation: 5 bytes_per_s: 64e9 latency_s: 1.5e-6 efficiency: 0.85 }
+)pb";
+
+constexpr double kNvlink = 450e9 * 0.8;
+constexpr double kNic = 400e9 / 8 * 0.9;
+constexpr double kBytes = 1e9;
+
+config::Hardware hardware(int nodes) {
+  config::Hardware hw;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kHardware, &hw));
+  hw.set_nodes(nodes);
+  return hw;
+}
+
+struct Flow {
+  uint32_t src_gpu;
+  uint32_t dst_gpu;
+  double bytes;
+};
+
+// Owns the engine of the test's process, configured as the simulator configures it.
+class TopoPlatform : public ::testing::Test {
+ protected:
+  TopoPlatform() : engine_(&argc_, argv_) { configure_engine_for_gpus(); }
+
+  void build(int nodes) {
+    topology_ = build_cluster(hardware(nodes));
+    platform_ = build_platform(topology_, 1e15);
+  }
+
+  // Starts all flows at time 0 and returns the time each one completes.
+  std::vector<double> simulate(const std::vector<Flow>& flows) {
+    std::vector<double> done(flows.size(), -1);
+    for (size_t i = 0; i < flows.size(); ++i) {
+      simgrid::s4u::Host* src = platform_->gpu_host(flows[i].src_gpu);
+      simgrid::s4u::Host* dst = platform_->gpu_host(flows[i].dst_gpu);
+      simgrid::s4u::Actor::create("flow" + std::to_string(i), src, [&done, i, src, dst, &flows] {
+        simgrid::s4u::Comm::sendto_async(src, dst, static_cast<uint64_t>(flows[i].bytes))->wait();
+        done[i] = simgrid::s4u::Engine::get_clock();
+      });
+    }
+    engine_.run();
+    return done;
+  }
+
+  int argc_ = 1;
+  char arg0_[8] = "racksim";
+  char* argv_[2] = {arg0_, nullptr};
+  simgrid::s4u::Engine engine_;
+  Topology topology_;
+  std::unique_ptr<Platform> platform_;
+};
+
+void expect_close(double actual, double expected) {
+  EXPECT_NEAR(actual, expected, 1e-9 * expected)
+      << "actual " << actual << ", expected " << expected;
+}
+
+TEST_F(TopoPlatform, HostsAndLinksMirrorTheGraph) {
+  build(2);
+  ASSERT_EQ(platform_->num_gpus(), 16u);
+  EXPECT_EQ(platform_->gpu_host(9)->get_name(), "n1.gpu1");
+  EXPECT_EQ(engine_.get_host_count(), 16u);
+  EXPECT_EQ(platform_->edge_link(0)->get_name(), "n0.gpu0-n0.nvswitch");
+
+  // SimGrid's view of a cross-rail route matches the router's, half-link by half-link.
+  const auto& hops = platform_->router().route(topology_.gpus[0], topology_.gpus[9]);
+  std::vector<simgrid::s4u::Link*> links;
+  double latency = 0;
+  platform_->gpu_host(0)->route_to(platform_->gpu_host(9), links, &latency);
+  ASSERT_EQ(links.size(), hops.size());
+  for (size_t i = 0; i < hops.size(); ++i) EXPECT_EQ(links[i], platform_->link(hops[i]));
+  expect_close(latency, platform_->router().latency_s(hops));
+  EXPECT_EQ(links.front()->get_name(), "n0.gpu0-n0.nic0_UP");
+  EXPECT_EQ(links.back()->get_name(), "n1.gpu1-n1.nic1_DOWN");
+}
+
+TEST_F(TopoPlatform, OneFlowInANodeTakesLatencyPlusSizeOverNvlink) {
+  build(1);
+  const auto done = simulate({{0, 1, kBytes}});
+  expect_close(done[0], 2e-6 + kBytes / kNvlink);
+}
+
+TEST_F(TopoPlatform, TwoFlowsIntoOneGpuShareItsNvlinkDownlink) {
+  build(1);
+  const auto done = simulate({{0, 2, kBytes}, {1, 2, kBytes}});
+  expect_close(done[0], 2e-6 + 2 * kBytes / kNvlink);
+  expect_close(done[1], 2e-6 + 2 * kBytes / kNvlink);
+}
+
+TEST_F(TopoPlatform, OppositeFlowsDoNotShareSplitDuplexLinks) {
+  build(1);
+  const auto done = simulate({{0, 1, kBytes}, {1, 0, kBytes}});
+  expect_close(done[0], 2e-6 + kBytes / kNvlink);
+  expect_close(done[1], 2e-6 + kBytes / kNvlink);
+}
+
+TEST_F(TopoPlatform, CrossNodeFlowIsLimitedByTheNic) {
+  build(2);
+  const auto done = simulate({{3, 11, kBytes}});  // GPU 3 of node 0 -> GPU 3 of node 1
+  expect_close(done[0], 2 * 1.5e-6 + 2 * 1e-6 + kBytes / kNic);
+}
+
+TEST_F(TopoPlatform, CrossRailFlowIsLimitedByTheLeafUplink) {
+  build(2);
+  const auto done = simulate({{0, 9, kBytes}});  // GPU 0 of node 0 -> GPU 1 of node 1
+  expect_close(done[0], 2 * 1.5e-6 + 2 * 1e-6 + 2 * 0.5e-6 + kBytes / (2 * kNic / 8));
+}
+
+TEST_F(TopoPlatform, SendingToItselfCostsAlmostNothing) {
+  build(1);
+  const auto done = simulate({{3, 3, kBytes}, {3, 3, 0}});
+  EXPECT_LT(done[0], 1e-5);
+  EXPECT_GE(done[1], 0);
+}
+
+TEST_F(TopoPlatform, ComputeRunsAtTheGpuSpeed) {
+  build(1);
+  simgrid::s4u::Actor::create("compute", platform_->gpu_host(0),
+                              [] { simgrid::s4u::this_actor::execute(3e15); });
+  engine_.run();
+  expect_close(simgrid::s4u::Engine::get_clock(), 3.0);
+}
+
+}  // namespace
+}  // namespace racksim::topo

@@ -1,1 +1,0 @@
-// Keeps the topologies library non-empty while it is being written.
