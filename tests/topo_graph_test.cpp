@@ -142,15 +142,15 @@ TEST(TopoGraph, EdgesCarryEfficiencyAndLatencyPerClass) {
         ADD_FAILURE() << "unexpected link class " << to_string(edge.link_class);
     }
   }
-  // Unit 0 has 32 nodes, unit 1 the remaining 8; each leaf's uplink is split over 8 spines.
-  EXPECT_EQ(uplinks, (std::set<double>{8 * kNic / 8, 32 * kNic / 8}));
+  // Every leaf has ports for a full unit of 32 servers (unit 1 holds only 8), split over 8 spines.
+  EXPECT_EQ(uplinks, (std::set<double>{32 * kNic / 8}));
 }
 
 TEST(TopoGraph, OversubscriptionDividesUplinks) {
   const Topology t = build_cluster(hardware(4, "scale_out { oversubscription: 2 spines: 4 }"));
   for (EdgeId e : t.edges) {
     if (t.graph[e].link_class == LinkClass::kFabric) {
-      EXPECT_DOUBLE_EQ(t.graph[e].bytes_per_s, 4 * kNic / (4 * 2));
+      EXPECT_DOUBLE_EQ(t.graph[e].bytes_per_s, 32 * kNic / (4 * 2));
     }
   }
 }
@@ -226,8 +226,8 @@ TEST(TopoRouting, CrossRailGoesThroughASpineNeverAGpu) {
   EXPECT_EQ(t.graph[vertices[2]].name, "su0.rail0.leaf");
   EXPECT_EQ(t.graph[vertices[4]].name, "su0.rail1.leaf");
   EXPECT_DOUBLE_EQ(router.latency_s(hops), 2 * 1.5e-6 + 2 * 1e-6 + 2 * 0.5e-6);
-  // Two nodes' worth of NIC bandwidth spread over 8 spines.
-  EXPECT_DOUBLE_EQ(router.bottleneck_bytes_per_s(hops), 2 * kNic / 8);
+  // The leaf uplinks (32 servers' worth over 8 spines) are wider than the NIC.
+  EXPECT_DOUBLE_EQ(router.bottleneck_bytes_per_s(hops), kNic);
 }
 
 TEST(TopoRouting, AcrossUnitsOnTheSameRailGoesThroughASpine) {

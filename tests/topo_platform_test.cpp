@@ -36,10 +36,11 @@ constexpr double kNvlink = 450e9 * 0.8;
 constexpr double kNic = 400e9 / 8 * 0.9;
 constexpr double kBytes = 1e9;
 
-config::Hardware hardware(int nodes) {
+config::Hardware hardware(int nodes, int nodes_per_leaf = 32) {
   config::Hardware hw;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kHardware, &hw));
   hw.set_nodes(nodes);
+  hw.mutable_scale_out()->set_nodes_per_leaf(nodes_per_leaf);
   return hw;
 }
 
@@ -54,8 +55,8 @@ class TopoPlatform : public ::testing::Test {
  protected:
   TopoPlatform() : engine_(&argc_, argv_) { configure_engine_for_gpus(); }
 
-  void build(int nodes) {
-    topology_ = build_cluster(hardware(nodes));
+  void build(int nodes, int nodes_per_leaf = 32) {
+    topology_ = build_cluster(hardware(nodes, nodes_per_leaf));
     platform_ = build_platform(topology_, 1e15);
   }
 
@@ -132,9 +133,16 @@ TEST_F(TopoPlatform, CrossNodeFlowIsLimitedByTheNic) {
   expect_close(done[0], 2 * 1.5e-6 + 2 * 1e-6 + kBytes / kNic);
 }
 
-TEST_F(TopoPlatform, CrossRailFlowIsLimitedByTheLeafUplink) {
+TEST_F(TopoPlatform, CrossRailFlowRunsAtNicSpeedOnAFullLeaf) {
   build(2);
   const auto done = simulate({{0, 9, kBytes}});  // GPU 0 of node 0 -> GPU 1 of node 1
+  expect_close(done[0], 2 * 1.5e-6 + 2 * 1e-6 + 2 * 0.5e-6 + kBytes / kNic);
+}
+
+TEST_F(TopoPlatform, CrossRailFlowIsLimitedByAThinLeafUplink) {
+  // Leaves with ports for 2 servers spread over 8 spines: each uplink is a quarter of a NIC.
+  build(2, /*nodes_per_leaf=*/2);
+  const auto done = simulate({{0, 9, kBytes}});
   expect_close(done[0], 2 * 1.5e-6 + 2 * 1e-6 + 2 * 0.5e-6 + kBytes / (2 * kNic / 8));
 }
 

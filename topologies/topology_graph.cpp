@@ -156,13 +156,12 @@ class ClusterBuilder {
                  LinkClass::kInfiniband);
       }
     }
+    // A leaf has ports for a full scalable unit whether or not every server is there: its
+    // uplink capacity is that of nodes_per_leaf NICs divided by the oversubscription, spread
+    // evenly over the spines (one aggregated edge per leaf and spine).
+    const double uplink =
+        so.nodes_per_leaf() * nic_bytes_per_s / (spines.size() * so.oversubscription());
     for (int u = 0; u < units; ++u) {
-      const int nodes_in_unit =
-          std::min(so.nodes_per_leaf(), hw_.nodes() - u * so.nodes_per_leaf());
-      // A leaf's uplink capacity is its downlink capacity divided by the oversubscription,
-      // spread evenly over the spines.
-      const double uplink =
-          nodes_in_unit * nic_bytes_per_s / (spines.size() * so.oversubscription());
       for (VertexId leaf : leaves[u]) {
         for (VertexId spine : spines) {
           add_edge(leaf, spine, uplink, so.switch_latency_s(), LinkClass::kFabric);
