@@ -42,7 +42,8 @@ class Replay {
 
   void run_stream(size_t actor);
   void wait_ready(StreamActor& actor, OpId op);
-  void execute_compute(OpId op);
+  size_t execute_compute_run(StreamActor& actor, size_t first);
+  bool has_dependents(OpId op) const;
   void execute_send(OpId op);
   void execute_collective(size_t actor, OpId op);
   void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
