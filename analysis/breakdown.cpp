@@ -6,16 +6,26 @@ namespace racksim::analysis {
 
 namespace {
 
-double& comm_slot(Breakdown& b, CommDim dim) { return b.exposed_comm_s[static_cast<size_t>(dim)]; }
+double& comm_slot(Breakdown& b, CommDim dim) {
+  return b.exposed_comm_s[static_cast<size_t>(dim)];
+}
 
 void add_busy(Breakdown& b, Phase phase, double seconds) {
   switch (phase) {
     case Phase::kForward:
     case Phase::kBackward:
-    case Phase::kBackwardWeight: b.compute_s += seconds; break;
-    case Phase::kRecompute: b.recompute_s += seconds; break;
-    case Phase::kOptimizer: b.optimizer_s += seconds; break;
-    case Phase::kOther: b.other_s += seconds; break;
+    case Phase::kBackwardWeight:
+      b.compute_s += seconds;
+      break;
+    case Phase::kRecompute:
+      b.recompute_s += seconds;
+      break;
+    case Phase::kOptimizer:
+      b.optimizer_s += seconds;
+      break;
+    case Phase::kOther:
+      b.other_s += seconds;
+      break;
   }
 }
 
@@ -30,7 +40,9 @@ void add_idle(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
   const Op& dep = graph.op(blocker);
   switch (dep.kind) {
     case OpKind::kCollective:
-    case OpKind::kSend: comm_slot(b, dep.dim) += to - from; return;
+    case OpKind::kSend:
+      comm_slot(b, dep.dim) += to - from;
+      return;
     case OpKind::kRecv: {
       // Until the peer started sending, this rank waited for the peer's work: the bubble.
       const double transfer_start = std::clamp(result.timing[blocker].start_s, from, to);
@@ -38,8 +50,12 @@ void add_idle(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
       comm_slot(b, dep.dim) += to - transfer_start;
       return;
     }
-    case OpKind::kCopy: b.offload_s += to - from; return;
-    case OpKind::kCompute: b.other_s += to - from; return;
+    case OpKind::kCopy:
+      b.offload_s += to - from;
+      return;
+    case OpKind::kCompute:
+      b.other_s += to - from;
+      return;
   }
 }
 

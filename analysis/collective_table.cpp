@@ -11,11 +11,14 @@ double bus_bandwidth_factor(CollectiveKind kind, uint32_t ranks) {
   const double n = ranks;
   if (ranks <= 1) return 1;
   switch (kind) {
-    case CollectiveKind::kAllReduce: return 2 * (n - 1) / n;
+    case CollectiveKind::kAllReduce:
+      return 2 * (n - 1) / n;
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllToAll: return (n - 1) / n;
-    default: return 1;
+    case CollectiveKind::kAllToAll:
+      return (n - 1) / n;
+    default:
+      return 1;
   }
 }
 
@@ -36,7 +39,8 @@ std::vector<CollectiveRow> collective_rows(const EventGraph& graph, const sim::S
     s.last_arrival = std::max(s.last_arrival, result.timing[id].start_s);
     s.last_end = std::max(s.last_end, result.timing[id].end_s);
   }
-  const uint32_t ranks = graph.num_communicators() > 0 ? static_cast<uint32_t>(graph.communicator(0).size()) : 0;
+  const uint32_t ranks =
+      graph.num_communicators() > 0 ? static_cast<uint32_t>(graph.communicator(0).size()) : 0;
   std::vector<CollectiveRow> rows;
   for (const auto& [seq, s] : spans) {
     CollectiveRow row;

@@ -20,19 +20,22 @@ std::string describe(const config::Scenario& s, const TrainingStep& step) {
   return fmt::format(
       "{} on {} x {} ({} GPUs), TP{} PP{} DP{}{}, {}, {} micro-batches of {} x {} tokens per DP "
       "rank, recompute {}",
-      s.model().has_preset() ? s.model().preset() : std::string("custom model"),
-      hw.nodes(), hw.has_preset() ? hw.preset() : std::string("custom nodes"),
-      hw.nodes() * hw.gpus_per_node(), l.tp(), l.pp(), l.dp(), l.sequence_parallel() ? " +SP" : "",
-      schedule_name(s.training()), step.info.micro_batches, s.training().micro_batch_size(),
-      s.training().seq_length(), config::Training::Recompute_Name(s.training().recompute()));
+      s.model().has_preset() ? s.model().preset() : std::string("custom model"), hw.nodes(),
+      hw.has_preset() ? hw.preset() : std::string("custom nodes"), hw.nodes() * hw.gpus_per_node(),
+      l.tp(), l.pp(), l.dp(), l.sequence_parallel() ? " +SP" : "", schedule_name(s.training()),
+      step.info.micro_batches, s.training().micro_batch_size(), s.training().seq_length(),
+      config::Training::Recompute_Name(s.training().recompute()));
 }
 
 double peak_for(const config::Scenario& s) {
   const auto& gpu = s.hardware().gpu();
   switch (s.training().dtype()) {
-    case config::FP8: return gpu.fp8_flops_per_s();
-    case config::FP32: return gpu.fp32_flops_per_s();
-    default: return gpu.bf16_flops_per_s();
+    case config::FP8:
+      return gpu.fp8_flops_per_s();
+    case config::FP32:
+      return gpu.fp32_flops_per_s();
+    default:
+      return gpu.bf16_flops_per_s();
   }
 }
 
@@ -130,17 +133,17 @@ nlohmann::ordered_json report_json(const StepReport& r) {
                       {"optimizer", b.optimizer_s},
                       {"offload", b.offload_s},
                       {"other", b.other_s}};
-  j["memory"] = {{"rank", r.memory.rank},
-                 {"capacity_bytes", r.memory.capacity_bytes},
-                 {"peak_bytes", r.memory.peak_bytes()},
-                 {"fits", r.memory.fits()},
-                 {"static_bytes", r.memory.static_bytes()},
-                 {"static", memory_static},
-                 {"activations_bytes", r.memory.activations.bytes},
-                 {"activations_detail", r.memory.activations.detail},
-                 {"largest_allocation",
-                  {{"name", r.memory.largest_transient.name},
-                   {"bytes", r.memory.largest_transient.bytes}}}};
+  j["memory"] = {
+      {"rank", r.memory.rank},
+      {"capacity_bytes", r.memory.capacity_bytes},
+      {"peak_bytes", r.memory.peak_bytes()},
+      {"fits", r.memory.fits()},
+      {"static_bytes", r.memory.static_bytes()},
+      {"static", memory_static},
+      {"activations_bytes", r.memory.activations.bytes},
+      {"activations_detail", r.memory.activations.detail},
+      {"largest_allocation",
+       {{"name", r.memory.largest_transient.name}, {"bytes", r.memory.largest_transient.bytes}}}};
   j["sim"] = {{"fidelity", r.fidelity},
               {"ops", r.sim_ops},
               {"events", r.sim_events},
@@ -163,7 +166,8 @@ std::string report_text(const StepReport& r) {
   const MfuFigures& m = r.mfu;
   const Breakdown& b = r.breakdown;
   std::string out;
-  out += fmt::format("racksim: {}\n  {}\n\n", r.scenario.empty() ? "scenario" : r.scenario, r.description);
+  out += fmt::format("racksim: {}\n  {}\n\n", r.scenario.empty() ? "scenario" : r.scenario,
+                     r.description);
   out += fmt::format("step time            {:.4f} s\n", r.step_time_s);
   out += fmt::format("tokens per step      {:.0f}\n", r.tokens_per_step);
   out += fmt::format("tokens/s             {:.1f} ({:.1f} per GPU)\n", r.tokens_per_s,
@@ -180,7 +184,8 @@ std::string report_text(const StepReport& r) {
       m.causal_halving ? "causal halving" : "no causal halving");
   out += fmt::format("  with recompute     {:.4g} FLOPs per token\n\n", m.hardware_flops_per_token);
 
-  out += fmt::format("Breakdown of the critical rank {} (pipeline stage {}):\n", b.rank, r.critical_stage);
+  out += fmt::format("Breakdown of the critical rank {} (pipeline stage {}):\n", b.rank,
+                     r.critical_stage);
   out += row("compute", b.compute_s, r.step_time_s);
   out += row("recompute", b.recompute_s, r.step_time_s);
   for (CommDim d : {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp, CommDim::kDp}) {
@@ -199,12 +204,13 @@ std::string report_text(const StepReport& r) {
   }
   out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "activations", mem.activations.bytes / kGB,
                      mem.activations.detail);
-  out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "largest transient", mem.largest_transient.bytes / kGB,
-                     mem.largest_transient.name);
+  out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "largest transient",
+                     mem.largest_transient.bytes / kGB, mem.largest_transient.name);
   out += fmt::format("  {:<28}{:>10.2f} GB of {:.2f} GB: {}\n", "peak", mem.peak_bytes() / kGB,
                      mem.capacity_bytes / kGB, mem.fits() ? "fits" : "DOES NOT FIT");
-  out += fmt::format("\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
-                     r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);
+  out += fmt::format(
+      "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
+      r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);
   return out;
 }
 

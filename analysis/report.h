@@ -25,8 +25,8 @@ struct MfuFigures {
   double hardware_flops_per_token = 0;  // + recompute
   double active_params = 0;             // N
   double total_params = 0;
-  double attention_coeff = 0;           // a
-  double attention_share = 0;           // f = aL / (6N + aL)
+  double attention_coeff = 0;  // a
+  double attention_share = 0;  // f = aL / (6N + aL)
   bool causal_halving = false;
   int64_t seq_length = 0;
 };

@@ -16,10 +16,13 @@ uint32_t thread_of(const Op& op, size_t streams) {
   return op.kind == OpKind::kRecv ? static_cast<uint32_t>(streams + op.stream) : op.stream;
 }
 
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 
 std::string op_args(const EventGraph& g, const Op& op) {
-  std::string args = fmt::format("\"kind\":\"{}\",\"phase\":\"{}\"", to_string(op.kind), to_string(op.phase));
+  std::string args =
+      fmt::format("\"kind\":\"{}\",\"phase\":\"{}\"", to_string(op.kind), to_string(op.phase));
   if (op.micro_batch >= 0) args += fmt::format(",\"micro_batch\":{}", op.micro_batch);
   if (op.layer >= 0) args += fmt::format(",\"layer\":{}", op.layer);
   switch (op.kind) {
@@ -35,10 +38,12 @@ std::string op_args(const EventGraph& g, const Op& op) {
     }
     case OpKind::kSend:
     case OpKind::kRecv:
-      args += fmt::format(",\"peer\":{},\"tag\":{},\"bytes\":{:.6g},\"dim\":\"{}\"", op.peer, op.tag,
-                          op.amount, to_string(op.dim));
+      args += fmt::format(",\"peer\":{},\"tag\":{},\"bytes\":{:.6g},\"dim\":\"{}\"", op.peer,
+                          op.tag, op.amount, to_string(op.dim));
       break;
-    case OpKind::kCopy: args += fmt::format(",\"bytes\":{:.6g}", op.amount); break;
+    case OpKind::kCopy:
+      args += fmt::format(",\"bytes\":{:.6g}", op.amount);
+      break;
   }
   return args;
 }
@@ -58,23 +63,28 @@ void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::
   RankId last_rank = graph.num_ranks();
   for (const auto& [rank, tid] : threads) {
     if (rank != last_rank) {
-      emit(fmt::format("{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"rank {}\"}}}}",
-                       rank, rank));
-      emit(fmt::format("{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_index\":{}}}}}",
-                       rank, rank));
+      emit(fmt::format(
+          "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"rank {}\"}}}}",
+          rank, rank));
+      emit(
+          fmt::format("{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"sort_"
+                      "index\":{}}}}}",
+                      rank, rank));
       last_rank = rank;
     }
-    const std::string name = tid < streams ? graph.streams()[tid].name
-                                           : graph.streams()[tid - streams].name + ".recv";
-    emit(fmt::format("{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
-                     rank, tid, quoted(name)));
+    const std::string name =
+        tid < streams ? graph.streams()[tid].name : graph.streams()[tid - streams].name + ".recv";
+    emit(fmt::format(
+        "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
+        rank, tid, quoted(name)));
   }
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     const sim::OpTiming& t = result.timing[id];
     if (t.end_s < 0) continue;
     emit(fmt::format(
-        "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:.3f},"
+        "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:."
+        "3f},"
         "\"args\":{{\"op\":{},{}}}}}",
         quoted(graph.label(op.label)), to_string(op.phase), op.rank, thread_of(op, streams),
         t.start_s * 1e6, (t.end_s - t.start_s) * 1e6, id, op_args(graph, op)));

@@ -1,8 +1,8 @@
 #include "app/bench.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -73,11 +73,13 @@ BenchFigures bench_scenario(const std::string& self, const std::string& scenario
   struct rusage usage {};
   const auto start = std::chrono::steady_clock::now();
   const int status = run_child(args, dir / "log", &usage);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status != 0) {
     const std::string log = slurp(dir / "log");
     fs::remove_all(dir);
-    throw std::runtime_error(fmt::format("bench: `racksim run {}` failed ({}):\n{}", scenario, status, log));
+    throw std::runtime_error(
+        fmt::format("bench: `racksim run {}` failed ({}):\n{}", scenario, status, log));
   }
   const auto report = nlohmann::json::parse(slurp(dir / "out" / "report.json"));
   fs::remove_all(dir);
@@ -94,12 +96,12 @@ BenchFigures bench_scenario(const std::string& self, const std::string& scenario
 }
 
 std::string bench_table(const std::vector<BenchFigures>& rows) {
-  std::string out = fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9} {:>9} {:>12} {:>9}\n", "scenario",
-                                "GPUs", "ops", "activities", "sim (s)", "wall (s)", "activities/s",
-                                "RSS (MB)");
+  std::string out =
+      fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9} {:>9} {:>12} {:>9}\n", "scenario", "GPUs",
+                  "ops", "activities", "sim (s)", "wall (s)", "activities/s", "RSS (MB)");
   for (const auto& r : rows) {
-    out += fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9.2f} {:>9.2f} {:>12.0f} {:>9.0f}\n", r.scenario,
-                       r.gpus, r.ops, r.events, r.sim_wall_s, r.wall_s,
+    out += fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9.2f} {:>9.2f} {:>12.0f} {:>9.0f}\n",
+                       r.scenario, r.gpus, r.ops, r.events, r.sim_wall_s, r.wall_s,
                        r.sim_wall_s > 0 ? r.events / r.sim_wall_s : 0.0, r.peak_rss_bytes / 1e6);
   }
   return out;

@@ -12,7 +12,7 @@ namespace racksim::app {
 struct CollectiveBenchRequest {
   config::Hardware hardware;  // resolved (preset, nodes, overrides)
   CollectiveKind kind = CollectiveKind::kAllReduce;
-  uint32_t ranks = 8;         // on GPUs 0 .. ranks-1
+  uint32_t ranks = 8;  // on GPUs 0 .. ranks-1
   double min_bytes = 8;
   double max_bytes = 1 << 20;
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;

@@ -24,8 +24,10 @@ int bench_command(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return 0;
   }
-  const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  auto scenarios = vm.count("scenario") ? vm["scenario"].as<std::vector<std::string>>() : std::vector<std::string>{""};
+  const auto overrides =
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  auto scenarios = vm.count("scenario") ? vm["scenario"].as<std::vector<std::string>>()
+                                        : std::vector<std::string>{""};
   std::vector<app::BenchFigures> rows;
   for (const auto& s : scenarios) {
     rows.push_back(app::bench_scenario("/proc/self/exe", s, overrides));

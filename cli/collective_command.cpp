@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "app/collective_bench.h"
 #include "app/scenario_loader.h"
@@ -20,7 +20,8 @@ int collective_command(const std::vector<std::string>& args) {
       "op", po::value<std::string>()->default_value("all_reduce"),
       "all_reduce | all_gather | reduce_scatter | all_to_all")(
       "ranks", po::value<int>(), "ranks, on GPUs 0..R-1 (default: every GPU)")(
-      "min-bytes", po::value<std::string>()->default_value("8"), "smallest size (K/M/G = 2^10/2^20/2^30)")(
+      "min-bytes", po::value<std::string>()->default_value("8"),
+      "smallest size (K/M/G = 2^10/2^20/2^30)")(
       "max-bytes", po::value<std::string>()->default_value("1G"), "largest size; sizes double")(
       "json", po::bool_switch(), "print JSON instead of a table")(
       "set", po::value<std::vector<std::string>>()->composing(),

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
+#include <boost/program_options/errors.hpp>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -39,7 +39,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  throw racksim::InputError({"command line", 0, 0}, "", fmt::format("unknown command '{}'\n{}", command, kUsage));
+  throw racksim::InputError({"command line", 0, 0}, "",
+                            fmt::format("unknown command '{}'\n{}", command, kUsage));
 }
 
 }  // namespace

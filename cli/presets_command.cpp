@@ -10,17 +10,20 @@ int presets_command(const std::vector<std::string>&) {
   fmt::print("models:\n");
   for (const auto& name : model_preset_names()) {
     const auto m = model_preset(name);
-    fmt::print("  {:<14} hidden {:>6}, {:>3} layers, {:>3} heads ({} KV), FFN {:>6}, vocab {}  [{}]\n", name,
-               m->hidden_size(), m->num_layers(), m->num_heads(), m->num_kv_heads(),
-               m->ffn_hidden_size(), m->vocab_size(), m->source());
+    fmt::print(
+        "  {:<14} hidden {:>6}, {:>3} layers, {:>3} heads ({} KV), FFN {:>6}, vocab {}  [{}]\n",
+        name, m->hidden_size(), m->num_layers(), m->num_heads(), m->num_kv_heads(),
+        m->ffn_hidden_size(), m->vocab_size(), m->source());
   }
   fmt::print("hardware (per GPU; bandwidth per direction):\n");
   for (const auto& name : topo::hardware_preset_names()) {
     const auto h = topo::hardware_preset(name);
-    fmt::print("  {:<10} {:<16} {:>6.0f} TFLOP/s BF16, {:>4.0f} GB HBM at {:.2f} TB/s, NVLink {:.0f} GB/s, NIC {:.0f} Gb/s\n",
-               name, h->gpu().name(), h->gpu().bf16_flops_per_s() / 1e12, h->gpu().hbm_bytes() / 1e9,
-               h->gpu().hbm_bytes_per_s() / 1e12, h->scale_up().bytes_per_s() / 1e9,
-               h->scale_out().nic_bits_per_s() / 1e9);
+    fmt::print(
+        "  {:<10} {:<16} {:>6.0f} TFLOP/s BF16, {:>4.0f} GB HBM at {:.2f} TB/s, NVLink {:.0f} "
+        "GB/s, NIC {:.0f} Gb/s\n",
+        name, h->gpu().name(), h->gpu().bf16_flops_per_s() / 1e12, h->gpu().hbm_bytes() / 1e9,
+        h->gpu().hbm_bytes_per_s() / 1e12, h->scale_up().bytes_per_s() / 1e9,
+        h->scale_out().nic_bits_per_s() / 1e9);
     fmt::print("  {:<10} source: {}\n", "", h->source());
   }
   return 0;

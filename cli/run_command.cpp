@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "analysis/report.h"
 #include "analysis/timeline.h"
@@ -32,7 +32,8 @@ int run_command(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return 0;
   }
-  const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto overrides =
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const app::LoadedScenario loaded =
       vm.count("scenario")
           ? app::load_scenario(vm["scenario"].as<std::string>(), overrides)
@@ -45,10 +46,14 @@ int run_command(const std::vector<std::string>& args) {
   const app::TrainingRun run = app::run_training(loaded.scenario);
   std::fputs(analysis::report_text(run.report).c_str(), stdout);
   if (out) {
-    out->write("report.json", [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });
-    out->write("timeline.json", [&](std::ostream& os) { analysis::write_timeline(run.step.graph, run.result, os); });
-    fmt::print("\nwrote {}/report.json and {}/timeline.json (open the timeline in https://ui.perfetto.dev)\n",
-               out->path().string(), out->path().string());
+    out->write("report.json",
+               [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });
+    out->write("timeline.json",
+               [&](std::ostream& os) { analysis::write_timeline(run.step.graph, run.result, os); });
+    fmt::print(
+        "\nwrote {}/report.json and {}/timeline.json (open the timeline in "
+        "https://ui.perfetto.dev)\n",
+        out->path().string(), out->path().string());
   }
   return 0;
 }

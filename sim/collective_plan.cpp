@@ -36,7 +36,8 @@ class RingPlan final : public CollectivePlan {
       : rings_(rings), phases_(phases), chunk_bytes_(chunk_bytes) {}
   int num_phases() const override { return phases_; }
   void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
-    for (uint32_t c = 0; c < rings_.channels(); ++c) out->push_back({rings_.next[c][member], chunk_bytes_});
+    for (uint32_t c = 0; c < rings_.channels(); ++c)
+      out->push_back({rings_.next[c][member], chunk_bytes_});
   }
   uint32_t arrivals(uint32_t, int) const override { return rings_.channels(); }
 
@@ -160,10 +161,14 @@ std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, con
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
       return std::make_unique<RingPlan>(rings, static_cast<int>(n) - 1, chunk);
-    case CollectiveKind::kAllToAll: return std::make_unique<AllToAllPlan>(n, bytes);
-    case CollectiveKind::kBroadcast: return std::make_unique<ChainPlan>(n, bytes, false, kChainChunks);
-    case CollectiveKind::kReduce: return std::make_unique<ChainPlan>(n, bytes, true, kChainChunks);
-    case CollectiveKind::kBarrier: break;
+    case CollectiveKind::kAllToAll:
+      return std::make_unique<AllToAllPlan>(n, bytes);
+    case CollectiveKind::kBroadcast:
+      return std::make_unique<ChainPlan>(n, bytes, false, kChainChunks);
+    case CollectiveKind::kReduce:
+      return std::make_unique<ChainPlan>(n, bytes, true, kChainChunks);
+    case CollectiveKind::kBarrier:
+      break;
   }
   throw std::logic_error("make_plan: unknown collective kind");
 }

@@ -21,19 +21,26 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
 
 double ComputeModel::peak_flops_per_s(DataType dtype) const {
   switch (dtype) {
-    case DataType::kFp8: return fp8_flops_per_s > 0 ? fp8_flops_per_s : bf16_flops_per_s;
+    case DataType::kFp8:
+      return fp8_flops_per_s > 0 ? fp8_flops_per_s : bf16_flops_per_s;
     // FP32 element-wise math runs on CUDA cores; without a figure, assume BF16 / 16.
-    case DataType::kFp32: return fp32_flops_per_s > 0 ? fp32_flops_per_s : bf16_flops_per_s / 16;
-    default: return bf16_flops_per_s;
+    case DataType::kFp32:
+      return fp32_flops_per_s > 0 ? fp32_flops_per_s : bf16_flops_per_s / 16;
+    default:
+      return bf16_flops_per_s;
   }
 }
 
 double ComputeModel::efficiency(OpClass op_class) const {
   switch (op_class) {
-    case OpClass::kGemm: return gemm_efficiency;
-    case OpClass::kAttention: return attention_efficiency;
-    case OpClass::kElementwise: return elementwise_efficiency;
-    case OpClass::kOther: return other_efficiency;
+    case OpClass::kGemm:
+      return gemm_efficiency;
+    case OpClass::kAttention:
+      return attention_efficiency;
+    case OpClass::kElementwise:
+      return elementwise_efficiency;
+    case OpClass::kOther:
+      return other_efficiency;
   }
   return 1;
 }

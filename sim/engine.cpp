@@ -19,8 +19,8 @@ RankPlacement place_ranks(const topo::Platform& platform, const topo::Topology& 
   RankPlacement p;
   for (uint32_t gpu : rank_to_gpu) {
     if (gpu >= platform.num_gpus()) {
-      throw std::runtime_error(
-          fmt::format("rank placed on GPU {}, but the topology has {} GPUs", gpu, platform.num_gpus()));
+      throw std::runtime_error(fmt::format("rank placed on GPU {}, but the topology has {} GPUs",
+                                           gpu, platform.num_gpus()));
     }
     p.host.push_back(platform.gpu_host(gpu));
     p.domain.push_back(topology.node_of_gpu(gpu));
@@ -35,8 +35,8 @@ SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
                    const std::vector<uint32_t>& rank_to_gpu, const ComputeModel& compute,
                    const SimOptions& options) {
   if (rank_to_gpu.size() != graph.num_ranks()) {
-    throw std::runtime_error(fmt::format("{} ranks but {} placements", graph.num_ranks(),
-                                         rank_to_gpu.size()));
+    throw std::runtime_error(
+        fmt::format("{} ranks but {} placements", graph.num_ranks(), rank_to_gpu.size()));
   }
   const auto wall_start = std::chrono::steady_clock::now();
   int argc = 1;

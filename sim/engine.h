@@ -34,14 +34,14 @@ struct OpTiming {
 };
 
 struct SimResult {
-  std::vector<OpTiming> timing;    // per operation
+  std::vector<OpTiming> timing;  // per operation
   // Per operation: the dependency whose completion made it ready (the last one to finish), or
   // kNoOp when it had none. For a recv, the matching send.
   std::vector<OpId> released_by;
-  double makespan_s = 0;           // the last operation's end
-  uint64_t activities = 0;         // SimGrid activities created (execs, flows, sleeps)
-  uint64_t flows = 0;              // of which network flows
-  double wall_s = 0;               // wall-clock time of the replay
+  double makespan_s = 0;    // the last operation's end
+  uint64_t activities = 0;  // SimGrid activities created (execs, flows, sleeps)
+  uint64_t flows = 0;       // of which network flows
+  double wall_s = 0;        // wall-clock time of the replay
 };
 
 // Replays `graph` with rank r on GPU rank_to_gpu[r] of `topology`. Throws std::runtime_error

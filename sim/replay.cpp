@@ -41,7 +41,9 @@ struct Replay::CollectiveRun {
 
 namespace {
 
-uint64_t run_key(const Op& op) { return (static_cast<uint64_t>(op.peer) << 32) | op.tag; }
+uint64_t run_key(const Op& op) {
+  return (static_cast<uint64_t>(op.peer) << 32) | op.tag;
+}
 
 // The same plan with every member's transfers to a peer merged into one flow per peer, for
 // AGGREGATED fidelity: contention is still simulated, the step-by-step synchronisation is not;
@@ -137,8 +139,7 @@ void Replay::start() {
   for (size_t i = 0; i < actors_.size(); ++i) {
     StreamActor& a = *actors_[i];
     a.wake = s4u::Semaphore::create(0);
-    const std::string name =
-        fmt::format("rank{}.{}", a.rank, graph_.streams()[a.stream].name);
+    const std::string name = fmt::format("rank{}.{}", a.rank, graph_.streams()[a.stream].name);
     s4u::Actor::create(name, placement_.host[a.rank], [this, i] { run_stream(i); });
   }
 }
@@ -151,11 +152,18 @@ void Replay::run_stream(size_t index) {
     const double start = s4u::Engine::get_clock();
     const Op& o = graph_.op(op);
     switch (o.kind) {
-      case OpKind::kCompute: i = execute_compute_run(actor, i); continue;  // completes its ops
-      case OpKind::kSend: execute_send(op); break;
-      case OpKind::kCollective: execute_collective(index, op); continue;  // completes itself
+      case OpKind::kCompute:
+        i = execute_compute_run(actor, i);
+        continue;  // completes its ops
+      case OpKind::kSend:
+        execute_send(op);
+        break;
+      case OpKind::kCollective:
+        execute_collective(index, op);
+        continue;  // completes itself
       case OpKind::kRecv:
-      case OpKind::kCopy: break;  // never on an actor (see the constructor)
+      case OpKind::kCopy:
+        break;  // never on an actor (see the constructor)
     }
     complete(op, start, s4u::Engine::get_clock());
     if (o.kind == OpKind::kSend) satisfy(matched_recv_[op], op);
@@ -209,7 +217,9 @@ void Replay::wait_ready(StreamActor& actor, OpId op) {
 
 namespace {
 
-uint64_t whole_bytes(double bytes) { return static_cast<uint64_t>(std::llround(std::max(bytes, 0.0))); }
+uint64_t whole_bytes(double bytes) {
+  return static_cast<uint64_t>(std::llround(std::max(bytes, 0.0)));
+}
 
 }  // namespace
 
@@ -347,7 +357,8 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
 void Replay::arrive(CollectiveRun& run, uint32_t member, int phase) {
   const size_t slot = static_cast<size_t>(member) * run.phases + phase;
   ++run.arrived[slot];
-  if (run.waiting_phase[member] == phase && run.arrived[slot] >= run.plan->arrivals(member, phase)) {
+  if (run.waiting_phase[member] == phase &&
+      run.arrived[slot] >= run.plan->arrivals(member, phase)) {
     run.waiting_phase[member] = -1;
     actors_[run.actor_of_member[member]]->wake->release();
   }
@@ -387,8 +398,8 @@ SimResult Replay::finish() {
         throw std::runtime_error(fmt::format(
             "the replay deadlocked: {} of {} operations never finished; the first is op {} ('{}', "
             "{} on rank {}, stream '{}')",
-            graph_.size() - completed_, graph_.size(), id, graph_.label(op.label), to_string(op.kind),
-            op.rank, graph_.streams()[op.stream].name));
+            graph_.size() - completed_, graph_.size(), id, graph_.label(op.label),
+            to_string(op.kind), op.rank, graph_.streams()[op.stream].name));
       }
     }
   }

@@ -59,14 +59,14 @@ class Replay {
   SimOptions options_;
   std::function<double(RankId, RankId)> route_latency_s_;
 
-  std::vector<int32_t> remaining_;      // unsatisfied dependencies per operation
+  std::vector<int32_t> remaining_;  // unsatisfied dependencies per operation
   std::vector<uint64_t> dependents_end_;
   std::vector<OpId> dependents_;
   std::vector<OpId> matched_recv_;
   std::vector<OpTiming> timing_;
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;
-  std::vector<int32_t> actor_index_;  // rank * streams + stream -> actor, or -1
+  std::vector<int32_t> actor_index_;             // rank * streams + stream -> actor, or -1
   std::vector<std::unique_ptr<RingSet>> rings_;  // per communicator, built on first use
   std::unordered_map<uint64_t, std::unique_ptr<CollectiveRun>> runs_;
   uint64_t activities_ = 0;

@@ -19,7 +19,8 @@ namespace {
 
 // Equal stages: a tiny vocabulary makes the embedding and the output head negligible next to the
 // layers, and pipeline sends overlap with compute.
-config::Scenario pipeline_scenario(int stages, int micro_batches, config::Training::Schedule schedule) {
+config::Scenario pipeline_scenario(int stages, int micro_batches,
+                                   config::Training::Schedule schedule) {
   config::Scenario s;
   s.set_name("pipeline");
   *s.mutable_model() = *model_preset("llama3-8b");
@@ -50,8 +51,8 @@ analysis::StepReport simulate(const config::Scenario& s) {
   const topo::Topology topology = topo::build_cluster(s.hardware());
   std::vector<uint32_t> gpus(step.graph.num_ranks());
   std::iota(gpus.begin(), gpus.end(), 0u);
-  const auto result = sim::simulate(step.graph, topology, gpus,
-                                    sim::ComputeModel::from_hardware(s.hardware()), {});
+  const auto result =
+      sim::simulate(step.graph, topology, gpus, sim::ComputeModel::from_hardware(s.hardware()), {});
   return analysis::make_step_report(s, step, result);
 }
 

@@ -54,7 +54,9 @@ struct BadInput {
   std::string to2 = "";
 };
 
-void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadInput& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class BadScenario : public ::testing::TestWithParam<BadInput> {};
 
@@ -77,7 +79,8 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, BadScenario,
     ::testing::Values(
         BadInput{"UnknownField", "seq_length: 2048", "seq_lenght: 2048", 8, "seq_lenght"},
-        BadInput{"WrongType", "micro_batch_size: 1", "micro_batch_size: \"one\"", 7, "micro_batch_size"},
+        BadInput{"WrongType", "micro_batch_size: 1", "micro_batch_size: \"one\"", 7,
+                 "micro_batch_size"},
         BadInput{"ProductNotGpus", "dp: 2 }", "dp: 3 }", 4, "layout.dp"},
         BadInput{"HeadsNotDivisibleByTp", "tp: 2 pp: 2 dp: 2", "tp: 4 pp: 2 dp: 1", 4, "layout.tp",
                  "num_layers: 8", "num_layers: 8 num_heads: 6 num_kv_heads: 6 head_dim: 128"},
@@ -127,8 +130,10 @@ TEST(Cli, SameInputGivesIdenticalReports) {
   const auto b = run_racksim({"run", path, "--out", (dir.path() / "b").string()});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
-  EXPECT_EQ(report_without_wall_clock(dir.path() / "a"), report_without_wall_clock(dir.path() / "b"));
-  EXPECT_EQ(read_file(dir.path() / "a" / "timeline.json"), read_file(dir.path() / "b" / "timeline.json"));
+  EXPECT_EQ(report_without_wall_clock(dir.path() / "a"),
+            report_without_wall_clock(dir.path() / "b"));
+  EXPECT_EQ(read_file(dir.path() / "a" / "timeline.json"),
+            read_file(dir.path() / "b" / "timeline.json"));
 }
 
 TEST(Cli, ReportHasTheStableKeysAndTheBreakdownAddsUp) {
@@ -178,20 +183,22 @@ TEST(Cli, RewritesItsOwnOutputDirectory) {
 }
 
 TEST(Cli, CollectivePrintsOneRowPerSize) {
-  const auto r = run_racksim({"collective", "--hardware", "dgx-h100", "--nodes", "1", "--op",
-                              "all_reduce", "--ranks", "8", "--min-bytes", "1M", "--max-bytes",
-                              "8M", "--json"});
+  const auto r =
+      run_racksim({"collective", "--hardware", "dgx-h100", "--nodes", "1", "--op", "all_reduce",
+                   "--ranks", "8", "--min-bytes", "1M", "--max-bytes", "8M", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["rows"].size(), 4u);  // 1, 2, 4, 8 MiB
   EXPECT_DOUBLE_EQ(j["rows"][0]["bytes"].get<double>(), 1 << 20);
   const auto& last = j["rows"][3];
   // busbw = algbw x 2(n-1)/n
-  EXPECT_NEAR(last["busbw_gb_per_s"].get<double>(), last["algbw_gb_per_s"].get<double>() * 14 / 8, 1e-9);
+  EXPECT_NEAR(last["busbw_gb_per_s"].get<double>(), last["algbw_gb_per_s"].get<double>() * 14 / 8,
+              1e-9);
 }
 
 TEST(Cli, CollectiveBadOptionsExitTwo) {
-  EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--op", "all_shuffle"}).exit_code, 2);
+  EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--op", "all_shuffle"}).exit_code,
+            2);
   EXPECT_EQ(run_racksim({"collective", "--hardware", "nope"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--ranks", "9"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--min-bytes", "x"}).exit_code, 2);

@@ -55,11 +55,15 @@ double simulate_one(const Case& c, const config::Hardware& hw) {
 double closed_form(const Case& c, double a, double bw) {
   const double n = c.ranks;
   switch (c.kind) {
-    case CollectiveKind::kAllReduce: return 2 * (n - 1) * (a + c.bytes / (n * bw));
+    case CollectiveKind::kAllReduce:
+      return 2 * (n - 1) * (a + c.bytes / (n * bw));
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter: return (n - 1) * (a + c.bytes / (n * bw));
-    case CollectiveKind::kAllToAll: return a + (n - 1) * c.bytes / (n * bw);
-    default: return 0;
+    case CollectiveKind::kReduceScatter:
+      return (n - 1) * (a + c.bytes / (n * bw));
+    case CollectiveKind::kAllToAll:
+      return a + (n - 1) * c.bytes / (n * bw);
+    default:
+      return 0;
   }
 }
 
@@ -89,7 +93,8 @@ INSTANTIATE_TEST_SUITE_P(
       std::ostringstream os;
       os << info.param;
       std::string name = os.str();
-      std::replace_if(name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
+      std::replace_if(
+          name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
       return name;
     });
 

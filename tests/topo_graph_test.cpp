@@ -8,41 +8,19 @@
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/test_hardware.h"
 #include "topologies/routing.h"
 #include "topologies/topology_graph.h"
 
 namespace racksim::topo {
 namespace {
 
-// DGX-H100-like figures, spelled out here so these tests do not depend on the presets.
-constexpr char kHardware[] = R"pb(
-  gpus_per_node: 8
-  scale_up { bytes_per_s: 450e9 latency_s: 2e-6 efficiency: 0.8 domain_size: 8 }
-  scale_out {
-    nic_bits_per_s: 400e9
-    nics_per_gpu: 1
-    nic_latency_s: 1e-6
-    switch_latency_s: 0.5e-6
-    efficiency: 0.9
-    nodes_per_leaf: 32
-    spines: 8
-    oversubscription: 1
-  }
-  pcie { generation: 5 bytes_per_s: 64e9 latency_s: 1.5e-6 efficiency: 0.85 }
-)pb";
-
-constexpr double kNvlink = 450e9 * 0.8;
-constexpr double kNic = 400e9 / 8 * 0.9;
-constexpr double kPcie = 64e9 * 0.85;
+constexpr double kNvlink = testing::kTestNvlink;
+constexpr double kNic = testing::kTestNic;
+constexpr double kPcie = testing::kTestPcie;
 
 config::Hardware hardware(int nodes, const std::string& extra = "") {
-  config::Hardware hw;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kHardware, &hw));
-  hw.set_nodes(nodes);
-  if (!extra.empty()) {
-    EXPECT_TRUE(google::protobuf::TextFormat::MergeFromString(extra, &hw));
-  }
-  return hw;
+  return testing::test_hardware(nodes, extra);
 }
 
 int count(const Topology& t, VertexKind kind) {

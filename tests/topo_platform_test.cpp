@@ -10,36 +10,19 @@
 #include <gtest/gtest.h>
 #include <simgrid/s4u.hpp>
 
+#include "tests/support/test_hardware.h"
 #include "topologies/engine_config.h"
 #include "topologies/platform.h"
 
 namespace racksim::topo {
 namespace {
 
-constexpr char kHardware[] = R"pb(
-  gpus_per_node: 8
-  scale_up { bytes_per_s: 450e9 latency_s: 2e-6 efficiency: 0.8 domain_size: 8 }
-  scale_out {
-    nic_bits_per_s: 400e9
-    nics_per_gpu: 1
-    nic_latency_s: 1e-6
-    switch_latency_s: 0.5e-6
-    efficiency: 0.9
-    nodes_per_leaf: 32
-    spines: 8
-    oversubscription: 1
-  }
-  pcie { generation: 5 bytes_per_s: 64e9 latency_s: 1.5e-6 efficiency: 0.85 }
-)pb";
-
-constexpr double kNvlink = 450e9 * 0.8;
-constexpr double kNic = 400e9 / 8 * 0.9;
+constexpr double kNvlink = testing::kTestNvlink;
+constexpr double kNic = testing::kTestNic;
 constexpr double kBytes = 1e9;
 
 config::Hardware hardware(int nodes, int nodes_per_leaf = 32) {
-  config::Hardware hw;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kHardware, &hw));
-  hw.set_nodes(nodes);
+  config::Hardware hw = testing::test_hardware(nodes);
   hw.mutable_scale_out()->set_nodes_per_leaf(nodes_per_leaf);
   return hw;
 }

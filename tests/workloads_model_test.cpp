@@ -83,9 +83,9 @@ TEST(PipelineSchedule, OneFOneBWarmupAndOrder) {
   ASSERT_EQ(order.size(), 12u);
   // stage 1 of 4 runs 2 warm-up forwards, then alternates.
   const std::vector<std::pair<PassKind, int>> expected = {
-      {PassKind::kForward, 0}, {PassKind::kForward, 1}, {PassKind::kForward, 2},
-      {PassKind::kBackward, 0}, {PassKind::kForward, 3}, {PassKind::kBackward, 1},
-      {PassKind::kForward, 4}, {PassKind::kBackward, 2}, {PassKind::kForward, 5},
+      {PassKind::kForward, 0},  {PassKind::kForward, 1},  {PassKind::kForward, 2},
+      {PassKind::kBackward, 0}, {PassKind::kForward, 3},  {PassKind::kBackward, 1},
+      {PassKind::kForward, 4},  {PassKind::kBackward, 2}, {PassKind::kForward, 5},
       {PassKind::kBackward, 3}, {PassKind::kBackward, 4}, {PassKind::kBackward, 5}};
   for (size_t i = 0; i < order.size(); ++i) {
     EXPECT_EQ(order[i].kind, expected[i].first) << i;
@@ -169,7 +169,7 @@ TEST(MemoryLedger, ActivationFormulasAndInFlightMicroBatches) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * 34 / 2);  // TP + SP
   s.mutable_training()->set_recompute(config::Training::FULL);
   EXPECT_DOUBLE_EQ(layer_activation_bytes(s), 2 * sbh / 2);  // full recompute keeps the input
-  EXPECT_EQ(in_flight_micro_batches(s, 0), 2);  // 1F1B: stage 0 of 2 holds p - 0 = 2
+  EXPECT_EQ(in_flight_micro_batches(s, 0), 2);               // 1F1B: stage 0 of 2 holds p - 0 = 2
   EXPECT_EQ(in_flight_micro_batches(s, 1), 1);
   s.mutable_training()->set_schedule(config::Training::GPIPE);
   EXPECT_EQ(in_flight_micro_batches(s, 1), 4);  // GPipe holds every micro-batch

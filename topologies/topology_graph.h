@@ -17,11 +17,11 @@ namespace racksim::topo {
 
 enum class VertexKind : uint8_t {
   kGpu,
-  kNvSwitch,    // one node's NVLink switch fabric, modelled as one non-blocking crossbar
+  kNvSwitch,  // one node's NVLink switch fabric, modelled as one non-blocking crossbar
   kPcieSwitch,
-  kCpu,         // a CPU socket (NUMA node) with its host memory
+  kCpu,  // a CPU socket (NUMA node) with its host memory
   kNic,
-  kLeaf,        // scale-out switches by tier
+  kLeaf,  // scale-out switches by tier
   kSpine,
   kCore,
 };
@@ -46,7 +46,7 @@ struct Edge {
   double bytes_per_s = 0;  // per direction, after efficiency
   double latency_s = 0;    // one way
   LinkClass link_class = LinkClass::kNvlink;
-  uint32_t index = 0;      // dense edge number, 0 .. num_edges-1, in creation order
+  uint32_t index = 0;  // dense edge number, 0 .. num_edges-1, in creation order
 };
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, Vertex, Edge>;
@@ -77,8 +77,8 @@ struct Topology {
 
 // One step of a route: an edge and the direction it is crossed in.
 struct Hop {
-  uint32_t edge = 0;     // Edge::index
-  bool forward = true;   // source(e) -> target(e)
+  uint32_t edge = 0;    // Edge::index
+  bool forward = true;  // source(e) -> target(e)
 };
 
 // Builds the cluster described by a resolved Hardware section (all fields set):

@@ -9,15 +9,16 @@ namespace racksim {
 
 std::vector<double> doubling_sizes(double min_bytes, double max_bytes) {
   if (!(min_bytes > 0) || max_bytes < min_bytes) {
-    throw std::invalid_argument(
-        fmt::format("sizes: need 0 < min-bytes <= max-bytes (got {} and {})", min_bytes, max_bytes));
+    throw std::invalid_argument(fmt::format(
+        "sizes: need 0 < min-bytes <= max-bytes (got {} and {})", min_bytes, max_bytes));
   }
   std::vector<double> sizes;
   for (double s = min_bytes; s <= max_bytes * (1 + 1e-12); s *= 2) sizes.push_back(s);
   return sizes;
 }
 
-EventGraph collective_sweep_graph(CollectiveKind kind, uint32_t ranks, const std::vector<double>& sizes) {
+EventGraph collective_sweep_graph(CollectiveKind kind, uint32_t ranks,
+                                  const std::vector<double>& sizes) {
   if (ranks < 1) throw std::invalid_argument("collective benchmark: need at least one rank");
   EventGraph graph(ranks);
   const StreamId stream = graph.add_stream("comm", StreamKind::kComm);

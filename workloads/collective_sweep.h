@@ -13,6 +13,7 @@ namespace racksim {
 // Sizes from min_bytes to max_bytes, doubling (nccl-tests -b/-e/-f 2). Throws on bad bounds.
 std::vector<double> doubling_sizes(double min_bytes, double max_bytes);
 
-EventGraph collective_sweep_graph(CollectiveKind kind, uint32_t ranks, const std::vector<double>& sizes);
+EventGraph collective_sweep_graph(CollectiveKind kind, uint32_t ranks,
+                                  const std::vector<double>& sizes);
 
 }  // namespace racksim

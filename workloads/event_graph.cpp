@@ -185,68 +185,100 @@ OpId EventGraph::add_copy(const OpContext& ctx, std::string_view label, CopyDire
 
 std::string_view to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::kCompute: return "compute";
-    case OpKind::kCollective: return "collective";
-    case OpKind::kSend: return "send";
-    case OpKind::kRecv: return "recv";
-    case OpKind::kCopy: return "copy";
+    case OpKind::kCompute:
+      return "compute";
+    case OpKind::kCollective:
+      return "collective";
+    case OpKind::kSend:
+      return "send";
+    case OpKind::kRecv:
+      return "recv";
+    case OpKind::kCopy:
+      return "copy";
   }
   return "?";
 }
 
 std::string_view to_string(Phase phase) {
   switch (phase) {
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kBackwardWeight: return "backward_weight";
-    case Phase::kRecompute: return "recompute";
-    case Phase::kOptimizer: return "optimizer";
-    case Phase::kOther: return "other";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kBackwardWeight:
+      return "backward_weight";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kOther:
+      return "other";
   }
   return "?";
 }
 
 std::string_view to_string(OpClass op_class) {
   switch (op_class) {
-    case OpClass::kGemm: return "gemm";
-    case OpClass::kAttention: return "attention";
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kOther: return "other";
+    case OpClass::kGemm:
+      return "gemm";
+    case OpClass::kAttention:
+      return "attention";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kOther:
+      return "other";
   }
   return "?";
 }
 
 std::string_view to_string(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kAllToAll: return "all_to_all";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kReduce: return "reduce";
-    case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+    case CollectiveKind::kBarrier:
+      return "barrier";
   }
   return "?";
 }
 
 std::string_view to_string(CommDim dim) {
   switch (dim) {
-    case CommDim::kTp: return "tp";
-    case CommDim::kCp: return "cp";
-    case CommDim::kEp: return "ep";
-    case CommDim::kPp: return "pp";
-    case CommDim::kDp: return "dp";
-    case CommDim::kOther: return "other";
+    case CommDim::kTp:
+      return "tp";
+    case CommDim::kCp:
+      return "cp";
+    case CommDim::kEp:
+      return "ep";
+    case CommDim::kPp:
+      return "pp";
+    case CommDim::kDp:
+      return "dp";
+    case CommDim::kOther:
+      return "other";
   }
   return "?";
 }
 
 std::string_view to_string(DataType dtype) {
   switch (dtype) {
-    case DataType::kBf16: return "bf16";
-    case DataType::kFp16: return "fp16";
-    case DataType::kFp8: return "fp8";
-    case DataType::kFp32: return "fp32";
+    case DataType::kBf16:
+      return "bf16";
+    case DataType::kFp16:
+      return "fp16";
+    case DataType::kFp8:
+      return "fp8";
+    case DataType::kFp32:
+      return "fp32";
   }
   return "?";
 }
@@ -254,9 +286,12 @@ std::string_view to_string(DataType dtype) {
 double bytes_per_element(DataType dtype) {
   switch (dtype) {
     case DataType::kBf16:
-    case DataType::kFp16: return 2;
-    case DataType::kFp8: return 1;
-    case DataType::kFp32: return 4;
+    case DataType::kFp16:
+      return 2;
+    case DataType::kFp8:
+      return 1;
+    case DataType::kFp32:
+      return 4;
   }
   return 2;
 }

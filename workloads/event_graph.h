@@ -87,12 +87,12 @@ struct Op {
   // all-reduce buffer, the all-gather output, the reduce-scatter input, the all-to-all send
   // buffer); send/recv/copy: bytes moved.
   double amount = 0;
-  double hbm_bytes = 0;     // compute: bytes through HBM
-  double duration_s = -1;   // compute: recorded duration; < 0 means "use the compute model"
+  double hbm_bytes = 0;    // compute: bytes through HBM
+  double duration_s = -1;  // compute: recorded duration; < 0 means "use the compute model"
   RankId rank = 0;
-  uint32_t label = 0;       // index into EventGraph::labels()
-  uint32_t peer = 0;        // send/recv: peer rank; collective: communicator; copy: NUMA node
-  uint32_t tag = 0;         // send/recv: matching tag; collective: sequence on its communicator
+  uint32_t label = 0;  // index into EventGraph::labels()
+  uint32_t peer = 0;   // send/recv: peer rank; collective: communicator; copy: NUMA node
+  uint32_t tag = 0;    // send/recv: matching tag; collective: sequence on its communicator
   int32_t micro_batch = -1;
   int16_t layer = -1;
   OpKind kind = OpKind::kCompute;

@@ -14,11 +14,13 @@ namespace {
 
 std::string describe(const EventGraph& g, OpId id) {
   const Op& op = g.op(id);
-  return fmt::format("op {} ('{}', {} on rank {}, peer {}, tag {}, {} bytes)", id, g.label(op.label),
-                     to_string(op.kind), op.rank, op.peer, op.tag, op.amount);
+  return fmt::format("op {} ('{}', {} on rank {}, peer {}, tag {}, {} bytes)", id,
+                     g.label(op.label), to_string(op.kind), op.rank, op.peer, op.tag, op.amount);
 }
 
-bool same_bytes(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), 1.0); }
+bool same_bytes(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), 1.0);
+}
 
 }  // namespace
 
@@ -69,8 +71,8 @@ void check_collectives(const EventGraph& graph) {
         throw std::runtime_error(fmt::format(
             "collective #{} on communicator {} differs between ranks: {} is {} of {} bytes, {} is "
             "{} of {} bytes",
-            op.tag, op.peer, describe(graph, inst.first), to_string(first.collective),
-            first.amount, describe(graph, id), to_string(op.collective), op.amount));
+            op.tag, op.peer, describe(graph, inst.first), to_string(first.collective), first.amount,
+            describe(graph, id), to_string(op.collective), op.amount));
       }
     }
     ++inst.members;

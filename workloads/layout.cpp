@@ -6,7 +6,8 @@
 
 namespace racksim {
 
-ParallelLayout::ParallelLayout(int tp, int cp, int dp, int pp) : tp_(tp), cp_(cp), dp_(dp), pp_(pp) {
+ParallelLayout::ParallelLayout(int tp, int cp, int dp, int pp)
+    : tp_(tp), cp_(cp), dp_(dp), pp_(pp) {
   if (tp < 1 || cp < 1 || dp < 1 || pp < 1) {
     throw std::invalid_argument(
         fmt::format("layout: tp={} cp={} dp={} pp={} must all be >= 1", tp, cp, dp, pp));

@@ -94,12 +94,14 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
 
   // The largest single workspace: the logits of the vocabulary-parallel loss on the last stage
   // (BF16 logits and their FP32 softmax), or a layer rematerialised by full recompute.
-  const double tokens = static_cast<double>(s.training().micro_batch_size() * s.training().seq_length());
+  const double tokens =
+      static_cast<double>(s.training().micro_batch_size() * s.training().seq_length());
   MemoryItem transient{"none", 0, ""};
   if (c.pp == layout.pp() - 1) {
     const double vocab_local = static_cast<double>(model.vocab()) / layout.tp();
-    transient = {"lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
-                 fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)};
+    transient = {
+        "lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
+        fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)};
   }
   if (s.training().recompute() == config::Training::FULL) {
     const double layer = layer_bytes_without_recompute(s);

@@ -9,7 +9,8 @@ namespace {
 
 void check(int stage, int stages, int micro_batches) {
   if (stages < 1 || stage < 0 || stage >= stages || micro_batches < 1) {
-    throw std::invalid_argument("pipeline schedule: need 0 <= stage < stages and micro_batches >= 1");
+    throw std::invalid_argument(
+        "pipeline schedule: need 0 <= stage < stages and micro_batches >= 1");
   }
 }
 

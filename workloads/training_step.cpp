@@ -16,8 +16,12 @@ constexpr double kAdamBytesPerParam = 30;
 constexpr double kAdamFlopsPerParam = 12;
 
 // Send/recv tags between two neighbouring stages: activations and gradients of a micro-batch.
-uint32_t activation_tag(int micro_batch) { return 2 * static_cast<uint32_t>(micro_batch); }
-uint32_t gradient_tag(int micro_batch) { return 2 * static_cast<uint32_t>(micro_batch) + 1; }
+uint32_t activation_tag(int micro_batch) {
+  return 2 * static_cast<uint32_t>(micro_batch);
+}
+uint32_t gradient_tag(int micro_batch) {
+  return 2 * static_cast<uint32_t>(micro_batch) + 1;
+}
 
 // The compute stream of one rank as it is being written: the last compute operation, and the
 // operations the next compute operation must wait for (a collective's result, a received
@@ -35,7 +39,8 @@ class StepBuilder {
         layout_(ParallelLayout::from_config(scenario.layout())),
         graph_(layout_.num_ranks()) {
     const auto& t = scenario.training();
-    micro_batches_ = static_cast<int>(t.global_batch_size() / (t.micro_batch_size() * layout_.dp()));
+    micro_batches_ =
+        static_cast<int>(t.global_batch_size() / (t.micro_batch_size() * layout_.dp()));
     if (micro_batches_ < 1) throw std::invalid_argument("training step: no micro-batch per rank");
     layers_per_stage_ = static_cast<int>(model_.layers() / layout_.pp());
     shape_.micro_batch = t.micro_batch_size();
@@ -108,8 +113,8 @@ class StepBuilder {
     for (const LayerStep& step : steps) {
       if (step.kind == LayerStep::Kind::kCompute) {
         const OpId id = graph_.add_compute(context(compute_, phase, micro_batch, layer), step.name,
-                                           step.op_class, step.flops, step.hbm_bytes,
-                                           shape_.dtype, chain.pending);
+                                           step.op_class, step.flops, step.hbm_bytes, shape_.dtype,
+                                           chain.pending);
         chain.pending.clear();
         chain.last_compute = id;
       } else {
@@ -148,17 +153,20 @@ class StepBuilder {
   int first_layer() const { return coords_.pp * layers_per_stage_; }
 
   void emit_forward(ComputeChain& chain, int mb) {
-    if (!first_stage()) emit_recv(chain, neighbour(-1), activation_tag(mb), Phase::kForward, mb, "recv.activation");
+    if (!first_stage())
+      emit_recv(chain, neighbour(-1), activation_tag(mb), Phase::kForward, mb, "recv.activation");
     if (first_stage()) emit_steps(chain, embedding_.forward, Phase::kForward, mb, -1);
     for (int l = 0; l < layers_per_stage_; ++l) {
       emit_steps(chain, layer_.forward, Phase::kForward, mb, first_layer() + l);
     }
     if (last_stage()) emit_steps(chain, head_.forward, Phase::kForward, mb, -1);
-    if (!last_stage()) emit_send(chain, neighbour(+1), activation_tag(mb), Phase::kForward, mb, "send.activation");
+    if (!last_stage())
+      emit_send(chain, neighbour(+1), activation_tag(mb), Phase::kForward, mb, "send.activation");
   }
 
   void emit_backward(ComputeChain& chain, int mb) {
-    if (!last_stage()) emit_recv(chain, neighbour(+1), gradient_tag(mb), Phase::kBackward, mb, "recv.gradient");
+    if (!last_stage())
+      emit_recv(chain, neighbour(+1), gradient_tag(mb), Phase::kBackward, mb, "recv.gradient");
     if (last_stage()) emit_steps(chain, head_.backward, Phase::kBackward, mb, -1);
     const auto recompute = scenario_.training().recompute();
     for (int l = layers_per_stage_; l-- > 0;) {
@@ -171,11 +179,13 @@ class StepBuilder {
       emit_steps(chain, layer_.backward, Phase::kBackward, mb, layer);
     }
     if (first_stage()) emit_steps(chain, embedding_.backward, Phase::kBackward, mb, -1);
-    if (!first_stage()) emit_send(chain, neighbour(-1), gradient_tag(mb), Phase::kBackward, mb, "send.gradient");
+    if (!first_stage())
+      emit_send(chain, neighbour(-1), gradient_tag(mb), Phase::kBackward, mb, "send.gradient");
   }
 
   void emit_gradient_sync_and_optimizer(ComputeChain& chain) {
-    const double grad_bytes = bytes_per_element(to_data_type(scenario_.training().grad_reduce_dtype()));
+    const double grad_bytes =
+        bytes_per_element(to_data_type(scenario_.training().grad_reduce_dtype()));
     std::vector<OpId> deps;
     if (chain.last_compute != kNoOp) deps.push_back(chain.last_compute);
     deps.insert(deps.end(), chain.pending.begin(), chain.pending.end());
@@ -225,10 +235,14 @@ class StepBuilder {
 
 DataType to_data_type(config::DType dtype) {
   switch (dtype) {
-    case config::FP16: return DataType::kFp16;
-    case config::FP8: return DataType::kFp8;
-    case config::FP32: return DataType::kFp32;
-    default: return DataType::kBf16;
+    case config::FP16:
+      return DataType::kFp16;
+    case config::FP8:
+      return DataType::kFp8;
+    case config::FP32:
+      return DataType::kFp32;
+    default:
+      return DataType::kBf16;
   }
 }
 

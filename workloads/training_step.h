@@ -20,10 +20,10 @@ inline constexpr const char* kPpStream = "comm.pp";
 inline constexpr const char* kDpStream = "comm.dp";
 
 struct TrainingStepInfo {
-  int micro_batches = 0;            // per data-parallel rank per step
+  int micro_batches = 0;  // per data-parallel rank per step
   int layers_per_stage = 0;
   std::vector<double> params_per_rank;  // parameters held by each rank (after TP/PP split)
-  double tokens_per_step = 0;       // global batch x sequence length
+  double tokens_per_step = 0;           // global batch x sequence length
 };
 
 struct TrainingStep {

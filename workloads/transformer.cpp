@@ -26,7 +26,8 @@ LayerStep compute(std::string name, OpClass op_class, double flops, double hbm_b
 
 // C[m,n] = A[m,k] B[k,n]: 2mkn FLOPs, reads A and B and writes C once.
 LayerStep gemm(std::string name, double m, double k, double n, double elem_bytes) {
-  return compute(std::move(name), OpClass::kGemm, 2 * m * k * n, elem_bytes * (m * k + k * n + m * n));
+  return compute(std::move(name), OpClass::kGemm, 2 * m * k * n,
+                 elem_bytes * (m * k + k * n + m * n));
 }
 
 LayerStep elementwise(std::string name, double elements_touched, double flops, double elem_bytes) {
@@ -60,18 +61,18 @@ struct TpRegion {
 
   void enter(std::vector<LayerStep>& steps, const std::string& name) const {
     if (tp > 1 && sequence_parallel) {
-      steps.push_back(tp_collective(name + ".allgather", CollectiveKind::kAllGather,
-                                    activation_bytes));
+      steps.push_back(
+          tp_collective(name + ".allgather", CollectiveKind::kAllGather, activation_bytes));
     }
   }
   void leave(std::vector<LayerStep>& steps, const std::string& name) const {
     if (tp == 1) return;
     if (sequence_parallel) {
-      steps.push_back(tp_collective(name + ".reducescatter", CollectiveKind::kReduceScatter,
-                                    activation_bytes));
+      steps.push_back(
+          tp_collective(name + ".reducescatter", CollectiveKind::kReduceScatter, activation_bytes));
     } else {
-      steps.push_back(tp_collective(name + ".allreduce", CollectiveKind::kAllReduce,
-                                    activation_bytes));
+      steps.push_back(
+          tp_collective(name + ".allreduce", CollectiveKind::kAllReduce, activation_bytes));
     }
   }
 };
@@ -83,9 +84,9 @@ DenseTransformer::DenseTransformer(const config::Model& model)
       layers_(model.num_layers()),
       heads_(model.num_heads()),
       kv_heads_(model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads()),
-      head_dim_(model.has_head_dim() ? model.head_dim()
-                                     : (model.num_heads() > 0 ? model.hidden_size() / model.num_heads()
-                                                              : 0)),
+      head_dim_(model.has_head_dim()
+                    ? model.head_dim()
+                    : (model.num_heads() > 0 ? model.hidden_size() / model.num_heads() : 0)),
       ffn_(model.ffn_hidden_size()),
       vocab_(model.vocab_size()),
       gated_(model.activation() != config::Model::GELU),
@@ -138,7 +139,7 @@ BlockSteps DenseTransformer::layer_steps(const RankShape& shape) const {
   const double t = shape.tp;
   const double tokens = static_cast<double>(shape.micro_batch * shape.seq_length);
   const double h = static_cast<double>(hidden_);
-  const double q = static_cast<double>(heads_ * head_dim_) / t;       // local query width
+  const double q = static_cast<double>(heads_ * head_dim_) / t;  // local query width
   const double qkv = static_cast<double>((heads_ + 2 * kv_heads_) * head_dim_) / t;
   const double f = static_cast<double>(ffn_) / t;
   const double s = static_cast<double>(shape.seq_length);
@@ -149,18 +150,20 @@ BlockSteps DenseTransformer::layer_steps(const RankShape& shape) const {
   BlockSteps b;
   auto& fw = b.forward;
   // Norm reads x and writes y; the residual add that precedes it reads two tensors.
-  fw.push_back(elementwise("attn.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
+  fw.push_back(
+      elementwise("attn.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
   region.enter(fw, "attn");
   fw.push_back(gemm("attn.qkv", tokens, h, qkv, e));
   // Causal attention: QK^T and AV over half of the s x s scores; FlashAttention reads Q, K, V
   // and writes the output without materialising the scores.
   const double attention_flops = 4 * tokens * s * q / 2;
-  const LayerStep core = compute("attn.core", OpClass::kAttention, attention_flops,
-                                 e * tokens * (qkv + q));
+  const LayerStep core =
+      compute("attn.core", OpClass::kAttention, attention_flops, e * tokens * (qkv + q));
   fw.push_back(core);
   fw.push_back(gemm("attn.proj", tokens, q, h, e));
   region.leave(fw, "attn");
-  fw.push_back(elementwise("mlp.norm", 5 * norm_tokens * h, (kNormFlopsPerElement + 1) * norm_tokens * h, e));
+  fw.push_back(elementwise("mlp.norm", 5 * norm_tokens * h,
+                           (kNormFlopsPerElement + 1) * norm_tokens * h, e));
   region.enter(fw, "mlp");
   fw.push_back(gemm("mlp.up", tokens, h, (gated_ ? 2 : 1) * f, e));
   // SwiGLU reads gate and up and writes their product; GELU reads and writes one tensor.
@@ -185,9 +188,9 @@ BlockSteps DenseTransformer::layer_steps(const RankShape& shape) const {
     if (shape.tp > 1) {
       const CollectiveKind kind =
           shape.sequence_parallel ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
-      bw.push_back(tp_collective(
-          name + (shape.sequence_parallel ? ".bwd.reducescatter" : ".bwd.allreduce"), kind,
-          back_region.activation_bytes));
+      bw.push_back(
+          tp_collective(name + (shape.sequence_parallel ? ".bwd.reducescatter" : ".bwd.allreduce"),
+                        kind, back_region.activation_bytes));
     }
   };
   auto index_of = [&](const std::string& name) {
@@ -240,7 +243,8 @@ BlockSteps DenseTransformer::head_steps(const RankShape& shape) const {
   constexpr double kFp32 = 4;
   BlockSteps b;
   auto& fw = b.forward;
-  fw.push_back(elementwise("final.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
+  fw.push_back(
+      elementwise("final.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
   if (shape.tp > 1 && shape.sequence_parallel) {
     fw.push_back(tp_collective("lm_head.allgather", CollectiveKind::kAllGather, tokens * h * e));
   }
