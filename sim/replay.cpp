@@ -295,11 +295,9 @@ void Replay::execute_collective(size_t index, OpId op) {
     }
   }
   actor.waiting_for = kNoOp;
-  if (options_.collective_base_latency_s > 0 && run.members > 1) {
-    ++activities_;
-    s4u::this_actor::sleep_for(options_.collective_base_latency_s);
-  }
-  run_phases(run, member, actor);
+  // The call's fixed latency, and under AGGREGATED fidelity the latencies of the ring steps
+  // folded into one flow per peer, are one sleep before the data moves.
+  double delay = run.members > 1 ? options_.collective_base_latency_s : 0;
   if (run.extra_latency_steps > 0) {
     std::vector<Transfer> out;
     run.plan->sends(member, 0, &out);
@@ -307,11 +305,13 @@ void Replay::execute_collective(size_t index, OpId op) {
     for (const Transfer& t : out) {
       latency = std::max(latency, route_latency_s_(o.rank, (*run.member_ranks)[t.to]));
     }
-    if (latency > 0) {
-      ++activities_;
-      s4u::this_actor::sleep_for(run.extra_latency_steps * latency);
-    }
+    delay += run.extra_latency_steps * latency;
   }
+  if (delay > 0) {
+    ++activities_;
+    s4u::this_actor::sleep_for(delay);
+  }
+  run_phases(run, member, actor);
   const uint64_t key = run_key(o);
   if (++run.finished == run.members) runs_.erase(key);  // `run` is gone after this
   complete(op, arrival, s4u::Engine::get_clock());

@@ -35,13 +35,15 @@ config::Hardware one_h100_node(double base_latency_s) {
 }
 
 // Time from the last rank's arrival to the last rank's completion of the single collective.
-double simulate_one(const Case& c, const config::Hardware& hw) {
+double simulate_one(const Case& c, const config::Hardware& hw,
+                    config::Simulation::Fidelity fidelity = config::Simulation::FULL) {
   const EventGraph graph = collective_sweep_graph(c.kind, c.ranks, {c.bytes});
   const topo::Topology topology = topo::build_cluster(hw);
   std::vector<uint32_t> gpus(c.ranks);
   std::iota(gpus.begin(), gpus.end(), 0u);
   sim::SimOptions options;
   options.collective_base_latency_s = hw.collectives().base_latency_s();
+  options.fidelity = fidelity;
   const auto result =
       sim::simulate(graph, topology, gpus, sim::ComputeModel::from_hardware(hw), options);
   double start = 0, end = 0;
@@ -105,6 +107,16 @@ TEST(CollectiveLatency, BaseLatencyIsAddedOncePerCall) {
   const double bw = hw.scale_up().bytes_per_s() * hw.scale_up().efficiency();
   const double expected = 10e-6 + closed_form(c, a, bw);
   EXPECT_NEAR(simulate_one(c, hw), expected, 0.01 * expected);
+}
+
+TEST(CollectiveFidelity, AggregatedFlowsKeepTheClosedFormOnAnIdleSwitch) {
+  // One flow per (rank, peer) carrying all ring steps, the steps' latencies added back.
+  const Case c{CollectiveKind::kAllReduce, 8, 64.0 * (1 << 20)};
+  const config::Hardware hw = one_h100_node(6e-6);
+  const double a = hw.scale_up().latency_s();
+  const double bw = hw.scale_up().bytes_per_s() * hw.scale_up().efficiency();
+  const double expected = 6e-6 + closed_form(c, a, bw);
+  EXPECT_NEAR(simulate_one(c, hw, config::Simulation::AGGREGATED), expected, 0.01 * expected);
 }
 
 }  // namespace
