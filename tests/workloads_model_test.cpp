@@ -29,12 +29,12 @@ config::Model gpt3() {
   return m;
 }
 
-TEST(DenseTransformer, Gpt3ParametersAndFlopsPerToken) {
-  const DenseTransformer model(gpt3());
+TEST(TransformerModel, Gpt3ParametersAndFlopsPerToken) {
+  const TransformerModel model(gpt3());
   const double h = 12288, layers = 96, vocab = 51200, seq = 2048;
   // 4h^2 for the attention projections, 8h^2 for the 4h MLP, 2h for the norms.
   const double layer = 12 * h * h + 2 * h;
-  EXPECT_DOUBLE_EQ(model.layer_params(), layer);
+  EXPECT_DOUBLE_EQ(model.layer_params(0), layer);
   EXPECT_DOUBLE_EQ(model.total_params(), layers * layer + vocab * h + h);
   const double n = layers * 12 * h * h + vocab * h;  // matmul weights incl. the LM head
   EXPECT_DOUBLE_EQ(model.active_params(), n);
@@ -45,37 +45,63 @@ TEST(DenseTransformer, Gpt3ParametersAndFlopsPerToken) {
   EXPECT_DOUBLE_EQ(model.model_flops_per_token(2048, true), 6 * n + 6 * layers * h * seq);
 }
 
-TEST(DenseTransformer, PresetsMatchPublishedSizes) {
+TEST(TransformerModel, PresetsMatchPublishedSizes) {
   const std::map<std::string, double> billions = {
       {"llama3-8b", 8.03}, {"llama3-70b", 70.55}, {"llama3-405b", 405.85}, {"gpt3-175b", 174.6}};
   for (const auto& [name, expected] : billions) {
     const auto preset = model_preset(name);
     ASSERT_TRUE(preset.has_value()) << name;
-    EXPECT_NEAR(DenseTransformer(*preset).total_params() / 1e9, expected, 0.01 * expected) << name;
+    EXPECT_NEAR(TransformerModel(*preset).total_params() / 1e9, expected, 0.01 * expected) << name;
   }
 }
 
-TEST(DenseTransformer, LayerStepFlopsAddUpToSixN) {
+TEST(TransformerModel, LayerStepFlopsAddUpToSixN) {
   // Forward GEMM FLOPs of one layer for T tokens are 2 T x (layer matmul weights) / tp; the
   // attention core adds 4 T s (heads x head_dim) / tp halved by the causal mask.
-  const DenseTransformer model(gpt3());
+  const TransformerModel model(gpt3());
   RankShape shape{1, 2048, 8, false, DataType::kBf16};
-  const BlockSteps steps = model.layer_steps(shape);
-  double gemm = 0, attention = 0, backward_gemm = 0;
-  int collectives = 0;
+  const BlockSteps steps = model.layer_steps(0, shape);
+  double gemm = 0, attention = 0, backward_gemm = 0, dgrad = 0, wgrad = 0;
+  int collectives = 0, backward_collectives = 0;
   for (const auto& s : steps.forward) {
-    if (s.kind == LayerStep::Kind::kTpCollective) ++collectives;
+    if (s.kind == LayerStep::Kind::kCollective && s.forward) ++collectives;
     if (s.op_class == OpClass::kGemm) gemm += s.flops;
     if (s.op_class == OpClass::kAttention) attention += s.flops;
   }
   for (const auto& s : steps.backward) {
     if (s.op_class == OpClass::kGemm) backward_gemm += s.flops;
+    if (s.kind == LayerStep::Kind::kCollective) ++backward_collectives;
+  }
+  for (const auto& s : steps.backward_input) {
+    if (s.op_class == OpClass::kGemm) dgrad += s.flops;
+  }
+  for (const auto& s : steps.backward_weight) {
+    EXPECT_EQ(s.kind, LayerStep::Kind::kCompute) << "W passes do not communicate";
+    wgrad += s.flops;
   }
   const double h = 12288, tokens = 2048;
   EXPECT_DOUBLE_EQ(gemm, 2 * tokens * 12 * h * h / 8);
   EXPECT_DOUBLE_EQ(attention, 4 * tokens * 2048 * h / 8 / 2);
   EXPECT_DOUBLE_EQ(backward_gemm, 2 * gemm);
   EXPECT_EQ(collectives, 2);  // Megatron: two all-reduces per layer forward
+  EXPECT_EQ(backward_collectives, 2);  // and two backward
+  EXPECT_DOUBLE_EQ(dgrad, gemm);       // the zero-bubble split: B = input gradients
+  EXPECT_DOUBLE_EQ(wgrad, gemm);       // W = weight gradients
+}
+
+TEST(TransformerModel, SequenceParallelSwapsAllReduceForGatherAndScatter) {
+  const TransformerModel model(gpt3());
+  const BlockSteps steps = model.layer_steps(0, RankShape{1, 2048, 8, true, DataType::kBf16});
+  std::vector<CollectiveKind> forward, backward;
+  for (const auto& s : steps.forward) {
+    if (s.forward) forward.push_back(*s.forward);
+  }
+  for (const auto& s : steps.backward) {
+    if (s.forward) backward.push_back(*s.forward);
+  }
+  using K = CollectiveKind;
+  EXPECT_EQ(forward, (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
+  EXPECT_EQ(backward, (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
 }
 
 TEST(PipelineSchedule, OneFOneBWarmupAndOrder) {
@@ -159,20 +185,6 @@ TEST(TrainingStep, FullRecomputeRepeatsTheForward) {
   EXPECT_GT(forward, 0);
   EXPECT_DOUBLE_EQ(recompute, forward);
   EXPECT_GT(full.graph.size(), none.graph.size());
-}
-
-TEST(MemoryLedger, ActivationFormulasAndInFlightMicroBatches) {
-  auto s = small_scenario(2, 2, 1, config::Training::NONE);
-  const double sbh = 1024.0 * 1 * 4096;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (10 + 24.0 / 2));  // Korthikanti, TP
-  s.mutable_layout()->set_sequence_parallel(true);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * 34 / 2);  // TP + SP
-  s.mutable_training()->set_recompute(config::Training::FULL);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), 2 * sbh / 2);  // full recompute keeps the input
-  EXPECT_EQ(in_flight_micro_batches(s, 0), 2);               // 1F1B: stage 0 of 2 holds p - 0 = 2
-  EXPECT_EQ(in_flight_micro_batches(s, 1), 1);
-  s.mutable_training()->set_schedule(config::Training::GPIPE);
-  EXPECT_EQ(in_flight_micro_batches(s, 1), 4);  // GPipe holds every micro-batch
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "workloads/layout.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -65,6 +66,20 @@ std::vector<RankId> ParallelLayout::dp_group(RankId rank) const {
 
 std::vector<RankId> ParallelLayout::pp_group(RankId rank) const {
   return group_along(*this, rank, pp_, [](RankCoords& c, int i) { c.pp = i; });
+}
+
+std::vector<RankId> ParallelLayout::dp_cp_group(RankId rank) const {
+  std::vector<RankId> members;
+  RankCoords c = coords(rank);
+  for (int dp = 0; dp < dp_; ++dp) {
+    for (int cp = 0; cp < cp_; ++cp) {
+      c.dp = dp;
+      c.cp = cp;
+      members.push_back(this->rank(c));
+    }
+  }
+  std::sort(members.begin(), members.end());
+  return members;
 }
 
 }  // namespace racksim

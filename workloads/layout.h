@@ -40,6 +40,8 @@ class ParallelLayout {
   std::vector<RankId> cp_group(RankId rank) const;
   std::vector<RankId> dp_group(RankId rank) const;
   std::vector<RankId> pp_group(RankId rank) const;
+  // The ranks holding the same parameters as `rank`: its data- and context-parallel peers.
+  std::vector<RankId> dp_cp_group(RankId rank) const;
 
  private:
   int tp_;

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "common/units.h"
 #include "workloads/layout.h"
 #include "workloads/training_step.h"
 #include "workloads/transformer.h"
@@ -15,11 +14,6 @@ namespace {
 
 // Mixed-precision AdamW: FP32 master weights and the two FP32 moments.
 constexpr double kOptimizerBytesPerParam = 12;
-
-int micro_batches(const config::Scenario& s) {
-  return static_cast<int>(s.training().global_batch_size() /
-                          (s.training().micro_batch_size() * s.layout().dp()));
-}
 
 // sbh for one micro-batch: the activation tensor's element count.
 double sbh(const config::Scenario& s) {
@@ -33,10 +27,29 @@ double dtype_scale(const config::Scenario& s) {
   return bytes_per_element(to_data_type(s.training().dtype())) / 2;
 }
 
+// The s x s attention scores and their softmax/dropout, 5as/h per sbh element, unless the
+// attention kernel never stores them (FlashAttention) or selective recompute drops them.
+double score_term(const config::Scenario& s) {
+  const bool stored = s.training().has_flash_attention() && !s.training().flash_attention() &&
+                      s.training().recompute() == config::Training::NONE;
+  if (!stored) return 0;
+  const double a = static_cast<double>(s.model().num_heads());
+  const double h = static_cast<double>(s.model().hidden_size());
+  const double seq = static_cast<double>(s.training().seq_length());
+  return 5 * a * seq / (h * s.layout().tp());
+}
+
 double layer_bytes_without_recompute(const config::Scenario& s) {
   const double t = s.layout().tp();
-  const double per_element = s.layout().sequence_parallel() ? 34 / t : 10 + 24 / t;
-  return sbh(s) * per_element * dtype_scale(s);
+  const double linear = s.layout().sequence_parallel() ? 34 / t : 10 + 24 / t;
+  return sbh(s) * (linear + score_term(s)) * dtype_scale(s);
+}
+
+MemoryItem static_item(const char* name, double params, double bytes, double shards) {
+  const double per_rank = params * bytes / shards;
+  std::string detail = fmt::format("{:.4g} parameters x {} B", params, bytes);
+  if (shards > 1) detail += fmt::format(" / {} (ZeRO shards)", shards);
+  return {name, per_rank, detail};
 }
 
 }  // namespace
@@ -59,49 +72,56 @@ double layer_activation_bytes(const config::Scenario& s) {
   return layer_bytes_without_recompute(s);
 }
 
-int in_flight_micro_batches(const config::Scenario& s, int stage) {
-  const int m = micro_batches(s);
-  if (s.training().schedule() == config::Training::GPIPE) return m;
-  return std::min(s.layout().pp() - stage, m);
+int in_flight_chunk_passes(const PassOrder& order) {
+  int outstanding = 0;
+  int peak = 0;
+  for (const PipelinePass& p : order) {
+    if (p.kind == PassKind::kForward) peak = std::max(peak, ++outstanding);
+    if (p.kind == PassKind::kBackward || p.kind == PassKind::kBackwardInput) --outstanding;
+  }
+  return peak;
 }
 
 MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
-  const DenseTransformer model(s.model());
+  const TransformerModel model(s.model());
   const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+  const PipelineMap map = pipeline_map(s);
   const RankCoords c = layout.coords(rank);
   MemoryLedger ledger;
   ledger.rank = rank;
   ledger.capacity_bytes = s.hardware().gpu().hbm_bytes();
 
-  const double params = params_on_rank(model, layout, rank);
+  const double params = params_on_rank(model, layout, map, rank);
+  const int zero = s.training().zero_stage();
+  const double dp = static_cast<double>(layout.dp_cp_group(rank).size());
   const double weight_bytes = bytes_per_element(to_data_type(s.training().dtype()));
   const double grad_bytes = bytes_per_element(to_data_type(s.training().grad_reduce_dtype()));
-  ledger.static_items.push_back({"weights", params * weight_bytes,
-                                 fmt::format("{:.4g} parameters x {} B", params, weight_bytes)});
-  ledger.static_items.push_back({"gradients", params * grad_bytes,
-                                 fmt::format("{:.4g} parameters x {} B", params, grad_bytes)});
+  ledger.static_items.push_back(static_item("weights", params, weight_bytes, zero >= 3 ? dp : 1));
+  ledger.static_items.push_back(static_item("gradients", params, grad_bytes, zero >= 2 ? dp : 1));
   ledger.static_items.push_back(
-      {"optimizer states", params * kOptimizerBytesPerParam,
-       fmt::format("{:.4g} parameters x 12 B (FP32 master, Adam m and v)", params)});
+      static_item("optimizer states", params, kOptimizerBytesPerParam, zero >= 1 ? dp : 1));
 
-  const int layers = static_cast<int>(model.layers() / layout.pp());
-  const int in_flight = in_flight_micro_batches(s, c.pp);
+  const int layers_per_chunk = map.layers({c.pp, 0}).count;
+  const int in_flight = in_flight_chunk_passes(pipeline_orders(s)[c.pp]);
   const double per_layer = layer_activation_bytes(s);
   ledger.activations = {
-      "activations", per_layer * layers * in_flight,
-      fmt::format("{:.4g} B per layer per micro-batch x {} layers x {} micro-batches in flight",
-                  per_layer, layers, in_flight)};
+      "activations", per_layer * layers_per_chunk * in_flight,
+      fmt::format("{:.4g} B per layer per micro-batch x {} layers per chunk x {} chunk passes in "
+                  "flight (from the schedule)",
+                  per_layer, layers_per_chunk, in_flight)};
 
-  // The largest single workspace: the logits of the vocabulary-parallel loss on the last stage
-  // (BF16 logits and their FP32 softmax), or a layer rematerialised by full recompute.
+  // The largest single workspace: the logits of the vocabulary-parallel loss where micro-batches
+  // leave the model (BF16 logits and their FP32 softmax), or a layer rematerialised by full
+  // recompute.
   const double tokens =
       static_cast<double>(s.training().micro_batch_size() * s.training().seq_length());
   MemoryItem transient{"none", 0, ""};
-  if (c.pp == layout.pp() - 1) {
+  bool head = false;
+  for (int chunk = 0; chunk < map.chunks_per_stage(); ++chunk) head = head || map.ends_route({c.pp, chunk});
+  if (head) {
     const double vocab_local = static_cast<double>(model.vocab()) / layout.tp();
-    transient = {
-        "lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
-        fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)};
+    transient = {"lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
+                 fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)};
   }
   if (s.training().recompute() == config::Training::FULL) {
     const double layer = layer_bytes_without_recompute(s);

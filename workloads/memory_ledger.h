@@ -14,6 +14,7 @@
 
 #include "proto/scenario.pb.h"
 #include "workloads/event_graph.h"
+#include "workloads/pipeline_schedule.h"
 
 namespace racksim {
 
@@ -34,14 +35,17 @@ struct MemoryLedger {
   bool fits() const { return peak_bytes() <= capacity_bytes; }
 };
 
-// Activation bytes one transformer layer keeps for one micro-batch (Korthikanti et al. 2022,
-// with FlashAttention, which never stores the s x s scores: the 5as/h term is gone):
-//   no recompute or selective: sbh(10 + 24/t) with TP, 34sbh/t with TP + SP;
+// Activation bytes one transformer layer keeps for one micro-batch (Korthikanti et al. 2022):
+//   no recompute: sbh(10 + 24/t + 5as/(ht)) with TP, sbh(34/t + 5as/(ht)) with TP + SP;
+//   selective recompute: the same without the 5as/(ht) term of the stored attention scores;
 //   full recompute: the layer input, 2sbh (2sbh/t with SP).
+// With FlashAttention (training.flash_attention, the default) the scores are never stored and
+// the 5as/(ht) term is gone without recompute too.
 double layer_activation_bytes(const config::Scenario& scenario);
 
-// Micro-batches whose activations a pipeline stage holds at once under the schedule.
-int in_flight_micro_batches(const config::Scenario& scenario, int stage);
+// The most chunk-forwards whose activations a stage holds at once, read off its pass order (a
+// forward adds one, a backward's input-gradient part releases one).
+int in_flight_chunk_passes(const PassOrder& order);
 
 // The ledger of `rank`.
 MemoryLedger memory_ledger(const config::Scenario& scenario, RankId rank);

@@ -4,265 +4,399 @@
 
 #include <fmt/format.h>
 
-#include "workloads/pipeline_schedule.h"
+#include "workloads/gradient_sync.h"
+#include "workloads/rank_writer.h"
 
 namespace racksim {
 
 namespace {
 
-// Mixed-precision AdamW per parameter: reads the FP32 master weight, both moments and the FP32
-// gradient (16 bytes), writes master weight and moments and the BF16 copy (14 bytes).
-constexpr double kAdamBytesPerParam = 30;
-constexpr double kAdamFlopsPerParam = 12;
+constexpr double kDefaultBucketElements = 40e6;
 
-// Send/recv tags between two neighbouring stages: activations and gradients of a micro-batch.
-uint32_t activation_tag(int micro_batch) {
-  return 2 * static_cast<uint32_t>(micro_batch);
+// Send/recv tags between two stages: the activation entering route position `pos`, or the
+// gradient leaving it, of one micro-batch.
+uint32_t activation_tag(int micro_batch, int pos) {
+  return static_cast<uint32_t>((micro_batch * 1024 + pos) * 2);
 }
-uint32_t gradient_tag(int micro_batch) {
-  return 2 * static_cast<uint32_t>(micro_batch) + 1;
-}
+uint32_t gradient_tag(int micro_batch, int pos) { return activation_tag(micro_batch, pos) + 1; }
 
-// The compute stream of one rank as it is being written: the last compute operation, and the
-// operations the next compute operation must wait for (a collective's result, a received
-// activation, a send that must finish first).
-struct ComputeChain {
-  OpId last_compute = kNoOp;
-  std::vector<OpId> pending;
-};
-
-class StepBuilder {
+// Writes one rank's step.
+class RankStep {
  public:
-  StepBuilder(const config::Scenario& scenario)
-      : scenario_(scenario),
-        model_(scenario.model()),
-        layout_(ParallelLayout::from_config(scenario.layout())),
-        graph_(layout_.num_ranks()) {
-    const auto& t = scenario.training();
-    micro_batches_ =
-        static_cast<int>(t.global_batch_size() / (t.micro_batch_size() * layout_.dp()));
-    if (micro_batches_ < 1) throw std::invalid_argument("training step: no micro-batch per rank");
-    layers_per_stage_ = static_cast<int>(model_.layers() / layout_.pp());
-    shape_.micro_batch = t.micro_batch_size();
-    shape_.seq_length = t.seq_length();
-    shape_.tp = layout_.tp();
-    shape_.sequence_parallel = scenario.layout().sequence_parallel();
-    shape_.dtype = to_data_type(t.dtype());
-    layer_ = model_.layer_steps(shape_);
-    embedding_ = model_.embedding_steps(shape_);
-    head_ = model_.head_steps(shape_);
-    compute_ = graph_.add_stream(kComputeStream, StreamKind::kCompute);
-    tp_stream_ = graph_.add_stream(kTpStream, StreamKind::kComm);
-    pp_stream_ = graph_.add_stream(kPpStream, StreamKind::kComm);
-    dp_stream_ = graph_.add_stream(kDpStream, StreamKind::kComm);
-  }
+  struct Shared {
+    const config::Scenario& scenario;
+    const TransformerModel& model;
+    const ParallelLayout& layout;
+    const PipelineMap& map;
+    const std::vector<BlockSteps>& layers;
+    const BlockSteps& embedding;
+    const BlockSteps& head;
+    int micro_batches;
+    PassStreams main;
+    PassStreams overlap;
+    StreamId dp_stream;
+  };
 
-  TrainingStep build() {
-    for (RankId r = 0; r < layout_.num_ranks(); ++r) emit_rank(r);
-    TrainingStep step{std::move(graph_), {}};
-    step.info.micro_batches = micro_batches_;
-    step.info.layers_per_stage = layers_per_stage_;
-    for (RankId r = 0; r < layout_.num_ranks(); ++r) {
-      step.info.params_per_rank.push_back(params_on_rank(model_, layout_, r));
+  RankStep(const Shared& shared, EventGraph* graph, RankId rank)
+      : s_(shared),
+        rank_(rank),
+        coords_(shared.layout.coords(rank)),
+        writer_(graph, rank, to_data_type(shared.scenario.training().dtype())),
+        tp_comm_(graph->add_communicator(shared.layout.tp_group(rank))),
+        sync_(&writer_, sync_config(graph)) {}
+
+  void write(const PassOrder& order) {
+    final_pass_ = last_backward_of_each_chunk(order);
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i].overlaps_next && i + 1 < order.size()) {
+        write_overlapped_pair(order[i], order[i + 1], static_cast<int>(i));
+        ++i;
+      } else {
+        write_pass(main_, s_.main, order[i], static_cast<int>(i));
+      }
     }
-    step.info.tokens_per_step = static_cast<double>(scenario_.training().global_batch_size() *
-                                                    scenario_.training().seq_length());
-    return step;
+    main_.pending.insert(main_.pending.end(), overlap_.pending.begin(), overlap_.pending.end());
+    if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
+    write_tied_embedding_sync();
+    sync_.finish(main_, s_.main.compute, params_on_rank(s_.model, s_.layout, s_.map, rank_));
   }
 
  private:
-  void emit_rank(RankId rank) {
-    const RankCoords c = layout_.coords(rank);
-    const int stages = layout_.pp();
-    const auto order = scenario_.training().schedule() == config::Training::GPIPE
-                           ? gpipe_order(c.pp, stages, micro_batches_)
-                           : one_f_one_b_order(c.pp, stages, micro_batches_);
-    rank_ = rank;
-    coords_ = c;
-    tp_comm_ = graph_.add_communicator(layout_.tp_group(rank));
-    ComputeChain chain;
-    for (const PipelinePass& pass : order) {
-      if (pass.kind == PassKind::kForward) {
-        emit_forward(chain, pass.micro_batch);
-      } else {
-        emit_backward(chain, pass.micro_batch);
+  GradientSyncConfig sync_config(EventGraph* graph) const {
+    const auto& t = s_.scenario.training();
+    GradientSyncConfig c;
+    c.zero_stage = t.zero_stage();
+    c.overlap = t.overlap_grad_reduce();
+    c.bucket_elements = t.grad_bucket_elements() > 0 ? static_cast<double>(t.grad_bucket_elements())
+                                                     : kDefaultBucketElements;
+    c.grad_bytes = bytes_per_element(to_data_type(t.grad_reduce_dtype()));
+    c.param_bytes = bytes_per_element(to_data_type(t.dtype()));
+    const auto group = s_.layout.dp_cp_group(rank_);
+    c.dp = static_cast<int>(group.size());
+    c.dp_comm = graph->add_communicator(group);
+    c.stream = s_.dp_stream;
+    return c;
+  }
+
+  // For each local chunk, the index of the pass after which no later micro-batch adds to its
+  // weight gradients.
+  std::vector<int> last_backward_of_each_chunk(const PassOrder& order) const {
+    std::vector<int> last(s_.map.chunks_per_stage(), -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const PassKind k = order[i].kind;
+      if (k == PassKind::kBackward || k == PassKind::kBackwardWeight) {
+        last[order[i].local_chunk] = static_cast<int>(i);
       }
     }
-    emit_gradient_sync_and_optimizer(chain);
+    return last;
   }
 
-  bool first_stage() const { return coords_.pp == 0; }
-  bool last_stage() const { return coords_.pp == layout_.pp() - 1; }
-  RankId neighbour(int stage_offset) const {
-    RankCoords n = coords_;
-    n.pp += stage_offset;
-    return layout_.rank(n);
+  // DualPipe: two passes of different micro-batches run at once on two compute streams; both
+  // start after the previous work of both streams and the next pass waits for both.
+  void write_overlapped_pair(const PipelinePass& a, const PipelinePass& b, int index) {
+    const OpId main_before = main_.last_compute;
+    if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
+    write_pass(main_, s_.main, a, index);
+    if (main_before != kNoOp) overlap_.pending.push_back(main_before);
+    write_pass(overlap_, s_.overlap, b, index + 1);
+    main_.pending.push_back(overlap_.last_compute);
   }
-  // Each TP rank sends its slice of the [micro-batch, sequence, hidden] activation.
+
+  void write_pass(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass, int index) {
+    const ChunkRef chunk{coords_.pp, pass.local_chunk};
+    const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
+    const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, chunk);
+    if (pos < 0) throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
+    const Visit visit{chain, streams, pass, route, pos, index == final_pass_[pass.local_chunk]};
+    switch (pass.kind) {
+      case PassKind::kForward: write_forward(visit); break;
+      case PassKind::kBackward:
+      case PassKind::kBackwardInput: write_backward(visit); break;
+      case PassKind::kBackwardWeight: write_weight(visit); break;
+    }
+  }
+
+  struct Visit {
+    ComputeChain& chain;
+    const PassStreams& streams;
+    const PipelinePass& pass;
+    const std::vector<ChunkRef>& route;
+    int pos;
+    bool final;  // the chunk's last backward pass: its gradients are complete afterwards
+    bool first() const { return pos == 0; }
+    bool last() const { return pos + 1 == static_cast<int>(route.size()); }
+  };
+
+  RankId rank_of_stage(int stage) const {
+    RankCoords c = coords_;
+    c.pp = stage;
+    return s_.layout.rank(c);
+  }
+
+  // Each TP (and CP) rank sends its slice of the [micro-batch, sequence, hidden] activation.
   double p2p_bytes() const {
-    return static_cast<double>(shape_.micro_batch * shape_.seq_length * model_.hidden()) *
-           bytes_per_element(shape_.dtype) / layout_.tp();
+    const auto& t = s_.scenario.training();
+    return static_cast<double>(t.micro_batch_size() * t.seq_length() * s_.model.hidden()) *
+           bytes_per_element(to_data_type(t.dtype())) / (s_.layout.tp() * s_.layout.cp());
+  }
+  bool blocking_sends() const { return !s_.scenario.training().pp_comm_overlap(); }
+
+  void write_forward(const Visit& v) {
+    const int mb = v.pass.micro_batch;
+    const OpTag tag{Phase::kForward, mb, -1};
+    if (!v.first()) {
+      writer_.recv(v.chain, v.streams.pp, "recv.activation", rank_of_stage(v.route[v.pos - 1].stage),
+                   activation_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, tag);
+    }
+    OpId previous_start = kNoOp;
+    if (v.first()) {
+      sync_.gather_parameters(v.chain, block_params(s_.embedding), kNoOp, tag);
+      previous_start = write_steps(v.chain, v.streams, s_.embedding.forward, tag);
+    }
+    const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+    for (int l = layers.first; l < layers.first + layers.count; ++l) {
+      sync_.gather_parameters(v.chain, layer_params(l), previous_start, {Phase::kForward, mb, l});
+      previous_start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
+    }
+    if (v.last()) {
+      sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
+      write_steps(v.chain, v.streams, s_.head.forward, tag);
+    }
+    if (!v.last()) {
+      writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
+                   activation_tag(mb, v.pos + 1), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+    }
   }
 
-  OpContext context(StreamId stream, Phase phase, int micro_batch, int layer) const {
-    return OpContext{rank_, stream, phase, micro_batch, static_cast<int16_t>(layer)};
+  void write_backward(const Visit& v) {
+    const int mb = v.pass.micro_batch;
+    const bool split = v.pass.kind == PassKind::kBackwardInput;
+    const OpTag tag{Phase::kBackward, mb, -1};
+    auto steps_of = [&](const BlockSteps& b) -> const std::vector<LayerStep>& {
+      return split ? b.backward_input : b.backward;
+    };
+    if (!v.last()) {
+      writer_.recv(v.chain, v.streams.pp, "recv.gradient", rank_of_stage(v.route[v.pos + 1].stage),
+                   gradient_tag(mb, v.pos + 1), p2p_bytes(), CommDim::kPp, tag);
+    }
+    OpId previous_layer_start = kNoOp;
+    if (v.last()) previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
+    const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+    const auto recompute = s_.scenario.training().recompute();
+    for (int l = layers.first + layers.count; l-- > layers.first;) {
+      const OpTag layer_tag{Phase::kBackward, mb, l};
+      sync_.gather_parameters(v.chain, layer_params(l), previous_layer_start, layer_tag);
+      OpId start = kNoOp;
+      if (recompute == config::Training::FULL) {
+        start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kRecompute, mb, l});
+      } else if (recompute == config::Training::SELECTIVE) {
+        start = write_steps(v.chain, v.streams, s_.layers[l].selective_recompute, {Phase::kRecompute, mb, l});
+      }
+      const OpId first_backward = write_steps(v.chain, v.streams, steps_of(s_.layers[l]), layer_tag);
+      previous_layer_start = start != kNoOp ? start : first_backward;
+      if (!split) sync_.gradients_ready(layer_params(l), v.chain.last_compute, v.final, layer_tag);
+    }
+    if (v.first()) head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split, previous_layer_start);
+    if (!v.first()) {
+      writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
+                   gradient_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+    }
   }
 
-  void emit_steps(ComputeChain& chain, const std::vector<LayerStep>& steps, Phase phase,
-                  int micro_batch, int layer) {
+  // Returns the first kernel written.
+  OpId head_or_embedding_backward(const Visit& v, const BlockSteps& block,
+                                  const std::vector<LayerStep>& steps, bool split, OpId prefetch_after) {
+    const OpTag tag{Phase::kBackward, v.pass.micro_batch, -1};
+    sync_.gather_parameters(v.chain, block_params(block), prefetch_after, tag);
+    const OpId first = write_steps(v.chain, v.streams, steps, tag);
+    if (!split) sync_.gradients_ready(block_params(block), v.chain.last_compute, v.final, tag);
+    return first;
+  }
+
+  // W: the weight gradients deferred by a split backward.
+  void write_weight(const Visit& v) {
+    const int mb = v.pass.micro_batch;
+    const OpTag tag{Phase::kBackwardWeight, mb, -1};
+    if (v.last()) {
+      write_steps(v.chain, v.streams, s_.head.backward_weight, tag);
+      sync_.gradients_ready(block_params(s_.head), v.chain.last_compute, v.final, tag);
+    }
+    const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+    for (int l = layers.first + layers.count; l-- > layers.first;) {
+      const OpTag layer_tag{Phase::kBackwardWeight, mb, l};
+      write_steps(v.chain, v.streams, s_.layers[l].backward_weight, layer_tag);
+      sync_.gradients_ready(layer_params(l), v.chain.last_compute, v.final, layer_tag);
+    }
+    if (v.first()) {
+      write_steps(v.chain, v.streams, s_.embedding.backward_weight, tag);
+      sync_.gradients_ready(block_params(s_.embedding), v.chain.last_compute, v.final, tag);
+    }
+  }
+
+  // Writes the steps; returns the first kernel written (kNoOp if none).
+  OpId write_steps(ComputeChain& chain, const PassStreams& streams,
+                   const std::vector<LayerStep>& steps, const OpTag& tag) {
+    OpId first = kNoOp;
     for (const LayerStep& step : steps) {
       if (step.kind == LayerStep::Kind::kCompute) {
-        const OpId id = graph_.add_compute(context(compute_, phase, micro_batch, layer), step.name,
-                                           step.op_class, step.flops, step.hbm_bytes, shape_.dtype,
-                                           chain.pending);
-        chain.pending.clear();
-        chain.last_compute = id;
-      } else {
-        // The collective reduces what the compute stream produced, or gathers what it was about
-        // to consume (e.g. a received gradient), so it waits for both.
-        std::vector<OpId> deps = chain.pending;
-        if (chain.last_compute != kNoOp) deps.push_back(chain.last_compute);
-        const OpId id =
-            graph_.add_collective(context(tp_stream_, phase, micro_batch, layer), step.name,
-                                  step.collective, tp_comm_, step.bytes, CommDim::kTp, deps);
-        chain.pending.assign(1, id);
+        const OpId id = writer_.kernel(chain, streams.compute, step, tag);
+        if (first == kNoOp) first = id;
+      } else if (step.forward) {
+        writer_.collective(chain, streams.tp, step.name, *step.forward, tp_comm_, step.bytes,
+                           step.dim, tag);
       }
     }
+    return first;
   }
 
-  void emit_send(ComputeChain& chain, RankId peer, uint32_t tag, Phase phase, int micro_batch,
-                 const char* label) {
-    std::vector<OpId> deps;
-    if (chain.last_compute != kNoOp) deps.push_back(chain.last_compute);
-    // A send waits for everything the compute stream was waiting for too (e.g. the layer's last
-    // TP all-reduce), since it ships that result.
-    deps.insert(deps.end(), chain.pending.begin(), chain.pending.end());
-    const OpId send = graph_.add_send(context(pp_stream_, phase, micro_batch, -1), label, peer, tag,
-                                      p2p_bytes(), CommDim::kPp, deps);
-    chain.pending.clear();
-    if (!scenario_.training().pp_comm_overlap()) chain.pending.push_back(send);
+  double layer_params(int layer) const { return s_.model.layer_params(layer) / s_.layout.tp(); }
+  // The embedding table, or the output head's matrix (none of its own when tied to a table this
+  // stage already holds).
+  double block_params(const BlockSteps& block) const {
+    if (&block != &s_.head) return s_.model.embedding_params() / s_.layout.tp();
+    const bool shared_table = s_.model.tied_embeddings() && holds_embedding();
+    const double final_norm = static_cast<double>(s_.model.hidden());
+    return (shared_table ? 0 : s_.model.embedding_params() / s_.layout.tp()) + final_norm;
   }
-
-  void emit_recv(ComputeChain& chain, RankId peer, uint32_t tag, Phase phase, int micro_batch,
-                 const char* label) {
-    const OpId recv = graph_.add_recv(context(pp_stream_, phase, micro_batch, -1), label, peer, tag,
-                                      p2p_bytes(), CommDim::kPp);
-    chain.pending.push_back(recv);
-  }
-
-  int first_layer() const { return coords_.pp * layers_per_stage_; }
-
-  void emit_forward(ComputeChain& chain, int mb) {
-    if (!first_stage())
-      emit_recv(chain, neighbour(-1), activation_tag(mb), Phase::kForward, mb, "recv.activation");
-    if (first_stage()) emit_steps(chain, embedding_.forward, Phase::kForward, mb, -1);
-    for (int l = 0; l < layers_per_stage_; ++l) {
-      emit_steps(chain, layer_.forward, Phase::kForward, mb, first_layer() + l);
+  bool holds_embedding() const {
+    for (int c = 0; c < s_.map.chunks_per_stage(); ++c) {
+      if (s_.map.starts_route({coords_.pp, c})) return true;
     }
-    if (last_stage()) emit_steps(chain, head_.forward, Phase::kForward, mb, -1);
-    if (!last_stage())
-      emit_send(chain, neighbour(+1), activation_tag(mb), Phase::kForward, mb, "send.activation");
+    return false;
   }
 
-  void emit_backward(ComputeChain& chain, int mb) {
-    if (!last_stage())
-      emit_recv(chain, neighbour(+1), gradient_tag(mb), Phase::kBackward, mb, "recv.gradient");
-    if (last_stage()) emit_steps(chain, head_.backward, Phase::kBackward, mb, -1);
-    const auto recompute = scenario_.training().recompute();
-    for (int l = layers_per_stage_; l-- > 0;) {
-      const int layer = first_layer() + l;
-      if (recompute == config::Training::FULL) {
-        emit_steps(chain, layer_.forward, Phase::kRecompute, mb, layer);
-      } else if (recompute == config::Training::SELECTIVE) {
-        emit_steps(chain, layer_.selective_recompute, Phase::kRecompute, mb, layer);
-      }
-      emit_steps(chain, layer_.backward, Phase::kBackward, mb, layer);
-    }
-    if (first_stage()) emit_steps(chain, embedding_.backward, Phase::kBackward, mb, -1);
-    if (!first_stage())
-      emit_send(chain, neighbour(-1), gradient_tag(mb), Phase::kBackward, mb, "send.gradient");
+  // Tied embeddings live where micro-batches enter and where they leave; when those are
+  // different stages their gradients are summed over the pair.
+  void write_tied_embedding_sync() {
+    if (!s_.model.tied_embeddings() || s_.layout.pp() == 1 || s_.map.dual()) return;
+    const bool first = coords_.pp == 0;
+    const bool last = coords_.pp == s_.layout.pp() - 1;
+    if (!first && !last) return;
+    const CommId pair = writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.layout.pp() - 1)});
+    const double bytes = s_.model.embedding_params() / s_.layout.tp() *
+                         bytes_per_element(to_data_type(s_.scenario.training().grad_reduce_dtype()));
+    writer_.collective(main_, s_.dp_stream, "embedding.grad.allreduce", CollectiveKind::kAllReduce,
+                       pair, bytes, CommDim::kDp, {Phase::kOptimizer, -1, -1});
   }
 
-  void emit_gradient_sync_and_optimizer(ComputeChain& chain) {
-    const double grad_bytes =
-        bytes_per_element(to_data_type(scenario_.training().grad_reduce_dtype()));
-    std::vector<OpId> deps;
-    if (chain.last_compute != kNoOp) deps.push_back(chain.last_compute);
-    deps.insert(deps.end(), chain.pending.begin(), chain.pending.end());
-    chain.pending.clear();
-    // Tied embeddings live on the first and the last stage; their gradients are summed.
-    if (model_.tied_embeddings() && layout_.pp() > 1 && (first_stage() || last_stage())) {
-      RankCoords first = coords_, last = coords_;
-      first.pp = 0;
-      last.pp = layout_.pp() - 1;
-      const CommId pair = graph_.add_communicator({layout_.rank(first), layout_.rank(last)});
-      const double bytes = model_.embedding_params() / layout_.tp() * grad_bytes;
-      const OpId id = graph_.add_collective(context(dp_stream_, Phase::kOptimizer, -1, -1),
-                                            "embedding.grad.allreduce", CollectiveKind::kAllReduce,
-                                            pair, bytes, CommDim::kDp, deps);
-      chain.pending.push_back(id);
-    }
-    const double params = params_on_rank(model_, layout_, rank_);
-    if (layout_.dp() > 1) {
-      const CommId dp = graph_.add_communicator(layout_.dp_group(rank_));
-      const OpId id = graph_.add_collective(context(dp_stream_, Phase::kOptimizer, -1, -1),
-                                            "grad.allreduce", CollectiveKind::kAllReduce, dp,
-                                            params * grad_bytes, CommDim::kDp, deps);
-      chain.pending.push_back(id);
-    }
-    graph_.add_compute(context(compute_, Phase::kOptimizer, -1, -1), "optimizer.adam",
-                       OpClass::kElementwise, params * kAdamFlopsPerParam,
-                       params * kAdamBytesPerParam, DataType::kFp32, chain.pending);
-    chain.pending.clear();
-  }
-
-  const config::Scenario& scenario_;
-  DenseTransformer model_;
-  ParallelLayout layout_;
-  EventGraph graph_;
-  RankShape shape_;
-  BlockSteps layer_, embedding_, head_;
-  int micro_batches_ = 0;
-  int layers_per_stage_ = 0;
-  StreamId compute_ = 0, tp_stream_ = 0, pp_stream_ = 0, dp_stream_ = 0;
-  // The rank being written.
-  RankId rank_ = 0;
+  const Shared& s_;
+  RankId rank_;
   RankCoords coords_;
-  CommId tp_comm_ = 0;
+  RankWriter writer_;
+  CommId tp_comm_;
+  GradientSync sync_;
+  ComputeChain main_;
+  ComputeChain overlap_;
+  std::vector<int> final_pass_;
 };
+
+PassStreams add_streams(EventGraph& graph, const char* compute, const char* tp) {
+  PassStreams s;
+  s.compute = graph.add_stream(compute, StreamKind::kCompute);
+  s.tp = graph.add_stream(tp, StreamKind::kComm);
+  s.pp = graph.add_stream(kPpStream, StreamKind::kComm);
+  return s;
+}
 
 }  // namespace
 
 DataType to_data_type(config::DType dtype) {
   switch (dtype) {
-    case config::FP16:
-      return DataType::kFp16;
-    case config::FP8:
-      return DataType::kFp8;
-    case config::FP32:
-      return DataType::kFp32;
-    default:
-      return DataType::kBf16;
+    case config::FP16: return DataType::kFp16;
+    case config::FP8: return DataType::kFp8;
+    case config::FP32: return DataType::kFp32;
+    default: return DataType::kBf16;
   }
 }
 
-double params_on_rank(const DenseTransformer& model, const ParallelLayout& layout, RankId rank) {
-  const RankCoords c = layout.coords(rank);
-  const double layers = static_cast<double>(model.layers() / layout.pp());
-  double params = layers * model.layer_params() / layout.tp();
-  const bool first = c.pp == 0;
-  const bool last = c.pp == layout.pp() - 1;
+int micro_batches_per_replica(const config::Scenario& s) {
+  const auto& t = s.training();
+  return static_cast<int>(t.global_batch_size() / (t.micro_batch_size() * s.layout().dp()));
+}
+
+PipelineMap pipeline_map(const config::Scenario& s) {
+  const bool dual = s.training().schedule() == config::Training::DUALPIPE;
+  const int v = s.training().schedule() == config::Training::INTERLEAVED_1F1B
+                    ? std::max(1, s.layout().virtual_stages())
+                    : 1;
+  return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()));
+}
+
+std::vector<PassOrder> pipeline_orders(const config::Scenario& s) {
+  const int p = s.layout().pp();
+  const int m = micro_batches_per_replica(s);
+  const auto schedule = s.training().schedule();
+  if (schedule == config::Training::ZB_H1) return zb_h1_orders(p, m);
+  std::vector<PassOrder> orders;
+  for (int stage = 0; stage < p; ++stage) {
+    switch (schedule) {
+      case config::Training::GPIPE: orders.push_back(gpipe_order(stage, p, m)); break;
+      case config::Training::INTERLEAVED_1F1B:
+        orders.push_back(interleaved_order(stage, p, std::max(1, s.layout().virtual_stages()), m));
+        break;
+      case config::Training::DUALPIPE: orders.push_back(dualpipe_order(stage, p, m)); break;
+      default: orders.push_back(one_f_one_b_order(stage, p, m)); break;
+    }
+  }
+  return orders;
+}
+
+double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
+                      const PipelineMap& map, RankId rank) {
+  const int stage = layout.coords(rank).pp;
+  double params = 0;
+  bool embedding = false, head = false;
+  for (int c = 0; c < map.chunks_per_stage(); ++c) {
+    const ChunkRef chunk{stage, c};
+    const LayerRange layers = map.layers(chunk);
+    for (int l = layers.first; l < layers.first + layers.count; ++l) params += model.layer_params(l);
+    embedding = embedding || map.starts_route(chunk);
+    head = head || map.ends_route(chunk);
+  }
+  params /= layout.tp();
   const double table = model.embedding_params() / layout.tp();
-  if (first) params += table;
-  // The output head: its own matrix, or with tied embeddings a copy of the table when the last
-  // stage is not also the first.
-  if (last && (!model.tied_embeddings() || !first)) params += table;
-  if (last) params += static_cast<double>(model.hidden());  // final norm
+  if (embedding) params += table;
+  // The output head: its own matrix, or with tied embeddings a copy of the table unless this
+  // stage already holds the table.
+  if (head && (!model.tied_embeddings() || !embedding)) params += table;
+  if (head) params += static_cast<double>(model.hidden());  // final norm
   return params;
 }
 
 TrainingStep build_training_step(const config::Scenario& scenario) {
-  return StepBuilder(scenario).build();
+  const TransformerModel model(scenario.model());
+  const ParallelLayout layout = ParallelLayout::from_config(scenario.layout());
+  const PipelineMap map = pipeline_map(scenario);
+  const auto orders = pipeline_orders(scenario);
+  const int m = micro_batches_per_replica(scenario);
+  if (m < 1) throw std::invalid_argument("training step: no micro-batch per data-parallel rank");
+  const auto& t = scenario.training();
+  RankShape shape;
+  shape.micro_batch = t.micro_batch_size();
+  shape.seq_length = t.seq_length();
+  shape.tp = layout.tp();
+  shape.sequence_parallel = scenario.layout().sequence_parallel();
+  shape.dtype = to_data_type(t.dtype());
+  std::vector<BlockSteps> layers;
+  for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, shape));
+  const BlockSteps embedding = model.embedding_steps(shape);
+  const BlockSteps head = model.head_steps(shape);
+
+  TrainingStep step{EventGraph(layout.num_ranks()), {}};
+  EventGraph& graph = step.graph;
+  const PassStreams main = add_streams(graph, kComputeStream, kTpStream);
+  const StreamId dp_stream = graph.add_stream(kDpStream, StreamKind::kComm);
+  const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapComputeStream, kOverlapTpStream) : main;
+  const RankStep::Shared shared{scenario, model, layout, map, layers, embedding, head, m, main, overlap, dp_stream};
+  for (RankId r = 0; r < layout.num_ranks(); ++r) {
+    RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
+  }
+  step.info.micro_batches = m;
+  for (RankId r = 0; r < layout.num_ranks(); ++r) {
+    step.info.params_per_rank.push_back(params_on_rank(model, layout, map, r));
+  }
+  step.info.tokens_per_step = static_cast<double>(t.global_batch_size() * t.seq_length());
+  return step;
 }
 
 }  // namespace racksim

@@ -1,7 +1,8 @@
-// The event graph of one training step of a dense transformer under a TP x CP x DP x PP layout
-// (Megatron-style): per rank, the pipeline schedule's forward and backward passes over the
-// rank's layers, tensor-parallel collectives inside each layer, point-to-point activations and
-// gradients between stages, the data-parallel gradient all-reduce, and the optimizer step.
+// The event graph of one training step of a transformer under a TP x CP x DP x PP layout
+// (Megatron-style): per rank, the pipeline schedule's passes over the rank's chunks of layers,
+// tensor-parallel collectives inside each layer, point-to-point activations and gradients
+// between stages, data-parallel gradient reduction (ZeRO 0-3, optionally bucketed and
+// overlapped with the backward), and the optimizer step.
 #pragma once
 
 #include <vector>
@@ -9,19 +10,23 @@
 #include "proto/scenario.pb.h"
 #include "workloads/event_graph.h"
 #include "workloads/layout.h"
+#include "workloads/pipeline_map.h"
+#include "workloads/pipeline_schedule.h"
 #include "workloads/transformer.h"
 
 namespace racksim {
 
-// The stream names every generated graph has (the engine runs one actor per used stream).
+// The stream names of generated graphs (the engine runs one actor per used stream).
 inline constexpr const char* kComputeStream = "compute";
 inline constexpr const char* kTpStream = "comm.tp";
 inline constexpr const char* kPpStream = "comm.pp";
 inline constexpr const char* kDpStream = "comm.dp";
+// DualPipe's second pass of an overlapped pair.
+inline constexpr const char* kOverlapComputeStream = "compute.overlap";
+inline constexpr const char* kOverlapTpStream = "comm.tp.overlap";
 
 struct TrainingStepInfo {
-  int micro_batches = 0;  // per data-parallel rank per step
-  int layers_per_stage = 0;
+  int micro_batches = 0;                // per data-parallel rank per step
   std::vector<double> params_per_rank;  // parameters held by each rank (after TP/PP split)
   double tokens_per_step = 0;           // global batch x sequence length
 };
@@ -34,9 +39,16 @@ struct TrainingStep {
 // Builds the step for a resolved and validated scenario.
 TrainingStep build_training_step(const config::Scenario& scenario);
 
-// Parameters held by `rank` (the layers of its stage split over TP, plus the embedding on the
-// first stage and the output head on the last).
-double params_on_rank(const DenseTransformer& model, const ParallelLayout& layout, RankId rank);
+// The pipeline shape the scenario asks for, and every stage's pass order.
+PipelineMap pipeline_map(const config::Scenario& scenario);
+std::vector<PassOrder> pipeline_orders(const config::Scenario& scenario);
+int micro_batches_per_replica(const config::Scenario& scenario);
+
+// Parameters held by `rank`: its chunks' layers split over TP, plus the embedding on the stage
+// where a micro-batch enters and the output head where it leaves (shared when tied and on the
+// same stage).
+double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
+                      const PipelineMap& map, RankId rank);
 
 DataType to_data_type(config::DType dtype);
 

@@ -1,5 +1,5 @@
-// The model ledger of a dense decoder-only transformer: parameters, FLOPs per token, and the
-// operations of one layer (FLOPs and HBM bytes per operation) for one micro-batch on one rank.
+// The model ledger of a decoder-only transformer: parameters, FLOPs per token, and the steps
+// of each block (FLOPs and HBM bytes per kernel, collectives) for one micro-batch on one rank.
 //
 // Conventions (they decide the MFU numerator, so the report repeats them):
 // - N ("active parameters") counts the weights that take part in a matrix multiply for every
@@ -8,17 +8,16 @@
 // - Model FLOPs per token = 6N + a*L, with L the sequence length and a the attention
 //   coefficient 12 * layers * heads * head_dim (QK^T and AV, forward + backward = 3 x forward),
 //   halved when causal halving is requested (the PaLM and Megatron papers do not halve).
-// - Operation FLOPs (what the simulated kernels execute) are causal: attention kernels skip the
+// - Kernel FLOPs (what the simulated kernels execute) are causal: attention kernels skip the
 //   masked half. Backward GEMMs cost 2x forward (input and weight gradients); backward
 //   attention 2.5x forward (FlashAttention-2's five matmuls against two).
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "proto/scenario.pb.h"
 #include "workloads/event_graph.h"
+#include "workloads/layer_steps.h"
 
 namespace racksim {
 
@@ -31,29 +30,9 @@ struct RankShape {
   DataType dtype = DataType::kBf16;
 };
 
-// One step of a layer: a compute kernel, or a collective over the tensor-parallel group.
-struct LayerStep {
-  enum class Kind : uint8_t { kCompute, kTpCollective };
-  Kind kind = Kind::kCompute;
-  std::string name;
-  OpClass op_class = OpClass::kOther;
-  double flops = 0;
-  double hbm_bytes = 0;
-  CollectiveKind collective = CollectiveKind::kAllReduce;
-  double bytes = 0;  // collective buffer size (nccl-tests convention)
-};
-
-// The steps of one block (a transformer layer, the embedding, or the output head) in the
-// order they execute. Collectives are left out when tp == 1.
-struct BlockSteps {
-  std::vector<LayerStep> forward;
-  std::vector<LayerStep> backward;
-  std::vector<LayerStep> selective_recompute;  // what selective recompute re-runs
-};
-
-class DenseTransformer {
+class TransformerModel {
  public:
-  explicit DenseTransformer(const config::Model& model);
+  explicit TransformerModel(const config::Model& model);
 
   int64_t hidden() const { return hidden_; }
   int64_t layers() const { return layers_; }
@@ -65,8 +44,10 @@ class DenseTransformer {
   bool gated_mlp() const { return gated_; }
   bool tied_embeddings() const { return tied_; }
 
-  // Parameters of one transformer layer (projections, MLP, norms).
-  double layer_params() const;
+  // Parameters of transformer layer `layer` (projections, MLP, norms).
+  double layer_params(int layer) const;
+  // Of those, the ones in a matrix multiply for every token.
+  double layer_active_params(int layer) const;
   double embedding_params() const { return static_cast<double>(vocab_ * hidden_); }
   // All parameters (the embedding counted once when tied).
   double total_params() const;
@@ -79,11 +60,14 @@ class DenseTransformer {
   // recompute runs again.
   double layer_forward_flops_per_token(int64_t seq_length, bool causal_halving) const;
 
-  BlockSteps layer_steps(const RankShape& shape) const;
+  BlockSteps layer_steps(int layer, const RankShape& shape) const;
   BlockSteps embedding_steps(const RankShape& shape) const;
   BlockSteps head_steps(const RankShape& shape) const;
 
  private:
+  void attention_block(const RankShape& shape, BlockSteps* block) const;
+  void mlp_block(const RankShape& shape, BlockSteps* block) const;
+
   int64_t hidden_;
   int64_t layers_;
   int64_t heads_;

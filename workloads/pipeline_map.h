@@ -1,0 +1,54 @@
+// Where the layers of the model sit in the pipeline and the path a micro-batch takes.
+//
+// The model's layers are cut into chunks of equal size. A plain pipeline has one chunk per
+// stage; an interleaved one (Megatron's virtual stages) has v chunks per stage, chunk c on stage
+// c mod p, so a micro-batch visits every stage v times; DualPipe runs two pipelines in opposite
+// directions over the same stages, so every stage holds two chunks: the forward pipeline's
+// stage s and the reverse pipeline's stage p-1-s (two copies of the parameters).
+#pragma once
+
+#include <vector>
+
+namespace racksim {
+
+struct ChunkRef {
+  int stage = 0;        // pipeline rank
+  int local_chunk = 0;  // which of the stage's chunks
+};
+
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+};
+
+class PipelineMap {
+ public:
+  // `dual`: DualPipe. Throws std::invalid_argument if the layers do not split evenly.
+  PipelineMap(int stages, int virtual_stages, bool dual, int layers);
+
+  int stages() const { return stages_; }
+  int chunks_per_stage() const { return dual_ ? 2 : virtual_stages_; }
+  bool dual() const { return dual_; }
+
+  // The chunks a micro-batch's forward visits, in order. Under DualPipe, micro-batches
+  // [0, m/2) enter at stage 0 and [m/2, m) at stage p-1 (`micro_batches` is m).
+  const std::vector<ChunkRef>& route(int micro_batch, int micro_batches) const;
+  // Position of (stage, local chunk) on the route of `micro_batch`, or -1.
+  int position(int micro_batch, int micro_batches, const ChunkRef& chunk) const;
+  LayerRange layers(const ChunkRef& chunk) const;
+  // Which direction's route a micro-batch takes under DualPipe (0: from stage 0).
+  int direction(int micro_batch, int micro_batches) const;
+  // Whether micro-batches enter (embedding) or leave (output head) the model at this chunk.
+  bool starts_route(const ChunkRef& chunk) const;
+  bool ends_route(const ChunkRef& chunk) const;
+
+ private:
+  int stages_;
+  int virtual_stages_;
+  bool dual_;
+  int layers_per_chunk_;
+  std::vector<ChunkRef> forward_route_;
+  std::vector<ChunkRef> reverse_route_;  // DualPipe's second pipeline
+};
+
+}  // namespace racksim
