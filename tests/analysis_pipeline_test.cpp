@@ -1,8 +1,12 @@
 // The pipeline bubble comes out of the simulated schedule; with equal stage times it must match
-// the algebra: GPipe and 1F1B idle (p-1)/(m+p-1) of the pipeline time on the first stage.
+// the algebra: GPipe and 1F1B idle (p-1)/(m+p-1) of the pipeline time on the first stage,
+// interleaved 1F1B with v chunks per stage (p-1)/(vm+p-1), ZB-H1 (p-1)(F+B-W) (Qi et al.),
+// DualPipe (p/2-1)(F&B+B-3W) (DeepSeek-V3 report, Table 2), with F, B, W the measured times of
+// a chunk's forward, input-gradient and weight-gradient passes.
 // Also: the breakdown of the critical rank adds up to the step time.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <numeric>
 
 #include "analysis/breakdown.h"
@@ -46,14 +50,48 @@ config::Scenario pipeline_scenario(int stages, int micro_batches,
   return s;
 }
 
-analysis::StepReport simulate(const config::Scenario& s) {
+struct PassTimes {
+  double forward = 0, input = 0, weight = 0;  // F, B, W of one chunk pass (seconds)
+};
+
+struct Simulated {
+  analysis::StepReport report;
+  PassTimes passes;
+};
+
+// Kernel times of rank 0's chunk passes (chunk passes are equal): F and the full backward
+// B + W from micro-batch 0, W from a micro-batch whose backward was split.
+PassTimes pass_times(const TrainingStep& step, const sim::SimResult& result) {
+  std::map<int, PassTimes> by_micro_batch;
+  for (OpId id = 0; id < step.graph.size(); ++id) {
+    const Op& op = step.graph.op(id);
+    if (op.rank != 0 || op.kind != OpKind::kCompute || op.layer < 0) continue;
+    PassTimes& t = by_micro_batch[op.micro_batch];
+    const double d = result.timing[id].end_s - result.timing[id].start_s;
+    if (op.phase == Phase::kForward) t.forward += d;
+    if (op.phase == Phase::kBackward) t.input += d;
+    if (op.phase == Phase::kBackwardWeight) t.weight += d;
+  }
+  PassTimes t = by_micro_batch[0];
+  const double full_backward = t.input + t.weight;
+  for (const auto& [mb, x] : by_micro_batch) {
+    if (x.weight > 0) {
+      t.weight = x.weight;
+      break;
+    }
+  }
+  t.input = full_backward - t.weight;
+  return t;
+}
+
+Simulated simulate(const config::Scenario& s) {
   const TrainingStep step = build_training_step(s);
   const topo::Topology topology = topo::build_cluster(s.hardware());
   std::vector<uint32_t> gpus(step.graph.num_ranks());
   std::iota(gpus.begin(), gpus.end(), 0u);
   const auto result =
       sim::simulate(step.graph, topology, gpus, sim::ComputeModel::from_hardware(s.hardware()), {});
-  return analysis::make_step_report(s, step, result);
+  return {analysis::make_step_report(s, step, result), pass_times(step, result)};
 }
 
 struct PipelineCase {
@@ -66,7 +104,7 @@ class Bubble : public ::testing::TestWithParam<PipelineCase> {};
 
 TEST_P(Bubble, MatchesTheClosedForm) {
   const auto c = GetParam();
-  const auto report = simulate(pipeline_scenario(c.stages, c.micro_batches, c.schedule));
+  const auto report = simulate(pipeline_scenario(c.stages, c.micro_batches, c.schedule)).report;
   const auto& b = report.breakdown;
   // The pipeline's own time: everything but the optimizer step at the end.
   const double pipeline_s = report.step_time_s - b.optimizer_s;
@@ -78,9 +116,47 @@ TEST_P(Bubble, MatchesTheClosedForm) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, Bubble,
                          ::testing::Values(PipelineCase{4, 8, config::Training::ONE_F_ONE_B},
+                                           PipelineCase{4, 4, config::Training::ONE_F_ONE_B},
                                            PipelineCase{2, 16, config::Training::ONE_F_ONE_B},
                                            PipelineCase{8, 8, config::Training::ONE_F_ONE_B},
                                            PipelineCase{4, 8, config::Training::GPIPE}));
+
+TEST(InterleavedBubble, ShrinksWithVirtualStages) {
+  const int p = 4, m = 8, v = 2;
+  auto s = pipeline_scenario(p, m, config::Training::INTERLEAVED_1F1B);
+  s.mutable_layout()->set_virtual_stages(v);
+  const auto report = simulate(s).report;
+  const double pipeline_s = report.step_time_s - report.breakdown.optimizer_s;
+  const double expected = (p - 1.0) / (v * m + p - 1.0);
+  EXPECT_NEAR(report.breakdown.bubble_s / pipeline_s, expected, 0.03 * expected);
+}
+
+TEST(ZeroBubble, ZbH1BubbleIsAboutAThirdOf1F1B) {
+  const int p = 4, m = 8;
+  const auto sim = simulate(pipeline_scenario(p, m, config::Training::ZB_H1));
+  const PassTimes& t = sim.passes;
+  ASSERT_GT(t.weight, 0) << "ZB-H1 splits the backward";
+  const double zb_h1 = (p - 1) * (t.forward + t.input - t.weight);
+  const double one_f_one_b = (p - 1) * (t.forward + t.input + t.weight);
+  const double bubble = sim.report.breakdown.bubble_s;
+  // Our play weighs passes by their FLOPs, so it fills the bubble at least as well as the
+  // paper's unit-time schedule.
+  EXPECT_LE(bubble, 1.02 * zb_h1);
+  EXPECT_GE(bubble, 0.8 * zb_h1);
+  EXPECT_GT(bubble / one_f_one_b, 0.25);
+  EXPECT_LT(bubble / one_f_one_b, 0.5);
+}
+
+TEST(ZeroBubble, DualPipeMatchesThePapersBubble) {
+  const int p = 4, m = 8;
+  const auto sim = simulate(pipeline_scenario(p, m, config::Training::DUALPIPE));
+  const PassTimes& t = sim.passes;
+  // Overlapped passes share the GPU: a forward and a full backward together take F + B + W.
+  const double full_backward = t.input + t.weight;
+  const double f_and_b = t.forward + full_backward;
+  const double expected = (p / 2.0 - 1) * (f_and_b + full_backward - 3 * t.weight);
+  EXPECT_NEAR(sim.report.breakdown.bubble_s, expected, 0.15 * expected);
+}
 
 TEST(Breakdown, AddsUpToTheStepTime) {
   auto s = pipeline_scenario(4, 8, config::Training::ONE_F_ONE_B);
@@ -90,7 +166,7 @@ TEST(Breakdown, AddsUpToTheStepTime) {
   s.mutable_layout()->set_dp(2);
   s.mutable_training()->set_global_batch_size(16);
   s.mutable_training()->set_recompute(config::Training::FULL);
-  const auto report = simulate(s);
+  const auto report = simulate(s).report;
   const auto& b = report.breakdown;
   EXPECT_NEAR(b.total_s(), report.step_time_s, 1e-3 * report.step_time_s);
   EXPECT_GT(b.compute_s, 0);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <limits>
 
 namespace racksim {
 
@@ -73,47 +74,70 @@ PassOrder interleaved_order(int stage, int stages, int virtual_stages, int micro
   return order;
 }
 
-std::vector<PassOrder> zb_h1_orders(int stages, int micro_batches) {
+std::vector<PassOrder> zb_h1_orders(int stages, int micro_batches, const PassCosts& costs) {
   check(0, stages, micro_batches);
+  if (!(costs.forward > 0 && costs.backward_input > 0 && costs.backward_weight >= 0)) {
+    throw std::invalid_argument("ZB-H1: pass costs must be positive");
+  }
   const int p = stages;
   const int m = micro_batches;
-  constexpr int kNever = 1 << 30;
-  // Unit-time play of the greedy rule. ready_f[s][mb]: when stage s may run F(mb);
-  // ready_b[s][mb]: when its gradient has arrived.
-  std::vector<std::vector<int>> ready_f(p, std::vector<int>(m, kNever));
-  std::vector<std::vector<int>> ready_b(p, std::vector<int>(m, kNever));
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  // Play of the greedy rule. ready_f[s][mb]: when stage s may run F(mb); ready_b[s][mb]: when
+  // its gradient has arrived.
+  std::vector<std::vector<double>> ready_f(p, std::vector<double>(m, kNever));
+  std::vector<std::vector<double>> ready_b(p, std::vector<double>(m, kNever));
   for (int mb = 0; mb < m; ++mb) ready_f[0][mb] = 0;
   struct Stage {
-    int next_f = 0, next_b = 0, free_at = 0;
+    int next_f = 0, next_b = 0;
+    double free_at = 0;
     std::deque<int> pending_w;
   };
   std::vector<Stage> st(p);
   std::vector<PassOrder> orders(p);
-  int done = 0;
-  const int passes = 3 * p * m;
-  for (int t = 0; done < passes; ++t) {
+  const size_t passes = 3 * static_cast<size_t>(p) * m;
+  size_t done = 0;
+  double t = 0;
+  while (done < passes) {
     for (int s = 0; s < p; ++s) {
       Stage& x = st[s];
       if (x.free_at > t) continue;
+      double cost = 0;
       if (x.next_b < x.next_f && ready_b[s][x.next_b] <= t) {
         const int mb = x.next_b++;
         orders[s].push_back(pass(PassKind::kBackwardInput, mb));
         x.pending_w.push_back(mb);
-        if (s > 0) ready_b[s - 1][mb] = t + 1;
+        cost = costs.backward_input;
+        if (s > 0) ready_b[s - 1][mb] = t + cost;
       } else if (x.next_f < m && ready_f[s][x.next_f] <= t && x.next_f - x.next_b < p - s) {
         const int mb = x.next_f++;
         orders[s].push_back(pass(PassKind::kForward, mb));
-        if (s + 1 < p) ready_f[s + 1][mb] = t + 1;
-        if (s + 1 == p) ready_b[s][mb] = t + 1;  // the last stage's loss gradient
+        cost = costs.forward;
+        if (s + 1 < p) ready_f[s + 1][mb] = t + cost;
+        if (s + 1 == p) ready_b[s][mb] = t + cost;  // the last stage's loss gradient
       } else if (!x.pending_w.empty()) {
         orders[s].push_back(pass(PassKind::kBackwardWeight, x.pending_w.front()));
         x.pending_w.pop_front();
+        cost = costs.backward_weight;
       } else {
-        continue;  // idle this time unit
+        continue;  // nothing to do before the next event
       }
-      x.free_at = t + 1;
+      x.free_at = t + cost;
       ++done;
     }
+    // The next moment something changes: a stage gets free or an input arrives.
+    double next = kNever;
+    for (int s = 0; s < p; ++s) {
+      if (st[s].free_at > t) next = std::min(next, st[s].free_at);
+      for (int mb = 0; mb < m; ++mb) {
+        if (ready_f[s][mb] > t) next = std::min(next, ready_f[s][mb]);
+        if (ready_b[s][mb] > t) next = std::min(next, ready_b[s][mb]);
+      }
+    }
+    if (next == kNever) {
+      if (done < passes) throw std::logic_error("ZB-H1: the greedy play got stuck");
+      break;
+    }
+    t = next;
   }
   return orders;
 }

@@ -40,12 +40,19 @@ PassOrder one_f_one_b_order(int stage, int stages, int micro_batches);
 // alternately; micro-batches go through the chunks in groups of p.
 PassOrder interleaved_order(int stage, int stages, int virtual_stages, int micro_batches);
 
+// Estimated durations of a chunk's passes (any unit; FLOPs will do).
+struct PassCosts {
+  double forward = 1;
+  double backward_input = 1;
+  double backward_weight = 1;
+};
+
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24): the backward is split into B
 // and W. Each stage, whenever it is free, runs a B if its gradient is there, else a forward if
 // it holds fewer than p - s micro-batches (1F1B's activation memory), else a pending W. The
-// orders come from playing this rule with equal F, B and W times, as the paper's handcrafted
-// schedule assumes. Returns every stage's order.
-std::vector<PassOrder> zb_h1_orders(int stages, int micro_batches);
+// orders come from playing this rule with the passes' estimated costs (with equal costs it is
+// the paper's handcrafted ZB-H1). Returns every stage's order.
+std::vector<PassOrder> zb_h1_orders(int stages, int micro_batches, const PassCosts& costs = {});
 
 // DualPipe (DeepSeek-V3 technical report, and its reference implementation's eight steps):
 // two pipelines in opposite directions, micro-batches [0, m/2) entering at stage 0 and

@@ -94,15 +94,41 @@ class RankStep {
   // DualPipe: two passes of different micro-batches run at once on two compute streams; both
   // start after the previous work of both streams and the next pass waits for both.
   void write_overlapped_pair(const PipelinePass& a, const PipelinePass& b, int index) {
+    // The pair is launched together once both passes' inputs have arrived, as DualPipe's
+    // overlapped forward-backward kernel is.
+    ComputeChain inputs;
+    write_pass_input(inputs, s_.main, a);
+    write_pass_input(inputs, s_.overlap, b);
     const OpId main_before = main_.last_compute;
     if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
-    write_pass(main_, s_.main, a, index);
+    main_.pending.insert(main_.pending.end(), inputs.pending.begin(), inputs.pending.end());
+    write_pass(main_, s_.main, a, index, /*inputs_written=*/true);
     if (main_before != kNoOp) overlap_.pending.push_back(main_before);
-    write_pass(overlap_, s_.overlap, b, index + 1);
+    overlap_.pending.insert(overlap_.pending.end(), inputs.pending.begin(), inputs.pending.end());
+    write_pass(overlap_, s_.overlap, b, index + 1, /*inputs_written=*/true);
     main_.pending.push_back(overlap_.last_compute);
   }
 
-  void write_pass(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass, int index) {
+  // The data a pass needs from a neighbouring stage: the activation entering a forward, the
+  // gradient entering a backward.
+  void write_pass_input(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass) {
+    const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
+    const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, {coords_.pp, pass.local_chunk});
+    const int mb = pass.micro_batch;
+    if (pass.kind == PassKind::kForward && pos > 0) {
+      writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
+                   activation_tag(mb, pos), p2p_bytes(), CommDim::kPp, {Phase::kForward, mb, -1});
+    }
+    const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
+    if (backward && pos + 1 < static_cast<int>(route.size())) {
+      writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
+                   gradient_tag(mb, pos + 1), p2p_bytes(), CommDim::kPp, {Phase::kBackward, mb, -1});
+    }
+  }
+
+  void write_pass(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass,
+                  int index, bool inputs_written = false) {
+    if (!inputs_written) write_pass_input(chain, streams, pass);
     const ChunkRef chunk{coords_.pp, pass.local_chunk};
     const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
     const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, chunk);
@@ -144,10 +170,6 @@ class RankStep {
   void write_forward(const Visit& v) {
     const int mb = v.pass.micro_batch;
     const OpTag tag{Phase::kForward, mb, -1};
-    if (!v.first()) {
-      writer_.recv(v.chain, v.streams.pp, "recv.activation", rank_of_stage(v.route[v.pos - 1].stage),
-                   activation_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, tag);
-    }
     OpId previous_start = kNoOp;
     if (v.first()) {
       sync_.gather_parameters(v.chain, block_params(s_.embedding), kNoOp, tag);
@@ -175,10 +197,6 @@ class RankStep {
     auto steps_of = [&](const BlockSteps& b) -> const std::vector<LayerStep>& {
       return split ? b.backward_input : b.backward;
     };
-    if (!v.last()) {
-      writer_.recv(v.chain, v.streams.pp, "recv.gradient", rank_of_stage(v.route[v.pos + 1].stage),
-                   gradient_tag(mb, v.pos + 1), p2p_bytes(), CommDim::kPp, tag);
-    }
     OpId previous_layer_start = kNoOp;
     if (v.last()) previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
     const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
@@ -322,11 +340,48 @@ PipelineMap pipeline_map(const config::Scenario& s) {
   return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()));
 }
 
+namespace {
+
+RankShape rank_shape(const config::Scenario& s) {
+  const auto& t = s.training();
+  RankShape shape;
+  shape.micro_batch = t.micro_batch_size();
+  shape.seq_length = t.seq_length();
+  shape.tp = s.layout().tp();
+  shape.sequence_parallel = s.layout().sequence_parallel();
+  shape.dtype = to_data_type(t.dtype());
+  return shape;
+}
+
+double kernel_flops(const std::vector<LayerStep>& steps) {
+  double flops = 0;
+  for (const LayerStep& step : steps) flops += step.flops;
+  return flops;
+}
+
+// FLOPs of the first stage's chunk passes: what the zero-bubble play weighs passes by.
+PassCosts estimated_pass_costs(const config::Scenario& s) {
+  const TransformerModel model(s.model());
+  const LayerRange layers = pipeline_map(s).layers({0, 0});
+  const RankShape shape = rank_shape(s);
+  PassCosts costs{0, 0, 0};
+  for (int l = layers.first; l < layers.first + layers.count; ++l) {
+    const BlockSteps block = model.layer_steps(l, shape);
+    costs.forward += kernel_flops(block.forward);
+    costs.backward_input += kernel_flops(block.backward_input);
+    costs.backward_weight += kernel_flops(block.backward_weight);
+    if (s.training().recompute() == config::Training::FULL) costs.backward_input += kernel_flops(block.forward);
+  }
+  return costs;
+}
+
+}  // namespace
+
 std::vector<PassOrder> pipeline_orders(const config::Scenario& s) {
   const int p = s.layout().pp();
   const int m = micro_batches_per_replica(s);
   const auto schedule = s.training().schedule();
-  if (schedule == config::Training::ZB_H1) return zb_h1_orders(p, m);
+  if (schedule == config::Training::ZB_H1) return zb_h1_orders(p, m, estimated_pass_costs(s));
   std::vector<PassOrder> orders;
   for (int stage = 0; stage < p; ++stage) {
     switch (schedule) {
@@ -371,12 +426,7 @@ TrainingStep build_training_step(const config::Scenario& scenario) {
   const int m = micro_batches_per_replica(scenario);
   if (m < 1) throw std::invalid_argument("training step: no micro-batch per data-parallel rank");
   const auto& t = scenario.training();
-  RankShape shape;
-  shape.micro_batch = t.micro_batch_size();
-  shape.seq_length = t.seq_length();
-  shape.tp = layout.tp();
-  shape.sequence_parallel = scenario.layout().sequence_parallel();
-  shape.dtype = to_data_type(t.dtype());
+  const RankShape shape = rank_shape(scenario);
   std::vector<BlockSteps> layers;
   for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, shape));
   const BlockSteps embedding = model.embedding_steps(shape);
