@@ -32,34 +32,51 @@ void add_busy(Breakdown& b, Phase phase, double seconds) {
 // Charges the idle interval [from, to) before `op` to what released `op`.
 void add_idle(Breakdown& b, const EventGraph& graph, const sim::SimResult& result, OpId op,
               double from, double to) {
+  for (const WaitPiece& piece : wait_pieces(graph, result, op, from, to)) {
+    const double seconds = piece.to_s - piece.from_s;
+    switch (piece.cause) {
+      case WaitCause::kComm:
+        comm_slot(b, piece.dim) += seconds;
+        break;
+      case WaitCause::kBubble:
+        b.bubble_s += seconds;
+        break;
+      case WaitCause::kOffload:
+        b.offload_s += seconds;
+        break;
+      case WaitCause::kOther:
+        b.other_s += seconds;
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult& result, OpId op,
+                                   double from, double to) {
   const OpId blocker = result.released_by[op];
   if (blocker == kNoOp || result.timing[blocker].end_s <= from) {
-    b.other_s += to - from;
-    return;
+    return {{WaitCause::kOther, CommDim::kOther, from, to}};
   }
   const Op& dep = graph.op(blocker);
   switch (dep.kind) {
     case OpKind::kCollective:
     case OpKind::kSend:
-      comm_slot(b, dep.dim) += to - from;
-      return;
+      return {{WaitCause::kComm, dep.dim, from, to}};
     case OpKind::kRecv: {
       // Until the peer started sending, this rank waited for the peer's work: the bubble.
       const double transfer_start = std::clamp(result.timing[blocker].start_s, from, to);
-      b.bubble_s += transfer_start - from;
-      comm_slot(b, dep.dim) += to - transfer_start;
-      return;
+      return {{WaitCause::kBubble, dep.dim, from, transfer_start},
+              {WaitCause::kComm, dep.dim, transfer_start, to}};
     }
     case OpKind::kCopy:
-      b.offload_s += to - from;
-      return;
+      return {{WaitCause::kOffload, CommDim::kOther, from, to}};
     case OpKind::kCompute:
-      b.other_s += to - from;
-      return;
+      break;
   }
+  return {{WaitCause::kOther, CommDim::kOther, from, to}};
 }
-
-}  // namespace
 
 double Breakdown::total_s() const {
   double total = compute_s + recompute_s + optimizer_s + bubble_s + offload_s + other_s;

@@ -35,6 +35,19 @@ struct Breakdown {
   double total_s() const;
 };
 
+// Why a compute stream sat idle during [from_s, to_s) before `op`, split the way the breakdown
+// charges it: waiting for a collective or send (comm of its dimension), for a peer stage to
+// start sending (bubble) and then for the transfer (comm), for a copy (offload), or other.
+enum class WaitCause : uint8_t { kComm, kBubble, kOffload, kOther };
+struct WaitPiece {
+  WaitCause cause = WaitCause::kOther;
+  CommDim dim = CommDim::kOther;
+  double from_s = 0;
+  double to_s = 0;
+};
+std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult& result, OpId op,
+                                   double from_s, double to_s);
+
 // The breakdown of `rank` over [0, step_time_s].
 Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, RankId rank,
                          double step_time_s);

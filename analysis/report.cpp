@@ -1,5 +1,7 @@
 #include "analysis/report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/units.h"
@@ -42,7 +44,7 @@ double peak_for(const config::Scenario& s) {
 }  // namespace
 
 MfuFigures mfu_figures(const config::Scenario& s, double step_time_s) {
-  const DenseTransformer model(s.model());
+  const TransformerModel model(s.model());
   const auto& t = s.training();
   MfuFigures m;
   m.causal_halving = t.flops_causal_halving();
@@ -83,7 +85,14 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.mfu = mfu_figures(s, r.step_time_s);
   const RankId critical = critical_rank(step.graph, result);
   r.breakdown = rank_breakdown(step.graph, result, critical, r.step_time_s);
-  r.critical_stage = ParallelLayout::from_config(s.layout()).coords(critical).pp;
+  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+  r.critical_stage = layout.coords(critical).pp;
+  r.critical_path = critical_path(step.graph, result);
+  r.path_operations = top_path_operations(step.graph, r.critical_path, 10);
+  r.stage_of_rank.resize(step.graph.num_ranks());
+  for (RankId rank = 0; rank < step.graph.num_ranks(); ++rank) {
+    r.stage_of_rank[rank] = layout.coords(rank).pp;
+  }
   r.memory = worst_memory_ledger(s);
   r.sim_events = result.activities;
   r.sim_ops = step.graph.size();
@@ -92,6 +101,82 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.fidelity = config::Simulation::Fidelity_Name(s.sim().fidelity());
   return r;
 }
+
+namespace {
+
+constexpr CommDim kReportedDims[] = {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp,
+                                     CommDim::kDp};
+
+// The ranks that hold most of the critical path, longest first.
+std::vector<std::pair<RankId, double>> path_ranks(const CriticalPath& path, size_t limit) {
+  std::vector<std::pair<RankId, double>> ranks;
+  for (RankId rank = 0; rank < path.by_rank_s.size(); ++rank) {
+    if (path.by_rank_s[rank] > 0) ranks.push_back({rank, path.by_rank_s[rank]});
+  }
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (ranks.size() > limit) ranks.resize(limit);
+  return ranks;
+}
+
+size_t ranks_on_path(const CriticalPath& path) {
+  return static_cast<size_t>(
+      std::count_if(path.by_rank_s.begin(), path.by_rank_s.end(), [](double s) { return s > 0; }));
+}
+
+std::string path_kind_name(PathKind kind, CommDim dim) {
+  return kind == PathKind::kComm ? fmt::format("comm {}", to_string(dim))
+                                 : std::string(to_string(kind));
+}
+
+int stage_of(const StepReport& r, RankId rank) {
+  return rank < r.stage_of_rank.size() ? r.stage_of_rank[rank] : 0;
+}
+
+nlohmann::ordered_json critical_path_json(const StepReport& r) {
+  using nlohmann::ordered_json;
+  const CriticalPath& p = r.critical_path;
+  ordered_json kinds, comm, ranks = ordered_json::array(), ops = ordered_json::array();
+  for (int k = 0; k < kNumPathKinds; ++k) {
+    if (static_cast<PathKind>(k) == PathKind::kComm) continue;
+    kinds[std::string(to_string(static_cast<PathKind>(k)))] = p.by_kind_s[k];
+  }
+  for (CommDim d : kReportedDims) comm[std::string(to_string(d))] = p.comm_seconds(d);
+  for (const auto& [rank, seconds] : path_ranks(p, 8)) {
+    ranks.push_back({{"rank", rank}, {"pp_stage", stage_of(r, rank)}, {"seconds", seconds}});
+  }
+  for (const PathOperation& op : r.path_operations) {
+    ops.push_back({{"label", op.label},
+                   {"kind", path_kind_name(op.kind, op.dim)},
+                   {"seconds", op.seconds},
+                   {"count", op.count}});
+  }
+  return {{"length_s", p.length_s},
+          {"by_kind_s", kinds},
+          {"comm_s", comm},
+          {"ranks", ranks_on_path(p)},
+          {"rank_changes", p.rank_changes},
+          {"segments", p.segments.size()},
+          {"by_rank_s", ranks},
+          {"operations", ops}};
+}
+
+nlohmann::ordered_json links_json(const LinkSummary& links) {
+  using nlohmann::ordered_json;
+  ordered_json top = ordered_json::array();
+  for (const LinkUsage& u : links.top) {
+    top.push_back({{"link", u.name},
+                   {"class", u.link_class},
+                   {"busy_fraction", u.busy_fraction},
+                   {"busy_s", u.busy_s},
+                   {"bytes", u.bytes},
+                   {"mean_utilisation", u.mean_utilisation},
+                   {"capacity_bytes_per_s", u.capacity_bytes_per_s}});
+  }
+  return {{"links_used", links.links_used}, {"resolution_s", links.resolution_s}, {"top", top}};
+}
+
+}  // namespace
 
 nlohmann::ordered_json report_json(const StepReport& r) {
   using nlohmann::ordered_json;
@@ -144,6 +229,8 @@ nlohmann::ordered_json report_json(const StepReport& r) {
       {"activations_detail", r.memory.activations.detail},
       {"largest_allocation",
        {{"name", r.memory.largest_transient.name}, {"bytes", r.memory.largest_transient.bytes}}}};
+  j["critical_path"] = critical_path_json(r);
+  j["links"] = links_json(r.links);
   j["sim"] = {{"fidelity", r.fidelity},
               {"ops", r.sim_ops},
               {"events", r.sim_events},
@@ -157,6 +244,49 @@ namespace {
 std::string row(const std::string& name, double seconds, double step) {
   return fmt::format("  {:<28}{:>12.4f} s{:>8.1f} %\n", name, seconds,
                      step > 0 ? 100 * seconds / step : 0.0);
+}
+
+std::string critical_path_text(const StepReport& r) {
+  const CriticalPath& p = r.critical_path;
+  std::string out =
+      fmt::format("\nCritical path ({:.4f} s over {} ranks, {} moves between ranks):\n", p.length_s,
+                  ranks_on_path(p), p.rank_changes);
+  for (int k = 0; k < kNumPathKinds; ++k) {
+    const auto kind = static_cast<PathKind>(k);
+    if (kind == PathKind::kComm) {
+      for (CommDim d : kReportedDims) {
+        out += row(fmt::format("comm {}", to_string(d)), p.comm_seconds(d), r.step_time_s);
+      }
+    } else if (p.by_kind_s[k] > 0) {
+      out += row(std::string(to_string(kind)), p.by_kind_s[k], r.step_time_s);
+    }
+  }
+  out += "  on ranks:";
+  for (const auto& [rank, seconds] : path_ranks(p, 6)) {
+    out += fmt::format(" {} (stage {}) {:.3f} s;", rank, stage_of(r, rank), seconds);
+  }
+  out += "\n  longest operations on it:\n";
+  for (const PathOperation& op : r.path_operations) {
+    out += fmt::format("    {:<34} {:<16} {:>9.4f} s  ({} x)\n", op.label,
+                       path_kind_name(op.kind, op.dim), op.seconds, op.count);
+  }
+  return out;
+}
+
+std::string links_text(const LinkSummary& links) {
+  if (links.top.empty()) return "";
+  std::string out = fmt::format(
+      "\nBusiest links ({} directed links carried traffic; busy = at least one flow in "
+      "flight{}):\n",
+      links.links_used,
+      links.resolution_s > 0 ? fmt::format(", gaps under {:.2g} s merged", links.resolution_s)
+                             : "");
+  for (const LinkUsage& u : links.top) {
+    out += fmt::format("  {:<36} {:<11} busy {:>5.1f} %  mean {:>5.1f} %  {:>10.2f} GB\n", u.name,
+                       u.link_class, 100 * u.busy_fraction, 100 * u.mean_utilisation,
+                       u.bytes / units::kGB);
+  }
+  return out;
 }
 
 }  // namespace
@@ -196,6 +326,9 @@ std::string report_text(const StepReport& r) {
   out += row("offload", b.offload_s, r.step_time_s);
   out += row("other", b.other_s, r.step_time_s);
   out += row("total", b.total_s(), r.step_time_s);
+
+  out += critical_path_text(r);
+  out += links_text(r.links);
 
   const MemoryLedger& mem = r.memory;
   out += fmt::format("\nMemory of rank {} (the fullest), GB = 1e9 bytes:\n", mem.rank);

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/breakdown.h"
+#include "analysis/critical_path.h"
+#include "analysis/link_usage.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "workloads/memory_ledger.h"
@@ -41,6 +43,10 @@ struct StepReport {
   MfuFigures mfu;
   Breakdown breakdown;
   int critical_stage = 0;
+  CriticalPath critical_path;                  // the chain of operations that set the step time
+  std::vector<PathOperation> path_operations;  // its longest operations, grouped by label
+  LinkSummary links;  // filled by the caller that has the topology (app/training_run.cpp)
+  std::vector<int> stage_of_rank;  // pipeline stage of each rank
   MemoryLedger memory;
   uint64_t sim_events = 0;
   uint64_t sim_ops = 0;

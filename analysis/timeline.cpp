@@ -1,10 +1,15 @@
 #include "analysis/timeline.h"
 
+#include <algorithm>
+#include <functional>
 #include <set>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+
+#include "workloads/graph_check.h"
 
 namespace racksim::analysis {
 
@@ -15,6 +20,9 @@ namespace {
 uint32_t thread_of(const Op& op, size_t streams) {
   return op.kind == OpKind::kRecv ? static_cast<uint32_t>(streams + op.stream) : op.stream;
 }
+
+// Communicators of thousands of ranks would bloat every event: list the first ones.
+constexpr size_t kMaxListedPeers = 256;
 
 std::string quoted(const std::string& s) {
   return nlohmann::json(s).dump();
@@ -32,8 +40,13 @@ std::string op_args(const EventGraph& g, const Op& op) {
       break;
     case OpKind::kCollective: {
       const auto& members = g.communicator(op.peer);
-      args += fmt::format(",\"collective\":\"{}\",\"bytes\":{:.6g},\"dim\":\"{}\",\"ranks\":{}",
-                          to_string(op.collective), op.amount, to_string(op.dim), members.size());
+      args += fmt::format(
+          ",\"collective\":\"{}\",\"bytes\":{:.6g},\"dim\":\"{}\",\"ranks\":{},\"peers\":[{}]",
+          to_string(op.collective), op.amount, to_string(op.dim), members.size(),
+          fmt::join(members.begin(),
+                    members.begin() +
+                        static_cast<std::ptrdiff_t>(std::min(members.size(), kMaxListedPeers)),
+                    ","));
       break;
     }
     case OpKind::kSend:
@@ -46,6 +59,69 @@ std::string op_args(const EventGraph& g, const Op& op) {
       break;
   }
   return args;
+}
+
+// A time inside the slice [start, end] (seconds), in microseconds, so that Perfetto binds a
+// flow event to that slice: just after its start, or its middle when it is very short.
+double inside_us(const sim::OpTiming& t, double at_s) {
+  const double start_us = std::max(t.start_s, at_s) * 1e6;
+  const double end_us = t.end_s * 1e6;
+  return std::min(start_us + 0.002, (start_us + end_us) / 2);
+}
+
+// Flow arrows ("s" -> "f", bound to the enclosing slices) for who waited on whom: each send to
+// its recv, and the last member to arrive at a collective to every other member (they waited
+// for it).
+void write_flows(const EventGraph& graph, const sim::SimResult& result,
+                 const std::function<void(const std::string&)>& emit) {
+  const size_t streams = graph.streams().size();
+  uint64_t next_id = 1;
+  auto arrow = [&](const char* name, CommDim dim, OpId from, double from_us, OpId to,
+                   double to_us) {
+    const Op& a = graph.op(from);
+    const Op& b = graph.op(to);
+    emit(fmt::format(
+        "{{\"name\":\"{}\",\"cat\":\"flow.{}\",\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":{},"
+        "\"ts\":{:.4f}}}",
+        name, to_string(dim), next_id, a.rank, thread_of(a, streams), from_us));
+    emit(fmt::format(
+        "{{\"name\":\"{}\",\"cat\":\"flow.{}\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"pid\":{},"
+        "\"tid\":{},\"ts\":{:.4f}}}",
+        name, to_string(dim), next_id, b.rank, thread_of(b, streams), to_us));
+    ++next_id;
+  };
+  const std::vector<OpId> recv_of_send = match_sends_to_recvs(graph);
+  std::vector<std::pair<uint64_t, OpId>> collectives;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (op.kind == OpKind::kCollective) {
+      collectives.push_back({(static_cast<uint64_t>(op.peer) << 32) | op.tag, id});
+    }
+    const OpId recv = recv_of_send[id];
+    if (recv == kNoOp || result.timing[id].end_s < 0 || result.timing[recv].end_s < 0) continue;
+    const sim::OpTiming& r = result.timing[recv];
+    arrow("send -> recv", op.dim, id, inside_us(result.timing[id], result.timing[id].start_s), recv,
+          std::max(r.start_s * 1e6, r.end_s * 1e6 - 0.002));
+  }
+  std::sort(collectives.begin(), collectives.end());
+  for (size_t first = 0; first < collectives.size();) {
+    size_t end = first;
+    OpId last = collectives[first].second;
+    while (end < collectives.size() && collectives[end].first == collectives[first].first) {
+      if (result.timing[collectives[end].second].start_s > result.timing[last].start_s) {
+        last = collectives[end].second;
+      }
+      ++end;
+    }
+    const double arrival_s = result.timing[last].start_s;
+    for (size_t i = first; i < end; ++i) {
+      const OpId member = collectives[i].second;
+      if (member == last) continue;
+      arrow("last arrival", graph.op(last).dim, last, inside_us(result.timing[last], arrival_s),
+            member, inside_us(result.timing[member], arrival_s));
+    }
+    first = end;
+  }
 }
 
 }  // namespace
@@ -89,6 +165,7 @@ void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::
         quoted(graph.label(op.label)), to_string(op.phase), op.rank, thread_of(op, streams),
         t.start_s * 1e6, (t.end_s - t.start_s) * 1e6, id, op_args(graph, op)));
   }
+  write_flows(graph, result, emit);
   out << "\n]}\n";
 }
 

@@ -1,6 +1,8 @@
 // The simulated step as a Chrome trace-event file (timeline.json) that Perfetto and
 // chrome://tracing open: one process per rank, one thread per stream, one complete ("X") event
-// per operation with its layer, micro-batch, FLOPs and bytes.
+// per operation with its layer, micro-batch, FLOPs, bytes, collective kind and peers, and flow
+// arrows (send -> recv; a collective's last member to arrive -> each member that waited for it)
+// so that Perfetto shows who waited on whom.
 #pragma once
 
 #include <ostream>

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "app/calibration_file.h"
 #include "app/field_path.h"
 #include "app/json_locations.h"
 #include "app/text_locations.h"
@@ -431,6 +432,13 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
   loaded.scenario = parse_scenario_text(text, path, &loaded.sources);
   for (const std::string& assignment : overrides) {
     apply_override(assignment, &loaded.scenario, &loaded.sources);
+  }
+  if (loaded.scenario.has_calibration()) {
+    // Calibrated values override the file's; --set, applied again, overrides them.
+    merge_calibration(&loaded.scenario, loaded.sources);
+    for (const std::string& assignment : overrides) {
+      apply_override(assignment, &loaded.scenario, &loaded.sources);
+    }
   }
   resolve_presets(&loaded.scenario, loaded.sources);
   validate_scenario(loaded.scenario, loaded.sources);

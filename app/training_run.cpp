@@ -2,10 +2,17 @@
 
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "analysis/link_usage.h"
 #include "sim/compute_model.h"
 #include "topologies/topology_graph.h"
 
 namespace racksim::app {
+
+namespace {
+constexpr size_t kTopLinks = 10;  // busiest links in the report
+}  // namespace
 
 TrainingRun run_training(const config::Scenario& scenario) {
   TrainingRun run{build_training_step(scenario), {}, {}};
@@ -18,7 +25,22 @@ TrainingRun run_training(const config::Scenario& scenario) {
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);
   run.report = analysis::make_step_report(scenario, run.step, run.result);
+  run.report.links =
+      analysis::link_usage(topology, rank_to_gpu, run.result.traffic,
+                           run.result.traffic_resolution_s, run.report.step_time_s, kTopLinks);
   return run;
+}
+
+analysis::PipelineSvgOptions pipeline_svg_options(const TrainingRun& run) {
+  analysis::PipelineSvgOptions options;
+  options.title = fmt::format("{}: step {:.4g} s, pipeline bubble and critical path",
+                              run.report.scenario.empty() ? "racksim" : run.report.scenario,
+                              run.report.step_time_s);
+  options.subtitle = run.report.description;
+  options.group_of_rank = run.report.stage_of_rank;
+  options.group_name = "stage";
+  options.critical_path = &run.report.critical_path;
+  return options;
 }
 
 }  // namespace racksim::app

@@ -1,6 +1,7 @@
 // One training scenario end to end: the event graph, the cluster, the simulation, the report.
 #pragma once
 
+#include "analysis/pipeline_svg.h"
 #include "analysis/report.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
@@ -17,5 +18,9 @@ struct TrainingRun {
 // Simulates one step of a resolved, validated scenario. Ranks sit on GPUs in order (rank r on
 // GPU r). One simulation per process (SimGrid).
 TrainingRun run_training(const config::Scenario& scenario);
+
+// How pipeline.svg draws `run`: titled by the scenario, ranks grouped by pipeline stage, the
+// critical path marked. The options point into `run`.
+analysis::PipelineSvgOptions pipeline_svg_options(const TrainingRun& run);
 
 }  // namespace racksim::app

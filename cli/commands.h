@@ -11,5 +11,8 @@ int run_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
 int presets_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
+int calibrate_command(const std::vector<std::string>& args);
+int compare_command(const std::vector<std::string>& args);
 
 }  // namespace racksim::cli

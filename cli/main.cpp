@@ -26,6 +26,12 @@ commands:
         list the model and hardware presets
   bench [SCENARIO ...]
         how fast the simulator is: wall time, peak memory, activities per second per scenario
+  sweep [SCENARIO] --set PATH=V1,V2,... [--jobs N] [--out DIR] [--emit-jobs FILE]
+        simulate every combination of the values; a ranked table and sweep.csv
+  calibrate --base SCENARIO --measured CSV --params PATH,PATH,... --out CAL
+        fit efficiency parameters to measured step times; in-sample and held-out error
+  compare A/report.json B/report.json
+        two reports side by side with absolute and relative differences
 
 Run `racksim <command> --help` for a command's options.
 )";
@@ -35,6 +41,9 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "collective") return racksim::cli::collective_command(args);
   if (command == "presets") return racksim::cli::presets_command(args);
   if (command == "bench") return racksim::cli::bench_command(args);
+  if (command == "sweep") return racksim::cli::sweep_command(args);
+  if (command == "calibrate") return racksim::cli::calibrate_command(args);
+  if (command == "compare") return racksim::cli::compare_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "analysis/pipeline_svg.h"
 #include "analysis/report.h"
 #include "analysis/timeline.h"
 #include "app/default_scenario.h"
@@ -19,7 +20,9 @@ namespace po = boost::program_options;
 int run_command(const std::vector<std::string>& args) {
   po::options_description options("racksim run [SCENARIO] options");
   options.add_options()("help,h", "show this help")(
-      "out", po::value<std::string>(), "write report.json and timeline.json into this directory")(
+      "out", po::value<std::string>(),
+      "write report.json, timeline.json and pipeline.svg into this directory")(
+      "report-only", "with --out, write report.json alone (sweeps and calibrations)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario field, e.g. --set layout.pp=4 (repeatable)")(
       "scenario", po::value<std::string>(), "scenario file (.textproto or .json)");
@@ -48,12 +51,16 @@ int run_command(const std::vector<std::string>& args) {
   if (out) {
     out->write("report.json",
                [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });
+    if (vm.count("report-only")) return 0;
     out->write("timeline.json",
                [&](std::ostream& os) { analysis::write_timeline(run.step.graph, run.result, os); });
+    out->write("pipeline.svg", [&](std::ostream& os) {
+      analysis::write_pipeline_svg(run.step.graph, run.result, app::pipeline_svg_options(run), os);
+    });
     fmt::print(
-        "\nwrote {}/report.json and {}/timeline.json (open the timeline in "
-        "https://ui.perfetto.dev)\n",
-        out->path().string(), out->path().string());
+        "\nwrote {0}/report.json, {0}/timeline.json (open it in https://ui.perfetto.dev) and "
+        "{0}/pipeline.svg\n",
+        out->path().string());
   }
   return 0;
 }

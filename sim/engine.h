@@ -16,6 +16,7 @@
 
 #include "proto/scenario.pb.h"
 #include "sim/compute_model.h"
+#include "sim/flow_log.h"
 #include "topologies/topology_graph.h"
 #include "workloads/event_graph.h"
 
@@ -42,6 +43,10 @@ struct SimResult {
   uint64_t activities = 0;  // SimGrid activities created (execs, flows, sleeps)
   uint64_t flows = 0;       // of which network flows
   double wall_s = 0;        // wall-clock time of the replay
+  // What the network carried, per (source rank, destination rank) pair (sim/flow_log.h), and
+  // the resolution of its busy intervals (0: exact).
+  std::vector<PairTraffic> traffic;
+  double traffic_resolution_s = 0;
 };
 
 // Replays `graph` with rank r on GPU rank_to_gpu[r] of `topology`. Throws std::runtime_error

@@ -233,7 +233,9 @@ void Replay::execute_send(OpId op) {
   if (bytes == 0 || from == to) return;  // same GPU: nothing crosses a link
   ++activities_;
   ++flows_;
+  const double start = s4u::Engine::get_clock();
   s4u::Comm::sendto_async(from, to, bytes)->wait();
+  flow_log_.record(o.rank, o.peer, static_cast<double>(bytes), start, s4u::Engine::get_clock());
 }
 
 const RingSet& Replay::rings_for(CommId comm) {
@@ -322,11 +324,14 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
   std::vector<Transfer> sends;
   std::vector<s4u::CommPtr> comms;
   std::vector<uint32_t> peers;
+  std::vector<double> flow_bytes;
   for (int phase = 0; phase < run.phases; ++phase) {
     sends.clear();
     run.plan->sends(member, phase, &sends);
     comms.clear();
     peers.clear();
+    flow_bytes.clear();
+    const double phase_start = s4u::Engine::get_clock();
     for (const Transfer& t : sends) {
       const uint64_t bytes = whole_bytes(t.bytes);
       s4u::Host* to = placement_.host[(*run.member_ranks)[t.to]];
@@ -338,12 +343,16 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
       ++flows_;
       comms.push_back(s4u::Comm::sendto_async(from, to, bytes));
       peers.push_back(t.to);
+      flow_bytes.push_back(static_cast<double>(bytes));
     }
     while (!comms.empty()) {
       const auto done = static_cast<size_t>(s4u::Comm::wait_any(comms));
+      flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[peers[done]],
+                       flow_bytes[done], phase_start, s4u::Engine::get_clock());
       arrive(run, peers[done], phase);
       comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(done));
       peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(done));
+      flow_bytes.erase(flow_bytes.begin() + static_cast<std::ptrdiff_t>(done));
     }
     const size_t slot = static_cast<size_t>(member) * run.phases + phase;
     while (run.arrived[slot] < run.plan->arrivals(member, phase)) {
@@ -409,6 +418,8 @@ SimResult Replay::finish() {
   for (const OpTiming& t : result.timing) result.makespan_s = std::max(result.makespan_s, t.end_s);
   result.activities = activities_;
   result.flows = flows_;
+  result.traffic_resolution_s = flow_log_.resolution_s();
+  result.traffic = flow_log_.take_pairs();
   return result;
 }
 

@@ -13,6 +13,7 @@
 
 #include "sim/collective_plan.h"
 #include "sim/engine.h"
+#include "sim/flow_log.h"
 #include "topologies/routing.h"
 #include "workloads/event_graph.h"
 
@@ -71,6 +72,7 @@ class Replay {
   std::unordered_map<uint64_t, std::unique_ptr<CollectiveRun>> runs_;
   uint64_t activities_ = 0;
   uint64_t flows_ = 0;
+  FlowLog flow_log_;  // bytes and busy intervals per rank pair, for the link summary
   size_t completed_ = 0;
 };
 

@@ -1,0 +1,76 @@
+// Fitting simulator parameters to measured step times, and saying how far to trust the fit.
+//
+// The loss is robust least squares on the log error: r_i = ln(predicted_i / measured_i), loss =
+// sum of soft-L1(r_i) = 2 c^2 (sqrt(1 + (r_i / c)^2) - 1), quadratic for errors well under c
+// (10 % by default) and linear above, so one odd measurement does not drag the fit. Parameters
+// are searched in log space within bounds by NLopt's BOBYQA (derivative-free: every evaluation
+// is a set of simulations), a bounded number of times.
+//
+// The seed case's lesson: a fit with as many parameters as points always fits. So the fit
+// reports held-out errors (each point or group predicted by a fit that did not see it) and
+// flags an over-parameterised fit.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace racksim::analysis {
+
+struct FitParameter {
+  std::string field;  // "hardware.compute.gemm"
+  double initial = 0;
+  double lower = 0;  // > 0
+  double upper = 0;
+};
+
+struct FitOptions {
+  int max_evaluations = 60;
+  double loss_scale = 0.1;  // c of the soft-L1 loss, on the log error
+};
+
+// Predicted step times of the points `which` (indices into the measured list) for parameter
+// values `values` (one per FitParameter). Throws on failure.
+using Predictor = std::function<std::vector<double>(const std::vector<double>& values,
+                                                    const std::vector<size_t>& which)>;
+
+struct FitResult {
+  std::vector<double> values;
+  std::vector<double> predicted;  // for the fitted points, in their order
+  double loss = 0;
+  int evaluations = 0;
+};
+
+double soft_l1(double log_error, double scale);
+
+// Fits the parameters to measured[which]; `start` gives the starting values (defaults: each
+// parameter's initial).
+FitResult fit_parameters(const std::vector<FitParameter>& params,
+                         const std::vector<double>& measured, const std::vector<size_t>& which,
+                         const Predictor& predict, const FitOptions& options,
+                         const std::vector<double>& start = {});
+
+struct ErrorSummary {
+  double mean_abs_relative = 0;  // mean |predicted / measured - 1|
+  double max_abs_relative = 0;
+  double rms_log = 0;  // root mean square of ln(predicted / measured)
+  size_t points = 0;
+};
+
+ErrorSummary error_summary(const std::vector<double>& predicted,
+                           const std::vector<double>& measured);
+
+// Spearman's rank correlation (average ranks for ties); 0 for fewer than two points.
+double rank_correlation(const std::vector<double>& a, const std::vector<double>& b);
+
+// The folds of a held-out check: by group when groups are given (leave one group out), else
+// leave one out, or k contiguous folds when k > 0 and smaller than the number of points.
+std::vector<std::vector<size_t>> holdout_folds(size_t points,
+                                               const std::vector<std::string>& groups, int k);
+
+// Whether a fit of `params` parameters to `points` points can match them exactly.
+inline bool over_parameterised(size_t params, size_t points) {
+  return params >= points;
+}
+
+}  // namespace racksim::analysis

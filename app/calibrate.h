@@ -1,0 +1,76 @@
+// `racksim calibrate`: fits scenario parameters (efficiencies of the compute model, link
+// efficiencies...) to measured step times, and reports how well the fit predicts points it did
+// not see.
+//
+// The measured CSV: a header row, then one row per measured run. Columns named like scenario
+// fields ("layout.tp", "training.micro_batch_size", "model.hidden_size") are overrides applied
+// to the base scenario for that row; `measured_step_time_s` (or `measured_step_time_ms`) is the
+// measured step time; an optional `group` column names groups (e.g. the model size) for
+// leave-one-group-out checks and per-group rank correlations; `note` columns are ignored.
+// Lines starting with '#' are comments.
+//
+// Every evaluation of the fit simulates every point in a child process (`racksim run
+// --report-only`), `jobs` at a time; the number of evaluations is bounded.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/calibration_fit.h"
+
+namespace racksim::app {
+
+struct MeasuredPoint {
+  std::vector<std::string> overrides;  // "layout.tp=2", ...
+  double step_time_s = 0;
+  std::string group;
+  int line = 0;  // in the CSV file
+};
+
+struct MeasuredSet {
+  std::string path;
+  std::vector<std::string> fields;  // the override columns
+  std::vector<MeasuredPoint> points;
+  bool has_groups = false;
+};
+
+// Throws InputError naming the file and line for a malformed CSV.
+MeasuredSet read_measured_csv(const std::string& path);
+
+struct CalibrationSpec {
+  std::string base;  // scenario file
+  std::vector<std::string> base_overrides;
+  MeasuredSet measured;
+  std::vector<std::string> params;  // field paths under hardware.
+  int jobs = 1;
+  int max_evaluations = 40;
+  int holdout_max_evaluations = 20;
+  std::string holdout = "auto";  // auto, none, loo, group, kfold:K
+};
+
+struct CalibrationResult {
+  std::vector<analysis::FitParameter> params;
+  analysis::FitResult fit;
+  std::vector<double> measured;
+  analysis::ErrorSummary initial;  // the base scenario's values, before fitting
+  std::vector<double> initial_predicted;
+  analysis::ErrorSummary in_sample;
+  std::string holdout;                     // what was held out, in words
+  std::vector<double> held_out_predicted;  // per point; empty when no held-out check ran
+  analysis::ErrorSummary held_out;
+  std::vector<std::string> warnings;
+  int evaluations = 0;  // fit evaluations, all folds together
+};
+
+// Checks every point's scenario in process first (InputError naming the CSV line).
+CalibrationResult calibrate(const CalibrationSpec& spec,
+                            const std::function<void(const std::string&)>& progress);
+
+std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& result);
+
+// What the calibration file records besides the values (sources and errors), as comment lines.
+std::vector<std::string> calibration_comment(const CalibrationSpec& spec,
+                                             const CalibrationResult& result);
+
+}  // namespace racksim::app

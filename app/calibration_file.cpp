@@ -1,0 +1,73 @@
+#include "app/calibration_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <google/protobuf/text_format.h>
+
+#include "app/field_path.h"
+#include "common/error.h"
+
+namespace racksim::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A relative path is read from the scenario file's folder, unless --set gave it.
+fs::path resolve_path(const std::string& name, const SourceMap& sources) {
+  const fs::path path(name);
+  if (path.is_absolute()) return path;
+  const SourceLocation where = sources.find("calibration");
+  if (where.file.rfind("--set", 0) == 0 || sources.file().empty() ||
+      sources.file().front() == '<') {
+    return path;
+  }
+  return fs::path(sources.file()).parent_path() / path;
+}
+
+}  // namespace
+
+void merge_calibration(config::Scenario* scenario, const SourceMap& sources) {
+  const fs::path path = resolve_path(scenario->calibration(), sources);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    throw InputError(sources.find("calibration"), "calibration",
+                     fmt::format("cannot read the calibration file {}", path.string()));
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  SourceMap calibration_sources;
+  const config::Scenario calibration =
+      parse_scenario_text(text.str(), path.string(), &calibration_sources);
+  config::Scenario only_hardware;
+  *only_hardware.mutable_hardware() = calibration.hardware();
+  if (calibration.SerializeAsString() != only_hardware.SerializeAsString()) {
+    throw InputError({path.string(), 0, 0}, "",
+                     "a calibration file may only hold a hardware { ... } section");
+  }
+  if (calibration.hardware().has_preset()) {
+    throw InputError(calibration_sources.find("hardware.preset"), "hardware.preset",
+                     "a calibration file overrides fields; it cannot choose a preset");
+  }
+  scenario->mutable_hardware()->MergeFrom(calibration.hardware());
+}
+
+std::string calibration_text(const std::vector<std::string>& fields,
+                             const std::vector<double>& values,
+                             const std::vector<std::string>& comment) {
+  config::Scenario s;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    SourceMap unused;
+    apply_override(fmt::format("{}={:.6g}", fields[i], values[i]), &s, &unused);
+  }
+  std::string body;
+  google::protobuf::TextFormat::PrintToString(s, &body);
+  std::string out = std::string(kCalibrationMarker) + "\n";
+  for (const auto& line : comment) out += "# " + line + "\n";
+  return out + body;
+}
+
+}  // namespace racksim::app

@@ -1,0 +1,36 @@
+// Running `racksim` commands in child processes: SimGrid runs one simulation per process, so
+// sweeps and calibrations simulate each point in a child of their own, several at a time.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace racksim::app {
+
+struct ChildJob {
+  std::vector<std::string> argv;  // argv[0] is the program's path
+  std::filesystem::path log;      // receives stdout and stderr
+};
+
+// Runs `jobs` with at most `parallel` at once and calls `on_done(index, exit_status)` as each
+// ends (status 128 + signal when killed). Returns when all have ended.
+void run_parallel(const std::vector<ChildJob>& jobs, int parallel,
+                  const std::function<void(size_t, int)>& on_done);
+
+// The path of the running racksim binary (what children are started with).
+std::string self_executable();
+
+// How many child processes to run at once by default: the CPUs this process may use.
+int default_jobs();
+
+// A new directory under the system temp directory; the caller removes it.
+std::filesystem::path make_temp_dir(const std::string& prefix);
+
+// A shell word for `s`: as is when it is plain, else single-quoted.
+std::string shell_quote(const std::string& s);
+
+std::string read_text_file(const std::filesystem::path& path);
+
+}  // namespace racksim::app

@@ -1,0 +1,115 @@
+// The measured-runs CSV of `racksim calibrate` (format: app/calibrate.h).
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "app/calibrate.h"
+#include "common/error.h"
+
+namespace racksim::app {
+
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(cell);
+      cell.clear();
+    } else if (c != '\r') {
+      cell += c;
+    }
+  }
+  cells.push_back(cell);
+  for (auto& c : cells) {
+    c.erase(0, c.find_first_not_of(" \t"));
+    c.erase(c.find_last_not_of(" \t") + 1);
+  }
+  return cells;
+}
+
+}  // namespace
+
+MeasuredSet read_measured_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read the measured CSV");
+  MeasuredSet set;
+  set.path = path;
+  std::vector<std::string> header;
+  int time_column = -1, group_column = -1;
+  double time_scale = 1;
+  std::vector<int> field_columns;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r,") == std::string::npos) {
+      continue;
+    }
+    const auto cells = split_csv_line(line);
+    if (header.empty()) {
+      header = cells;
+      for (size_t i = 0; i < header.size(); ++i) {
+        const std::string& h = header[i];
+        if (h == "measured_step_time_s" || h == "measured_step_time_ms") {
+          time_column = static_cast<int>(i);
+          time_scale = h.back() == 's' && h[h.size() - 2] == 'm' ? 1e-3 : 1;
+        } else if (h == "group") {
+          group_column = static_cast<int>(i);
+        } else if (h != "note" && h != "name") {
+          field_columns.push_back(static_cast<int>(i));
+          set.fields.push_back(h);
+        }
+      }
+      if (time_column < 0) {
+        throw InputError({path, number, 1}, "",
+                         "the header needs a measured_step_time_s (or measured_step_time_ms) "
+                         "column");
+      }
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      throw InputError({path, number, 1}, "",
+                       fmt::format("{} cells, but the header has {}", cells.size(), header.size()));
+    }
+    MeasuredPoint p;
+    p.line = number;
+    try {
+      p.step_time_s = std::stod(cells[time_column]) * time_scale;
+    } catch (const std::exception&) {
+      throw InputError({path, number, time_column + 1}, header[time_column],
+                       fmt::format("'{}' is not a number", cells[time_column]));
+    }
+    if (!(p.step_time_s > 0)) {
+      throw InputError({path, number, time_column + 1}, header[time_column],
+                       "a measured step time must be positive");
+    }
+    if (group_column >= 0) p.group = cells[group_column];
+    for (int c : field_columns) {
+      if (!cells[c].empty()) p.overrides.push_back(header[c] + "=" + cells[c]);
+    }
+    set.points.push_back(std::move(p));
+  }
+  if (set.points.empty()) throw InputError({path, 0, 0}, "", "no measured rows");
+  set.has_groups = group_column >= 0;
+  return set;
+}
+
+}  // namespace racksim::app

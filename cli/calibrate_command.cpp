@@ -1,0 +1,99 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "app/calibrate.h"
+#include "app/calibration_file.h"
+#include "app/child_process.h"
+#include "cli/commands.h"
+#include "common/error.h"
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// Nothing the user wrote is overwritten: only a missing file or one racksim wrote before.
+void check_writable(const std::string& path) {
+  if (!fs::exists(path)) return;
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  if (first != app::kCalibrationMarker) {
+    throw InputError({"--out", 0, 0}, "--out",
+                     fmt::format("{} exists and was not written by racksim calibrate", path));
+  }
+}
+
+}  // namespace
+
+int calibrate_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim calibrate options");
+  options.add_options()("help,h", "show this help")("base", po::value<std::string>(),
+                                                    "the base scenario file")(
+      "measured", po::value<std::string>(), "CSV of measured runs (see README, Calibration)")(
+      "params", po::value<std::string>(),
+      "comma-separated hardware fields to fit, e.g. "
+      "hardware.compute.gemm,hardware.compute.attention")("out", po::value<std::string>(),
+                                                          "the calibration file to write")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override for every point")(
+      "jobs,j", po::value<int>(), "simulations at once (default: the CPUs)")(
+      "max-evals", po::value<int>()->default_value(40),
+      "fit evaluations (each simulates all points)")(
+      "holdout-max-evals", po::value<int>()->default_value(20), "evaluations per held-out refit")(
+      "holdout", po::value<std::string>()->default_value("auto"),
+      "auto, none, loo, group or kfold:K");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  for (const char* required : {"base", "measured", "params"}) {
+    if (!vm.count(required)) {
+      throw InputError({"command line", 0, 0}, fmt::format("--{}", required),
+                       fmt::format("calibrate needs --{}", required));
+    }
+  }
+  if (vm.count("out")) check_writable(vm["out"].as<std::string>());
+  app::CalibrationSpec spec;
+  spec.base = vm["base"].as<std::string>();
+  spec.measured = app::read_measured_csv(vm["measured"].as<std::string>());
+  spec.params = split_list(vm["params"].as<std::string>());
+  if (vm.count("set")) spec.base_overrides = vm["set"].as<std::vector<std::string>>();
+  spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+  spec.max_evaluations = vm["max-evals"].as<int>();
+  spec.holdout_max_evaluations = vm["holdout-max-evals"].as<int>();
+  spec.holdout = vm["holdout"].as<std::string>();
+  const app::CalibrationResult result = app::calibrate(
+      spec, [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); });
+  for (const auto& w : result.warnings) fmt::print(stderr, "racksim: warning: {}\n", w);
+  std::fputs(app::calibration_report(spec, result).c_str(), stdout);
+  if (vm.count("out")) {
+    const std::string path = vm["out"].as<std::string>();
+    std::ofstream(path) << app::calibration_text(spec.params, result.fit.values,
+                                                 app::calibration_comment(spec, result));
+    fmt::print("\nwrote {} (include it with  calibration: \"{}\"  or --set calibration={})\n", path,
+               path, path);
+  }
+  return 0;
+}
+
+}  // namespace racksim::cli

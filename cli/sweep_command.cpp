@@ -1,0 +1,103 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "analysis/sweep_table.h"
+#include "app/child_process.h"
+#include "app/output_dir.h"
+#include "app/sweep.h"
+#include "cli/commands.h"
+#include "common/error.h"
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+void print_progress(size_t done, size_t total) {
+  constexpr int kWidth = 40;
+  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  fmt::print(stderr, "\r[{}{}] {}/{} points simulated", std::string(filled, '#'),
+             std::string(kWidth - filled, '.'), done, total);
+  if (done == total) fmt::print(stderr, "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim sweep [SCENARIO] --set PATH=V1,V2,... options");
+  options.add_options()("help,h", "show this help")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "a field and its values, e.g. --set layout.tp=1,2,4,8 (repeatable; one value: fixed)")(
+      "jobs,j", po::value<int>(), "simulations at once (default: the CPUs)")(
+      "out", po::value<std::string>(), "write sweep.csv, sweep.txt and each point's report here")(
+      "emit-jobs", po::value<std::string>(),
+      "write one `racksim run` command per point to this file instead of simulating")(
+      "collect", "read the points' reports from --out (after the emitted jobs ran)")(
+      "scenario", po::value<std::string>(), "scenario file (default: the built-in one)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  const auto sets =
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const app::SweepSpec spec =
+      app::parse_sweep(vm.count("scenario") ? vm["scenario"].as<std::string>() : "", sets);
+  std::optional<app::OutputDir> out;
+  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
+  if (vm.count("collect") && !out) {
+    throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
+  }
+  if (vm.count("emit-jobs") && fs::exists(vm["emit-jobs"].as<std::string>())) {
+    throw InputError({"--emit-jobs", 0, 0}, "--emit-jobs",
+                     fmt::format("{} exists; racksim does not overwrite files",
+                                 vm["emit-jobs"].as<std::string>()));
+  }
+
+  app::SweepRun run = app::plan_sweep(spec);
+  const fs::path out_dir = out ? out->path() : fs::path("sweep-out");
+  if (vm.count("emit-jobs")) {
+    const std::string path = vm["emit-jobs"].as<std::string>();
+    std::ofstream(path) << app::sweep_job_lines(spec, run, out_dir);
+    fmt::print(
+        "wrote {} (one command per point to simulate; then run `racksim sweep ... --out {} "
+        "--collect`)\n",
+        path, out_dir.string());
+    std::fputs(analysis::sweep_table(app::axis_fields(spec), run.points).c_str(), stdout);
+    return 0;
+  }
+  if (vm.count("collect")) {
+    app::collect_sweep(&run, out->path());
+  } else {
+    const fs::path work = out ? out->path() : app::make_temp_dir("racksim-sweep");
+    if (out) out->write(".sweep-started", [](std::ostream& os) { os << "racksim sweep\n"; });
+    const int jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+    app::simulate_sweep(spec, &run, work, jobs, print_progress);
+    if (!out) fs::remove_all(work);
+  }
+  const std::string table = analysis::sweep_table(app::axis_fields(spec), run.points);
+  std::fputs(table.c_str(), stdout);
+  if (out) {
+    out->write("sweep.csv", [&](std::ostream& os) {
+      os << analysis::sweep_csv(app::axis_fields(spec), run.points);
+    });
+    out->write("sweep.txt", [&](std::ostream& os) { os << table; });
+    fmt::print("\nwrote {0}/sweep.csv, {0}/sweep.txt and each point's report under {0}/points/\n",
+               out->path().string());
+  }
+  return 0;
+}
+
+}  // namespace racksim::cli

@@ -1,0 +1,55 @@
+// What the network carried: per (source rank, destination rank) pair, the bytes of every flow
+// the replay completed and the intervals during which at least one of the pair's flows was in
+// flight. Analysis maps pairs to links with the topology's router after the simulation (the
+// route of a pair is deterministic), so the engine never stores per-link data.
+//
+// Memory stays bounded on huge runs: overlapping or touching intervals of a pair are merged as
+// they come in, and when the log holds more than its interval budget, intervals closer than a
+// resolution are merged too (the resolution doubles until the log fits in half the budget).
+// Busy time is then exact up to that resolution (reported, 0 when exact).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "workloads/event_graph.h"
+
+namespace racksim::sim {
+
+struct BusyInterval {
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct PairTraffic {
+  RankId source = 0;
+  RankId destination = 0;
+  double bytes = 0;
+  uint64_t flows = 0;
+  std::vector<BusyInterval> busy;  // sorted, disjoint
+};
+
+class FlowLog {
+ public:
+  explicit FlowLog(size_t max_intervals = size_t{1} << 22);
+
+  void record(RankId source, RankId destination, double bytes, double start_s, double end_s);
+
+  // The pairs sorted by (source, destination).
+  std::vector<PairTraffic> take_pairs();
+  // 0 when the intervals are exact; else the gap below which intervals were merged.
+  double resolution_s() const { return resolution_s_; }
+
+ private:
+  void insert(std::vector<BusyInterval>& busy, BusyInterval interval);
+  void coarsen();
+
+  size_t max_intervals_;
+  size_t intervals_ = 0;
+  double resolution_s_ = 0;
+  std::vector<PairTraffic> pairs_;
+  std::unordered_map<uint64_t, size_t> pair_index_;
+};
+
+}  // namespace racksim::sim
