@@ -71,7 +71,8 @@ std::vector<Block> pool_small(const std::vector<Block>& lane) {
   };
   for (const Block& b : lane) {
     const bool small = b.x1 - b.x0 < 1;
-    if (pool_x0 >= 0 && (!small || b.x0 - pool_x1 > 1 || b.x1 - pool_x0 > 1)) flush();
+    // A pool closes at about a pixel and a half, so a lane has at most one block per pixel.
+    if (pool_x0 >= 0 && (!small || b.x0 - pool_x1 > 1 || b.x1 - pool_x0 > 1.5)) flush();
     if (!small) {
       out.push_back(b);
       continue;

@@ -1,0 +1,84 @@
+// The robust fit on an analytic model (no simulation): it recovers known parameters from
+// synthetic measurements, resists an outlier, and the helpers (rank correlation, folds) do what
+// the calibration report says.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/calibration_fit.h"
+
+namespace racksim {
+namespace {
+
+// A roofline-like step time: GEMM work at efficiency e_g plus attention work at e_a.
+std::vector<double> model_times(double e_g, double e_a, const std::vector<size_t>& which) {
+  std::vector<double> out;
+  for (size_t i : which) {
+    const double gemm = 1.0 + 0.5 * static_cast<double>(i);
+    const double attention = 0.2 + 0.3 * static_cast<double>(i % 3);
+    out.push_back(gemm / e_g + attention / e_a + 0.01);
+  }
+  return out;
+}
+
+std::vector<analysis::FitParameter> two_params() {
+  return {{"hardware.compute.gemm", 0.75, 0.01, 1.0},
+          {"hardware.compute.attention", 0.60, 0.01, 1.0}};
+}
+
+TEST(CalibrationFit, RecoversKnownParameters) {
+  std::vector<size_t> all{0, 1, 2, 3, 4, 5};
+  const std::vector<double> measured = model_times(0.55, 0.35, all);
+  const analysis::Predictor predict = [](const std::vector<double>& v,
+                                         const std::vector<size_t>& which) {
+    return model_times(v[0], v[1], which);
+  };
+  analysis::FitOptions options;
+  options.max_evaluations = 200;
+  const auto fit = analysis::fit_parameters(two_params(), measured, all, predict, options);
+  EXPECT_NEAR(fit.values[0], 0.55, 0.005);
+  EXPECT_NEAR(fit.values[1], 0.35, 0.005);
+  EXPECT_LT(analysis::error_summary(fit.predicted, measured).max_abs_relative, 1e-3);
+  EXPECT_LE(fit.evaluations, 200);
+}
+
+TEST(CalibrationFit, ASingleOutlierDoesNotDragTheFit) {
+  std::vector<size_t> all{0, 1, 2, 3, 4, 5, 6, 7};
+  std::vector<double> measured = model_times(0.55, 0.35, all);
+  measured[3] *= 2;  // a broken run
+  const analysis::Predictor predict = [](const std::vector<double>& v,
+                                         const std::vector<size_t>& which) {
+    return model_times(v[0], v[1], which);
+  };
+  analysis::FitOptions options;
+  options.max_evaluations = 300;
+  const auto fit = analysis::fit_parameters(two_params(), measured, all, predict, options);
+  // The other seven points stay well predicted: the outlier's pull is bounded (soft-L1).
+  double worst = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i != 3) worst = std::max(worst, std::abs(fit.predicted[i] / measured[i] - 1));
+  }
+  EXPECT_LT(worst, 0.05);
+  EXPECT_NEAR(fit.values[0], 0.55, 0.1);
+}
+
+TEST(CalibrationFit, OverParameterisedWhenParametersMatchPoints) {
+  EXPECT_TRUE(analysis::over_parameterised(2, 2));
+  EXPECT_TRUE(analysis::over_parameterised(3, 2));
+  EXPECT_FALSE(analysis::over_parameterised(2, 3));
+}
+
+TEST(CalibrationFit, RankCorrelationAndFolds) {
+  EXPECT_DOUBLE_EQ(analysis::rank_correlation({1, 2, 3, 4}, {10, 20, 30, 40}), 1);
+  EXPECT_DOUBLE_EQ(analysis::rank_correlation({1, 2, 3, 4}, {40, 30, 20, 10}), -1);
+  const auto loo = analysis::holdout_folds(4, {}, 0);
+  EXPECT_EQ(loo.size(), 4u);
+  const auto groups = analysis::holdout_folds(4, {"a", "b", "a", "b"}, 0);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0], (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(analysis::holdout_folds(10, {}, 5).size(), 5u);
+}
+
+}  // namespace
+}  // namespace racksim

@@ -1,0 +1,111 @@
+// `racksim calibrate` recovers known parameters: "measured" step times are simulated with
+// known GEMM and attention efficiencies, the fit starts from the preset's and must land on the
+// known ones; a fit with as many parameters as points is flagged; the calibration file it
+// writes is included by a scenario and reproduces the fitted step time.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+#include "tests/support/run_racksim.h"
+
+namespace racksim {
+namespace {
+
+using testing::read_file;
+using testing::run_racksim;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+// One GPU, two layers: each run takes a fraction of a second.
+constexpr const char* kBase = R"(name: "calibration test"
+model { preset: "llama3-8b" num_layers: 2 vocab_size: 1024 }
+hardware { preset: "dgx-h100" nodes: 1 gpus_per_node: 1 }
+layout { tp: 1 pp: 1 }
+training { global_batch_size: 1 micro_batch_size: 1 seq_length: 2048 recompute: NONE }
+)";
+
+constexpr double kGemm = 0.55;
+constexpr double kAttention = 0.35;
+
+double simulated_step(const std::string& base, int seq) {
+  TempDir out;
+  const auto r = run_racksim({"run", base, "--set", "training.seq_length=" + std::to_string(seq),
+                              "--set", "hardware.compute.gemm=" + std::to_string(kGemm), "--set",
+                              "hardware.compute.attention=" + std::to_string(kAttention),
+                              "--report-only", "--out", (out.path() / "o").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
+      .at("step_time_s")
+      .get<double>();
+}
+
+std::string measured_csv(const std::string& base, const std::vector<int>& seqs) {
+  std::string csv =
+      "# synthetic: simulated with known efficiencies\ntraining.seq_length,measured_step_time_s\n";
+  for (int s : seqs)
+    csv += std::to_string(s) + "," + std::to_string(simulated_step(base, s)) + "\n";
+  return csv;
+}
+
+double fitted(const std::string& out, const std::string& name) {
+  std::smatch m;
+  const std::regex re(name + R"(\s+([0-9.]+))");
+  EXPECT_TRUE(std::regex_search(out, m, re)) << out;
+  return m.size() > 1 ? std::stod(m[1]) : 0;
+}
+
+TEST(Calibrate, RecoversKnownParametersAndWritesAnIncludableFile) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096, 16384, 32768}));
+  const std::string cal = (dir.path() / "cal.textproto").string();
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm,hardware.compute.attention", "--holdout",
+                              "none", "--max-evals", "40", "--jobs", "2", "--out", cal});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NEAR(fitted(r.out, "hardware.compute.gemm"), kGemm, 0.01) << r.out;
+  EXPECT_NEAR(fitted(r.out, "hardware.compute.attention"), kAttention, 0.01) << r.out;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << "4 points, 2 parameters";
+  // The file is included by a scenario and gives the "measured" time back.
+  const std::string text = read_file(cal);
+  EXPECT_EQ(text.rfind("# racksim calibration", 0), 0u);
+  EXPECT_NE(text.find("gemm:"), std::string::npos);
+  const std::string with =
+      dir.write("with.textproto", std::string(kBase) + "calibration: \"cal.textproto\"\n");
+  TempDir out;
+  const auto run = run_racksim({"run", with, "--set", "training.seq_length=4096", "--report-only",
+                                "--out", (out.path() / "o").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const double step = nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
+                          .at("step_time_s")
+                          .get<double>();
+  EXPECT_NEAR(step / simulated_step(base, 4096), 1, 0.01);
+}
+
+TEST(Calibrate, FlagsAsManyParametersAsPoints) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write("measured.csv", measured_csv(base, {2048, 16384}));
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm,hardware.compute.attention", "--max-evals",
+                              "8", "--holdout-max-evals", "4", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 2 parameters for 2 measured points"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("held out (leave one out)"), std::string::npos) << r.out;
+}
+
+TEST(Calibrate, BadCsvNamesTheLine) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv =
+      dir.write("measured.csv", "layout.tp,measured_step_time_s\n1,0.5\n1,abc\n");
+  const auto r = run_racksim(
+      {"calibrate", "--base", base, "--measured", csv, "--params", "hardware.compute.gemm"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("measured.csv:3"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace racksim
