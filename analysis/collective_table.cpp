@@ -22,7 +22,16 @@ double bus_bandwidth_factor(CollectiveKind kind, uint32_t ranks) {
   }
 }
 
-std::vector<CollectiveRow> collective_rows(const EventGraph& graph, const sim::SimResult& result) {
+double port_traffic_factor(CollectiveKind kind, uint32_t ranks, sim::Algorithm algorithm) {
+  const double n = ranks;
+  if (kind == CollectiveKind::kAllReduce && algorithm == sim::Algorithm::kNvls && ranks > 1) {
+    return (n + 1) / n;
+  }
+  return bus_bandwidth_factor(kind, ranks);
+}
+
+std::vector<CollectiveRow> collective_rows(const EventGraph& graph, const sim::SimResult& result,
+                                           sim::Algorithm algorithm) {
   struct Span {
     double bytes = 0;
     double last_arrival = 0;
@@ -48,17 +57,20 @@ std::vector<CollectiveRow> collective_rows(const EventGraph& graph, const sim::S
     row.time_s = s.last_end - s.last_arrival;
     row.algbw_bytes_per_s = row.time_s > 0 ? row.bytes / row.time_s : 0;
     row.busbw_bytes_per_s = row.algbw_bytes_per_s * bus_bandwidth_factor(s.kind, ranks);
+    row.port_bytes_per_s = row.algbw_bytes_per_s * port_traffic_factor(s.kind, ranks, algorithm);
+    row.algorithm = algorithm;
     rows.push_back(row);
   }
   return rows;
 }
 
 std::string collective_table_text(const std::vector<CollectiveRow>& rows) {
-  std::string out = fmt::format("#{:>15} {:>12} {:>12} {:>12}\n", "size (B)", "time (us)",
-                                "algbw (GB/s)", "busbw (GB/s)");
+  std::string out = fmt::format("#{:>15} {:>12} {:>12} {:>12} {:>12} {:>6}\n", "size (B)",
+                                "time (us)", "algbw (GB/s)", "busbw (GB/s)", "port (GB/s)", "algo");
   for (const auto& r : rows) {
-    out += fmt::format(" {:>15.0f} {:>12.2f} {:>12.2f} {:>12.2f}\n", r.bytes, r.time_s * 1e6,
-                       r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9);
+    out += fmt::format(" {:>15.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f} {:>6}\n", r.bytes,
+                       r.time_s * 1e6, r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9,
+                       r.port_bytes_per_s / 1e9, sim::to_string(r.algorithm));
   }
   return out;
 }
@@ -69,7 +81,9 @@ nlohmann::ordered_json collective_table_json(const std::vector<CollectiveRow>& r
     j.push_back({{"bytes", r.bytes},
                  {"time_us", r.time_s * 1e6},
                  {"algbw_gb_per_s", r.algbw_bytes_per_s / 1e9},
-                 {"busbw_gb_per_s", r.busbw_bytes_per_s / 1e9}});
+                 {"busbw_gb_per_s", r.busbw_bytes_per_s / 1e9},
+                 {"port_gb_per_s", r.port_bytes_per_s / 1e9},
+                 {"algorithm", std::string(sim::to_string(r.algorithm))}});
   }
   return j;
 }

@@ -71,9 +71,12 @@ std::vector<analysis::CollectiveRow> run_collective_bench(const CollectiveBenchR
   sim::SimOptions options;
   options.fidelity = request.fidelity;
   options.collective_base_latency_s = request.hardware.collectives().base_latency_s();
+  options.algorithm = sim::to_algorithm(request.hardware.collectives().algorithm());
   const auto result = sim::simulate(graph, topology, rank_to_gpu,
                                     sim::ComputeModel::from_hardware(request.hardware), options);
-  return analysis::collective_rows(graph, result);
+  const sim::Algorithm algorithm = sim::choose_algorithm(
+      request.kind, options.algorithm, sim::comm_shape(topology, rank_to_gpu));
+  return analysis::collective_rows(graph, result, algorithm);
 }
 
 }  // namespace racksim::app

@@ -1,5 +1,6 @@
 // The checks that make a resolved scenario one we can simulate. Each failure names the field a
 // user would change and points at the line where it (or the section holding it) is written.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -79,6 +80,92 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
   check.positive("hardware.gpus_per_node", hw.has_gpus_per_node(), hw.gpus_per_node());
 
   const config::Gpu& gpu = hw.gpu();
+// The NVLink domain must hold whole nodes; a mesh ends at its node.
+void check_scale_up_shape(const config::Hardware& hw, const Checker& check) {
+  const config::ScaleUp& up = hw.scale_up();
+  const int gpus = hw.gpus_per_node();
+  if (up.has_domain_size() && gpus > 0 && up.domain_size() > 0 &&
+      (up.domain_size() < gpus || up.domain_size() % gpus != 0)) {
+    check.fail("hardware.scale_up.domain_size",
+               fmt::format("{} GPUs per NVLink domain is not a whole number of {}-GPU nodes",
+                           up.domain_size(), gpus));
+  }
+  if (hw.node_kind() == config::Hardware::MESH && up.has_domain_size() &&
+      up.domain_size() != gpus) {
+    check.fail("hardware.scale_up.domain_size",
+               fmt::format("a MESH node's domain is its {} GPUs, got {}", gpus, up.domain_size()));
+  }
+  if (up.has_nvls_efficiency()) {
+    check.efficiency("hardware.scale_up.nvls_efficiency", true, up.nvls_efficiency());
+  }
+  if (up.has_aggregate_efficiency()) {
+    check.efficiency("hardware.scale_up.aggregate_efficiency", true, up.aggregate_efficiency());
+  }
+  check.positive_if_set("hardware.scale_up.mesh_link_bytes_per_s", up.has_mesh_link_bytes_per_s(),
+                        up.mesh_link_bytes_per_s());
+}
+
+// Sockets (NUMA nodes), their PCIe switches, and the links between them.
+void check_host(const config::Hardware& hw, const Checker& check) {
+  const config::Host& host = hw.host();
+  check.positive_if_set("hardware.host.sockets", host.has_sockets(), host.sockets());
+  if (host.sockets() > 0 && hw.gpus_per_node() % host.sockets() != 0) {
+    check.fail("hardware.host.sockets",
+               fmt::format("{} GPUs per node do not split evenly over {} sockets",
+                           hw.gpus_per_node(), host.sockets()));
+  }
+  check.positive_if_set("hardware.host.pcie_switches_per_socket",
+                        host.has_pcie_switches_per_socket(), host.pcie_switches_per_socket());
+  if (host.sockets() > 1) {
+    check.positive("hardware.host.inter_socket_bytes_per_s", host.has_inter_socket_bytes_per_s(),
+                   host.inter_socket_bytes_per_s());
+  }
+  check.latency("hardware.host.inter_socket_latency_s", host.inter_socket_latency_s());
+  if (hw.node_kind() == config::Hardware::NVL_TRAY) {
+    check.positive("hardware.host.c2c_bytes_per_s", host.has_c2c_bytes_per_s(),
+                   host.c2c_bytes_per_s());
+  }
+  check.latency("hardware.host.c2c_latency_s", host.c2c_latency_s());
+  if (!(host.memory_bytes() >= 0)) {
+    check.fail("hardware.host.memory_bytes",
+               fmt::format("must be >= 0 bytes, got {}", host.memory_bytes()));
+  }
+}
+
+void check_fabric_tiers(const config::Hardware& hw, const Checker& check) {
+  const config::ScaleOut& out = hw.scale_out();
+  if (out.has_tiers() && out.tiers() != 2 && out.tiers() != 3) {
+    check.fail("hardware.scale_out.tiers", fmt::format("must be 2 or 3, got {}", out.tiers()));
+  }
+  if (out.tiers() == 3) {
+    check.positive("hardware.scale_out.units_per_pod", out.has_units_per_pod(),
+                   out.units_per_pod());
+    check.positive("hardware.scale_out.cores", out.has_cores(), out.cores());
+  }
+  check.positive_if_set("hardware.scale_out.pod_oversubscription", out.has_pod_oversubscription(),
+                        out.pod_oversubscription());
+  if (out.switch_radix() < 0) {
+    check.fail("hardware.scale_out.switch_radix",
+               fmt::format("must be a port count >= 0, got {}", out.switch_radix()));
+  }
+  if (out.has_ethernet_efficiency()) {
+    check.efficiency("hardware.scale_out.ethernet_efficiency", true, out.ethernet_efficiency());
+  }
+}
+
+void check_nic_ports(const config::Hardware& hw, const Checker& check) {
+  const config::ScaleOut& out = hw.scale_out();
+  const int64_t ports = int64_t{hw.gpus_per_node()} * std::max(out.nics_per_gpu(), 1);
+  for (const config::NicPort& port : out.ports()) {
+    if (port.index() < 0 || port.index() >= ports) {
+      check.fail("hardware.scale_out.ports",
+                 fmt::format("port index {} is not one of the node's {} ports (0 .. {})",
+                             port.index(), ports, ports - 1));
+    }
+    check.positive_if_set("hardware.scale_out.ports", port.has_bits_per_s(), port.bits_per_s());
+  }
+}
+
   check.positive("hardware.gpu.bf16_flops_per_s", gpu.has_bf16_flops_per_s(),
                  gpu.bf16_flops_per_s());
   check.positive("hardware.gpu.hbm_bytes", gpu.has_hbm_bytes(), gpu.hbm_bytes());
@@ -124,6 +211,10 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
 void check_training(const config::Training& training, const Checker& check) {
   check.positive("training.global_batch_size", training.has_global_batch_size(),
                  training.global_batch_size());
+  check_scale_up_shape(hw, check);
+  check_host(hw, check);
+  check_fabric_tiers(hw, check);
+  check_nic_ports(hw, check);
   check.positive("training.micro_batch_size", training.has_micro_batch_size(),
                  training.micro_batch_size());
   check.positive("training.seq_length", training.has_seq_length(), training.seq_length());

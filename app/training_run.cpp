@@ -22,6 +22,7 @@ TrainingRun run_training(const config::Scenario& scenario) {
   sim::SimOptions options;
   options.fidelity = scenario.sim().fidelity();
   options.collective_base_latency_s = scenario.hardware().collectives().base_latency_s();
+  options.algorithm = sim::to_algorithm(scenario.hardware().collectives().algorithm());
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);
   run.report = analysis::make_step_report(scenario, run.step, run.result);

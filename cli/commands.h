@@ -14,5 +14,6 @@ int bench_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
+int topo_command(const std::vector<std::string>& args);
 
 }  // namespace racksim::cli

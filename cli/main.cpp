@@ -22,6 +22,9 @@ commands:
         built-in default (scenarios/default.textproto)
   collective --hardware PRESET --nodes N --op OP --ranks R --min-bytes A --max-bytes B [--json]
         nccl-tests-style bandwidth table of one collective on a simulated cluster
+  topo SCENARIO|PRESET [--nodes N] [--dot FILE] [--json] [--build-platform]
+        what a cluster is made of: counts, per-GPU bandwidth, fabric tiers and bisection,
+        NIC choices and warnings
   presets
         list the model and hardware presets
   bench [SCENARIO ...]
@@ -44,6 +47,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "sweep") return racksim::cli::sweep_command(args);
   if (command == "calibrate") return racksim::cli::calibrate_command(args);
   if (command == "compare") return racksim::cli::compare_command(args);
+  if (command == "topo") return racksim::cli::topo_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "sim/collective_algorithms.h"
+
 namespace racksim::sim {
 
 namespace {
@@ -149,6 +151,119 @@ RingSet build_rings(const std::vector<int>& domain_of_member,
     link_ring(order, &rings.next[c], &rings.prev[c]);
   }
   return rings;
+}
+
+bool CommShape::single_domain() const {
+  return std::all_of(domain.begin(), domain.end(), [&](int d) { return d == domain.front(); });
+}
+
+uint32_t CommShape::uniform_members_per_domain() const {
+  std::map<int, uint32_t> count;
+  for (int d : domain) ++count[d];
+  if (count.empty()) return 0;
+  const uint32_t first = count.begin()->second;
+  for (const auto& [d, c] : count) {
+    if (c != first) return 0;
+  }
+  return first;
+}
+
+std::string_view to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kAuto:
+      return "auto";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
+    case Algorithm::kDirect:
+      return "direct";
+    case Algorithm::kChain:
+      return "chain";
+  }
+  return "unknown";
+}
+
+namespace {
+
+Algorithm auto_algorithm(CollectiveKind kind, const CommShape& shape) {
+  const bool one_domain = shape.single_domain();
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      if (one_domain && shape.nvls) return Algorithm::kNvls;
+      return one_domain && shape.mesh ? Algorithm::kDirect : Algorithm::kRing;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+      return one_domain && shape.mesh ? Algorithm::kDirect : Algorithm::kRing;
+    case CollectiveKind::kAllToAll:
+      return Algorithm::kDirect;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+      return Algorithm::kChain;
+    case CollectiveKind::kBarrier:
+      return Algorithm::kRing;
+  }
+  return Algorithm::kRing;
+}
+
+}  // namespace
+
+Algorithm choose_algorithm(CollectiveKind kind, Algorithm requested, const CommShape& shape) {
+  const Algorithm automatic = auto_algorithm(kind, shape);
+  // All-to-all, broadcast and reduce have one decomposition whatever is asked for.
+  if (automatic == Algorithm::kDirect && kind == CollectiveKind::kAllToAll) return automatic;
+  if (automatic == Algorithm::kChain) return automatic;
+  const bool all_reduce = kind == CollectiveKind::kAllReduce;
+  switch (requested) {
+    case Algorithm::kAuto:
+      return automatic;
+    case Algorithm::kNvls:
+      return all_reduce && shape.nvls && shape.single_domain() ? Algorithm::kNvls
+                                                               : Algorithm::kRing;
+    case Algorithm::kHierarchical:
+      return all_reduce && !shape.single_domain() && shape.uniform_members_per_domain() > 0
+                 ? Algorithm::kHierarchical
+                 : Algorithm::kRing;
+    case Algorithm::kTree:
+      return all_reduce ? Algorithm::kTree : Algorithm::kRing;
+    case Algorithm::kDirect:
+      return kind == CollectiveKind::kBarrier ? Algorithm::kRing : Algorithm::kDirect;
+    default:
+      return Algorithm::kRing;
+  }
+}
+
+CommPlanner::CommPlanner(CommShape shape, Algorithm requested)
+    : shape_(std::move(shape)),
+      requested_(requested),
+      rings_(build_rings(shape_.domain, shape_.local)) {}
+
+std::unique_ptr<CollectivePlan> CommPlanner::plan(CollectiveKind kind, double bytes) const {
+  return make_plan(kind, bytes, rings_, shape_, algorithm(kind));
+}
+
+std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings,
+                                          const CommShape& shape, Algorithm algorithm) {
+  const uint32_t n = rings.members();
+  if (n <= 1 || kind == CollectiveKind::kBarrier) return std::make_unique<EmptyPlan>();
+  switch (algorithm) {
+    case Algorithm::kNvls:
+      return make_nvls_plan(bytes, shape);
+    case Algorithm::kHierarchical:
+      return make_hierarchical_plan(bytes, shape);
+    case Algorithm::kTree:
+      return make_tree_plan(bytes, shape);
+    case Algorithm::kDirect:
+      if (kind != CollectiveKind::kAllToAll) return make_direct_plan(kind, bytes, n);
+      break;
+    default:
+      break;
+  }
+  return make_plan(kind, bytes, rings);
 }
 
 std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings) {

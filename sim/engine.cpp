@@ -23,13 +23,58 @@ RankPlacement place_ranks(const topo::Platform& platform, const topo::Topology& 
                                            gpu, platform.num_gpus()));
     }
     p.host.push_back(platform.gpu_host(gpu));
-    p.domain.push_back(topology.node_of_gpu(gpu));
-    p.local_index.push_back(static_cast<int>(gpu) % topology.gpus_per_node);
+    p.nvls_host.push_back(platform.nvls_host(gpu));
+    // Rings are grouped by scale-up domain: for an NVL72 rack that is the 72-GPU rack, not
+    // the 4-GPU tray (node).
+    p.domain.push_back(topology.scale_up_domain_of_gpu(gpu));
+    p.local_index.push_back(topology.index_in_domain(gpu));
+    auto& sockets = p.numa_hosts.emplace_back();
+    const int per_node = topology.sockets_per_node();
+    for (int s = 0; s < per_node; ++s) {
+      sockets.push_back(platform.cpu_host(topology.node_of_gpu(gpu) * per_node + s));
+    }
   }
+  p.nvls = topology.spec.scale_up.nvls;
+  p.nvls_bytes_per_s = topology.spec.scale_up.nvls_bytes_per_s;
+  p.mesh = topology.spec.node.kind == topo::NodeKind::kMesh;
   return p;
 }
 
 }  // namespace
+
+Algorithm to_algorithm(config::CollectiveTuning::Algorithm algorithm) {
+  switch (algorithm) {
+    case config::CollectiveTuning::RING:
+      return Algorithm::kRing;
+    case config::CollectiveTuning::TREE:
+      return Algorithm::kTree;
+    case config::CollectiveTuning::NVLS:
+      return Algorithm::kNvls;
+    case config::CollectiveTuning::HIERARCHICAL:
+      return Algorithm::kHierarchical;
+    default:
+      return Algorithm::kAuto;
+  }
+}
+
+SimOptions sim_options(const config::Hardware& hardware) {
+  SimOptions options;
+  options.collective_base_latency_s = hardware.collectives().base_latency_s();
+  options.algorithm = to_algorithm(hardware.collectives().algorithm());
+  return options;
+}
+
+CommShape comm_shape(const topo::Topology& topology, const std::vector<uint32_t>& gpus) {
+  CommShape shape;
+  for (uint32_t gpu : gpus) {
+    shape.domain.push_back(topology.scale_up_domain_of_gpu(gpu));
+    shape.local.push_back(topology.index_in_domain(gpu));
+  }
+  shape.nvls = topology.spec.scale_up.nvls;
+  shape.nvls_bytes_per_s = topology.spec.scale_up.nvls_bytes_per_s;
+  shape.mesh = topology.spec.node.kind == topo::NodeKind::kMesh;
+  return shape;
+}
 
 SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
                    const std::vector<uint32_t>& rank_to_gpu, const ComputeModel& compute,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proto/scenario.pb.h"
+#include "sim/collective_plan.h"
 #include "sim/compute_model.h"
 #include "sim/flow_log.h"
 #include "topologies/topology_graph.h"
@@ -25,7 +26,18 @@ namespace racksim::sim {
 struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;
   double collective_base_latency_s = 0;
+  Algorithm algorithm = Algorithm::kAuto;  // hardware.collectives.algorithm
 };
+
+// The engine's algorithm for a scenario's hardware.collectives.algorithm.
+Algorithm to_algorithm(config::CollectiveTuning::Algorithm algorithm);
+
+// The options a scenario's hardware section asks for (fidelity stays FULL).
+SimOptions sim_options(const config::Hardware& hardware);
+
+// Where a communicator of ranks on `gpus` sits (scale-up domains, NVLS, mesh), as the engine
+// sees it; with choose_algorithm it tells which algorithm a collective runs.
+CommShape comm_shape(const topo::Topology& topology, const std::vector<uint32_t>& gpus);
 
 struct OpTiming {
   // When the operation started: a compute kernel's launch, a collective's arrival of this

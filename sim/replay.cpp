@@ -55,13 +55,17 @@ class AggregatedPlan final : public CollectivePlan {
     std::vector<Transfer> out;
     for (uint32_t m = 0; m < members; ++m) {
       std::map<uint32_t, double> per_peer;
+      double cap = 0;  // a rate cap applies to all of a plan's flows alike (NVLS)
       for (int k = 0; k < full.num_phases(); ++k) {
         out.clear();
         full.sends(m, k, &out);
-        for (const Transfer& t : out) per_peer[t.to] += t.bytes;
+        for (const Transfer& t : out) {
+          per_peer[t.to] += t.bytes;
+          cap = std::max(cap, t.max_bytes_per_s);
+        }
       }
       for (const auto& [peer, bytes] : per_peer) {
-        sends_[m].push_back({peer, bytes});
+        sends_[m].push_back({peer, bytes, cap});
         ++arrivals_[peer];
       }
     }
@@ -99,9 +103,10 @@ Replay::Replay(const EventGraph& graph, RankPlacement placement, const ComputeMo
     remaining_[id] = static_cast<int32_t>(graph.deps(id).size());
     const Op& op = graph.op(id);
     if (op.kind == OpKind::kRecv) ++remaining_[id];  // the data must arrive too
-    if (op.kind == OpKind::kCopy) {
-      throw std::runtime_error(
-          "host<->device copies need CPU hosts in the topology, which this version does not build");
+    if (op.kind == OpKind::kCopy && op.peer >= placement_.numa_hosts[op.rank].size()) {
+      throw std::runtime_error(fmt::format(
+          "copy op {} of rank {} names NUMA node {}, but its server has {} CPU socket(s)", id,
+          op.rank, op.peer, placement_.numa_hosts[op.rank].size()));
     }
   }
   uint64_t total = 0;
@@ -130,7 +135,7 @@ Replay::Replay(const EventGraph& graph, RankPlacement placement, const ComputeMo
     }
     actors_[index]->ops.push_back(id);
   }
-  rings_.resize(graph.num_communicators());
+  planners_.resize(graph.num_communicators());
 }
 
 Replay::~Replay() = default;
@@ -161,8 +166,10 @@ void Replay::run_stream(size_t index) {
       case OpKind::kCollective:
         execute_collective(index, op);
         continue;  // completes itself
-      case OpKind::kRecv:
       case OpKind::kCopy:
+        execute_copy(op);
+        break;
+      case OpKind::kRecv:
         break;  // never on an actor (see the constructor)
     }
     complete(op, start, s4u::Engine::get_clock());
@@ -238,17 +245,35 @@ void Replay::execute_send(OpId op) {
   flow_log_.record(o.rank, o.peer, static_cast<double>(bytes), start, s4u::Engine::get_clock());
 }
 
-const RingSet& Replay::rings_for(CommId comm) {
-  if (!rings_[comm]) {
+// A host <-> device copy: one flow between the rank's GPU and the CPU socket of the op's NUMA
+// node (Op::peer, a socket of the rank's own server), over the GPU's PCIe path (or C2C) and,
+// for the other socket's memory, the inter-socket link.
+void Replay::execute_copy(OpId op) {
+  const Op& o = graph_.op(op);
+  s4u::Host* gpu = placement_.host[o.rank];
+  s4u::Host* cpu = placement_.numa_hosts[o.rank][o.peer];
+  const uint64_t bytes = whole_bytes(o.amount);
+  if (bytes == 0) return;
+  ++activities_;
+  ++flows_;
+  const bool to_device = o.copy_direction == CopyDirection::kHostToDevice;
+  s4u::Comm::sendto_async(to_device ? cpu : gpu, to_device ? gpu : cpu, bytes)->wait();
+}
+
+const CommPlanner& Replay::planner_for(CommId comm) {
+  if (!planners_[comm]) {
     const auto& members = graph_.communicator(comm);
-    std::vector<int> domain, local;
+    CommShape shape;
     for (RankId r : members) {
-      domain.push_back(placement_.domain[r]);
-      local.push_back(placement_.local_index[r]);
+      shape.domain.push_back(placement_.domain[r]);
+      shape.local.push_back(placement_.local_index[r]);
     }
-    rings_[comm] = std::make_unique<RingSet>(build_rings(domain, local));
+    shape.nvls = placement_.nvls;
+    shape.nvls_bytes_per_s = placement_.nvls_bytes_per_s;
+    shape.mesh = placement_.mesh;
+    planners_[comm] = std::make_unique<CommPlanner>(std::move(shape), options_.algorithm);
   }
-  return *rings_[comm];
+  return *planners_[comm];
 }
 
 Replay::CollectiveRun& Replay::join(OpId op, uint32_t* member, size_t actor) {
@@ -260,8 +285,7 @@ Replay::CollectiveRun& Replay::join(OpId op, uint32_t* member, size_t actor) {
     CollectiveRun& run = *slot;
     run.members = static_cast<uint32_t>(members.size());
     run.member_ranks = &members;
-    const RingSet& rings = rings_for(o.peer);
-    run.plan = make_plan(o.collective, o.amount, rings);
+    run.plan = planner_for(o.peer).plan(o.collective, o.amount);
     if (options_.fidelity == config::Simulation::AGGREGATED && run.plan->num_phases() > 1) {
       run.extra_latency_steps = run.plan->num_phases() - 1;
       run.plan = std::make_unique<AggregatedPlan>(*run.plan, run.members);
@@ -341,7 +365,11 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
       }
       ++activities_;
       ++flows_;
-      comms.push_back(s4u::Comm::sendto_async(from, to, bytes));
+      // Rate-capped (NVLS) flows leave from the GPU's NVLS host, which SimGrid slows down.
+      s4u::Host* source = t.max_bytes_per_s > 0 && placement_.nvls_host[(*run.member_ranks)[member]]
+                              ? placement_.nvls_host[(*run.member_ranks)[member]]
+                              : from;
+      comms.push_back(s4u::Comm::sendto_async(source, to, bytes));
       peers.push_back(t.to);
       flow_bytes.push_back(static_cast<double>(bytes));
     }

@@ -19,11 +19,19 @@
 
 namespace racksim::sim {
 
-// Where each rank runs: its GPU host and its place in the scale-up domains.
+// Where each rank runs: its GPU host, its place in the scale-up domains, and its server's CPU
+// sockets (the ends of its host <-> device copies).
 struct RankPlacement {
   std::vector<simgrid::s4u::Host*> host;
-  std::vector<int> domain;       // scale-up domain (server) of the rank
+  std::vector<int> domain;       // scale-up domain (server, NVL72 rack) of the rank
   std::vector<int> local_index;  // GPU index inside the domain
+  std::vector<std::vector<simgrid::s4u::Host*>> numa_hosts;  // per rank: its server's sockets
+  // Per rank: the host its rate-capped (NVLS) flows leave from (platform.h), or nullptr.
+  std::vector<simgrid::s4u::Host*> nvls_host;
+  // What the scale-up domains can do (the same for every domain).
+  bool nvls = false;
+  double nvls_bytes_per_s = 0;
+  bool mesh = false;
 };
 
 class Replay {
@@ -50,7 +58,8 @@ class Replay {
   void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
-  const RingSet& rings_for(CommId comm);
+  const CommPlanner& planner_for(CommId comm);
+  void execute_copy(OpId op);
   void complete(OpId op, double start_s, double end_s);
   void satisfy(OpId op, OpId by);
 
@@ -68,7 +77,7 @@ class Replay {
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;
   std::vector<int32_t> actor_index_;             // rank * streams + stream -> actor, or -1
-  std::vector<std::unique_ptr<RingSet>> rings_;  // per communicator, built on first use
+  std::vector<std::unique_ptr<CommPlanner>> planners_;  // per communicator, built on first use
   std::unordered_map<uint64_t, std::unique_ptr<CollectiveRun>> runs_;
   uint64_t activities_ = 0;
   uint64_t flows_ = 0;

@@ -483,16 +483,18 @@ TEST(app_scenario_loader, UnknownPresetListsTheKnownNames) {
 
 TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
   ASSERT_EQ(model_preset_names().size(), 4u);
-  ASSERT_EQ(topo::hardware_preset_names().size(), 6u);
+  ASSERT_EQ(topo::hardware_preset_names().size(), 10u);
   for (const std::string& model : model_preset_names()) {
     for (const std::string& hardware : topo::hardware_preset_names()) {
       const std::string text = "model { preset: \"" + model + "\" }\nhardware { preset: \"" +
                                hardware +
                                "\" }\nlayout { tp: 8 }\n"
-                               "training { global_batch_size: 8 seq_length: 2048 }\n";
+                               "training { global_batch_size: 72 seq_length: 2048 }\n";
       try {
         const LoadedScenario loaded = load_scenario_text(text, "s.textproto", {});
-        EXPECT_EQ(loaded.scenario.layout().dp(), 1);
+        // Presets hold one node (8 GPUs), an NVL72 rack (72) or the seed's 4 nodes (32).
+        const auto& hw = loaded.scenario.hardware();
+        EXPECT_EQ(loaded.scenario.layout().dp(), hw.nodes() * hw.gpus_per_node() / 8);
         EXPECT_TRUE(loaded.scenario.model().has_source());
         EXPECT_TRUE(loaded.scenario.hardware().has_source());
       } catch (const InputError& error) {

@@ -31,6 +31,7 @@ struct Flow {
   uint32_t src_gpu;
   uint32_t dst_gpu;
   double bytes;
+  int dst_cpu = -1;  // >= 0: the flow goes to this CPU socket (global NUMA node) instead
 };
 
 // Owns the engine of the test's process, configured as the simulator configures it.
@@ -48,7 +49,8 @@ class TopoPlatform : public ::testing::Test {
     std::vector<double> done(flows.size(), -1);
     for (size_t i = 0; i < flows.size(); ++i) {
       simgrid::s4u::Host* src = platform_->gpu_host(flows[i].src_gpu);
-      simgrid::s4u::Host* dst = platform_->gpu_host(flows[i].dst_gpu);
+      simgrid::s4u::Host* dst = flows[i].dst_cpu >= 0 ? platform_->cpu_host(flows[i].dst_cpu)
+                                                      : platform_->gpu_host(flows[i].dst_gpu);
       simgrid::s4u::Actor::create("flow" + std::to_string(i), src, [&done, i, src, dst, &flows] {
         simgrid::s4u::Comm::sendto_async(src, dst, static_cast<uint64_t>(flows[i].bytes))->wait();
         done[i] = simgrid::s4u::Engine::get_clock();
@@ -75,7 +77,9 @@ TEST_F(TopoPlatform, HostsAndLinksMirrorTheGraph) {
   build(2);
   ASSERT_EQ(platform_->num_gpus(), 16u);
   EXPECT_EQ(platform_->gpu_host(9)->get_name(), "n1.gpu1");
-  EXPECT_EQ(engine_.get_host_count(), 16u);
+  EXPECT_EQ(engine_.get_host_count(), 16u + 4);  // GPUs and CPU sockets
+  ASSERT_EQ(platform_->num_cpus(), 4u);
+  EXPECT_EQ(platform_->cpu_host(3)->get_name(), "n1.cpu1");
   EXPECT_EQ(platform_->edge_link(0)->get_name(), "n0.gpu0-n0.nvswitch");
 
   // SimGrid's view of a cross-rail route matches the router's, half-link by half-link.
@@ -86,8 +90,8 @@ TEST_F(TopoPlatform, HostsAndLinksMirrorTheGraph) {
   ASSERT_EQ(links.size(), hops.size());
   for (size_t i = 0; i < hops.size(); ++i) EXPECT_EQ(links[i], platform_->link(hops[i]));
   expect_close(latency, platform_->router().latency_s(hops));
-  EXPECT_EQ(links.front()->get_name(), "n0.gpu0-n0.nic0_UP");
-  EXPECT_EQ(links.back()->get_name(), "n1.gpu1-n1.nic1_DOWN");
+  EXPECT_EQ(links.front()->get_name(), "n0.gpu0-n0.pcie0_UP");
+  EXPECT_EQ(links.back()->get_name(), "n1.gpu1-n1.pcie0_DOWN");
 }
 
 TEST_F(TopoPlatform, OneFlowInANodeTakesLatencyPlusSizeOverNvlink) {
@@ -127,6 +131,35 @@ TEST_F(TopoPlatform, CrossRailFlowIsLimitedByAThinLeafUplink) {
   build(2, /*nodes_per_leaf=*/2);
   const auto done = simulate({{0, 9, kBytes}});
   expect_close(done[0], 2 * 1.5e-6 + 2 * 1e-6 + 2 * 0.5e-6 + kBytes / (2 * kNic / 8));
+}
+
+TEST_F(TopoPlatform, CopyToTheOwnSocketCrossesTwoPcieLinks) {
+  build(1);
+  const auto done = simulate({{1, 0, kBytes, /*dst_cpu=*/0}});
+  expect_close(done[0], 2 * 0.75e-6 + kBytes / testing::kTestPcie);
+}
+
+TEST_F(TopoPlatform, CopyToTheOtherSocketAlsoCrossesTheInterSocketLink) {
+  build(1);
+  const auto done = simulate({{1, 0, kBytes, /*dst_cpu=*/1}});
+  expect_close(done[0], 0.25e-6 + 2 * 0.75e-6 + kBytes / testing::kTestPcie);
+}
+
+TEST_F(TopoPlatform, TwoGpusOfOneSwitchShareItsUplinkForCopies) {
+  build(1);
+  // GPUs 0 and 1 sit on PCIe switch 0; GPU 2 on switch 1 has its own uplink.
+  const auto done = simulate({{0, 0, kBytes, 0}, {1, 0, kBytes, 0}, {2, 0, kBytes, 0}});
+  expect_close(done[0], 2 * 0.75e-6 + 2 * kBytes / testing::kTestPcie);
+  expect_close(done[1], 2 * 0.75e-6 + 2 * kBytes / testing::kTestPcie);
+  expect_close(done[2], 2 * 0.75e-6 + kBytes / testing::kTestPcie);
+}
+
+TEST_F(TopoPlatform, CopiesOfBothSocketsToOneSocketShareTheInterSocketLink) {
+  build(1);
+  // GPUs 4 and 6 (socket 1, different switches) both copy to socket 0: the inter-socket link
+  // (85 GB/s) is narrower than two PCIe links.
+  const auto done = simulate({{4, 0, kBytes, 0}, {6, 0, kBytes, 0}});
+  expect_close(done[0], 0.25e-6 + 2 * 0.75e-6 + 2 * kBytes / testing::kTestInterSocket);
 }
 
 TEST_F(TopoPlatform, SendingToItselfCostsAlmostNothing) {

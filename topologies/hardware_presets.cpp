@@ -27,6 +27,10 @@ constexpr std::string_view kDefaults = R"pb(
     efficiency: 0.82
     # Eight GPUs behind the NVSwitches of one HGX board (hardware.csv scaleup_domain).
     domain_size: 8
+    # NVLS all-reduce on DGX H100 measured ~480 GB/s busbw (algbw ~275 GB/s) for >= 256 MB
+    # (collective-figures.md). Each port carries (n+1)/n x the buffer, so busbw =
+    # 2(n-1)/(n+1) x port rate: 480 x 9/14 = 309 GB/s per port = 0.686 of 450.
+    nvls_efficiency: 0.686
   }
   scale_out {
     # One NIC per GPU on every 8-GPU server in hardware.csv (nics_per_gpu).
@@ -42,6 +46,26 @@ constexpr std::string_view kDefaults = R"pb(
     nodes_per_leaf: 32
     spines: 4
     oversubscription: 1
+    tiers: 2
+    link_layer: INFINIBAND
+    # RoCE on Ethernet ports: an estimate a little below InfiniBand's 0.92 (DeepSeek's
+    # ISCA'25 latency table puts RoCE behind IB; no bandwidth figure in the reference).
+    ethernet_efficiency: 0.85
+  }
+  node_kind: HGX
+  host {
+    # DGX H100 / typical HGX: 2 sockets, 2 PCIe switches per socket, each with 2 GPUs and
+    # 2 NICs (hardware-facts.md §3).
+    sockets: 2
+    pcie_switches_per_socket: 2
+    # Not in the reference: an estimate for 4 UPI 2.0 links at 16 GT/s (~32 GB/s each way
+    # per link) on Sapphire Rapids.
+    inter_socket_bytes_per_s: 128e9
+    inter_socket_latency_s: 0.3e-6
+    # Not in the reference: the CPU optimizer (DeepSpeed's CPU Adam class of kernels) is
+    # memory-bound at ~16 B read + 14 B written per parameter; an eighth of a 2-socket host's
+    # DDR5 bandwidth (~2 x 300 GB/s) per GPU gives about 2.5e9 parameters/s, rounded down.
+    cpu_optimizer_params_per_s: 2e9
   }
   pcie {
     # A PCIe switch hop costs a few hundred ns; an estimate, not a measurement.
@@ -63,6 +87,10 @@ constexpr std::string_view kDefaults = R"pb(
     # NCCL's base latency per call: 6.6 us (ring LL) to 8.4 us (simple)
     # (collective-figures.md, NCCL tuning.cc).
     base_latency_s: 6e-6
+    algorithm: AUTO
+    # NCCL enables PXN by default; racksim leaves it off unless asked, so that the default
+    # rings' routes stay the plain rail routes.
+    pxn: false
   }
 )pb";
 
@@ -79,6 +107,9 @@ constexpr std::string_view kDgxA100 = R"pb(
   scale_up { bytes_per_s: 300e9 domain_size: 8 }
   scale_out { nic_bits_per_s: 200e9 nics_per_gpu: 1 }
   pcie { generation: 4 bytes_per_s: 31.5e9 }
+  # 2 EPYC 7742 sockets, 4 PCIe Gen4 switches (2 per socket), each with 2 GPUs and 2 CX-6;
+  # 1 TB of memory in the base configuration (hardware-facts.md §3).
+  host { memory_bytes: 0.5e12 }
 )pb";
 
 constexpr std::string_view kDgxH100 = R"pb(
@@ -91,9 +122,12 @@ constexpr std::string_view kDgxH100 = R"pb(
     hbm_bytes: 80e9
     hbm_bytes_per_s: 3.35e12
   }
-  scale_up { bytes_per_s: 450e9 domain_size: 8 }
+  # NVSwitch 3 reduces in-network (NVLink SHARP).
+  scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
+  # 2 TB DDR5 over 2 sockets (hardware-facts.md §3, BasePOD).
+  host { memory_bytes: 1e12 }
 )pb";
 
 constexpr std::string_view kDgxH200 = R"pb(
@@ -106,9 +140,11 @@ constexpr std::string_view kDgxH200 = R"pb(
     hbm_bytes: 141e9
     hbm_bytes_per_s: 4.8e12
   }
-  scale_up { bytes_per_s: 450e9 domain_size: 8 }
+  scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
+  # DGX H200 = DGX H100 host: 2 TB DDR5 over 2 sockets.
+  host { memory_bytes: 1e12 }
 )pb";
 
 constexpr std::string_view kHgxH800 = R"pb(
@@ -122,7 +158,7 @@ constexpr std::string_view kHgxH800 = R"pb(
     hbm_bytes_per_s: 3.35e12
   }
   # The export-limited NVLink: 200 GB/s per direction by spec, 160 measured by DeepSeek.
-  scale_up { bytes_per_s: 200e9 domain_size: 8 }
+  scale_up { bytes_per_s: 200e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
 )pb";
@@ -137,7 +173,7 @@ constexpr std::string_view kHgxB200 = R"pb(
     hbm_bytes: 180e9
     hbm_bytes_per_s: 8.0e12
   }
-  scale_up { bytes_per_s: 900e9 domain_size: 8 }
+  scale_up { bytes_per_s: 900e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   # Blackwell lists Gen6, but DGX/HGX B200 hosts are Gen5 x16 (hardware-facts.md §6 item 3).
   pcie { generation: 5 bytes_per_s: 63e9 }
@@ -154,10 +190,108 @@ constexpr std::string_view kHgxB300 = R"pb(
     hbm_bytes: 288e9
     hbm_bytes_per_s: 8.0e12
   }
-  scale_up { bytes_per_s: 900e9 domain_size: 8 }
+  scale_up { bytes_per_s: 900e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 800e9 nics_per_gpu: 1 }
   # Gen6 x16 by spec; measured ~58 GB/s on a Gen5 host (hardware-facts.md §6 item 3).
   pcie { generation: 6 bytes_per_s: 121e9 }
+  # DGX B300: each CX-8 carries its own PCIe Gen6 switch shared by one GPU and its NIC
+  # (hardware-facts.md §3): 4 switches per socket, each with 1 GPU and 1 NIC.
+  host { pcie_switches_per_socket: 4 }
+)pb";
+
+// The seed cluster (seed-case-290b-moe.md): 4 B300 nodes, InfiniBand 400 Gb/s per port, GPUs
+// on two NUMA domains, and a few ports that are Ethernet. Which ports and at what rate is not
+// in the seed: here ports 3 and 7 (one per socket) are 100 GbE RoCE on a separate Ethernet
+// network, an assumption to override with scale_out.ports.
+constexpr std::string_view kHgxB300MixedNics = R"pb(
+  source: "seed-case-290b-moe.md (4 x 8 B300, IB 400 Gb/s per port, mixed IB/Ethernet link layers, two NUMA domains); GPU figures as hgx-b300; Ethernet ports 3 and 7 at 100 GbE are an assumption"
+  nodes: 4
+  gpu {
+    name: "B300-HGX"
+    bf16_flops_per_s: 2250e12
+    fp8_flops_per_s: 4500e12
+    fp32_flops_per_s: 75e12
+    hbm_bytes: 288e9
+    hbm_bytes_per_s: 8.0e12
+  }
+  scale_up { bytes_per_s: 900e9 domain_size: 8 nvls: true }
+  scale_out {
+    nic_bits_per_s: 400e9
+    nics_per_gpu: 1
+    ports { index: 3 link_layer: ETHERNET bits_per_s: 100e9 }
+    ports { index: 7 link_layer: ETHERNET bits_per_s: 100e9 }
+  }
+  pcie { generation: 6 bytes_per_s: 121e9 }
+  host { pcie_switches_per_socket: 2 }
+)pb";
+
+// GB200 NVL72: a rack of 18 compute trays (4 B200 + 2 Grace each) and 9 NVLink switch trays;
+// the 72 GPUs form one NVLink domain. A node is one tray.
+constexpr std::string_view kGb200Nvl72 = R"pb(
+  source: "hardware.csv GB200-NVL72: NVIDIA GB200 NVL72 page (FP16/BF16 360 PF sparse/72 GPUs; 13.4 TB HBM3e, 576 TB/s; NVLink 130 TB/s); DGX GB200 user guide: 4x CX-7 400G per 4-GPU tray [HIGH]; GPU-CPU via NVLink-C2C 900 GB/s bidir; tray layout hardware-facts.md §3"
+  node_kind: NVL_TRAY
+  nodes: 18
+  gpus_per_node: 4
+  gpu {
+    name: "B200-GB200"
+    bf16_flops_per_s: 2500e12
+    fp8_flops_per_s: 5000e12
+    fp32_flops_per_s: 80e12
+    hbm_bytes: 186e9
+    hbm_bytes_per_s: 8.0e12
+  }
+  scale_up { bytes_per_s: 900e9 domain_size: 72 nvls: true }
+  scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
+  pcie { generation: 5 bytes_per_s: 63e9 }
+  # Each Grace drives 2 GPUs over NVLink-C2C, 450 GB/s per direction (measured ~360-377 one
+  # way); up to 480 GB LPDDR5X per Grace. No Grace <-> Grace figure in the reference: the
+  # default inter-socket estimate applies.
+  host { sockets: 2 c2c_bytes_per_s: 450e9 c2c_latency_s: 0.5e-6 memory_bytes: 480e9 }
+)pb";
+
+constexpr std::string_view kGb300Nvl72 = R"pb(
+  source: "hardware.csv GB300-NVL72: NVIDIA GB300 NVL72 page (FP16/BF16 360 PF sparse; 20 TB HBM, 576 TB/s; NVLink 130 TB/s; 72x CX-8 800G) [HIGH]; one board per tray with 2 Grace + 4 B300 + 4 CX-8 (hardware-facts.md §3)"
+  node_kind: NVL_TRAY
+  nodes: 18
+  gpus_per_node: 4
+  gpu {
+    name: "B300-GB300"
+    bf16_flops_per_s: 2500e12
+    fp8_flops_per_s: 5000e12
+    fp32_flops_per_s: 80e12
+    hbm_bytes: 288e9
+    hbm_bytes_per_s: 8.0e12
+  }
+  scale_up { bytes_per_s: 900e9 domain_size: 72 nvls: true }
+  scale_out { nic_bits_per_s: 800e9 nics_per_gpu: 1 }
+  # CX-8 is a PCIe Gen6 device (hardware.csv pcie_gen 6); a Gen5 x16 link could not carry 800G.
+  pcie { generation: 6 bytes_per_s: 121e9 }
+  host { sockets: 2 c2c_bytes_per_s: 450e9 c2c_latency_s: 0.5e-6 memory_bytes: 480e9 }
+)pb";
+
+// AMD MI300X: 8 OAM GPUs in a full xGMI mesh, no switch: a pair of GPUs shares one link.
+constexpr std::string_view kMi300x = R"pb(
+  source: "hardware.csv MI300X: AMD MI300X spec (1307.4/2614.9 dense); 7 xGMI links x 128 GB/s bidir => 64 GB/s/dir P2P, 448 GB/s/dir all-to-all; MLCommons AMD 8xMI300X JSON (PCIe Gen5 x16); NIC 8x400G typical [HIGH compute/mem, MED NIC]; measured all-reduce busbw 47.7 (2 GPUs) vs 312.9 GB/s (8 GPUs), collective-figures.md"
+  node_kind: MESH
+  gpu {
+    name: "MI300X"
+    bf16_flops_per_s: 1307e12
+    fp8_flops_per_s: 2615e12
+    fp32_flops_per_s: 163e12
+    hbm_bytes: 192e9
+    hbm_bytes_per_s: 5.3e12
+  }
+  scale_up {
+    bytes_per_s: 448e9
+    mesh_link_bytes_per_s: 64e9
+    # 2 GPUs: 47.7 of one link's 64 GB/s. 8 GPUs: 312.9 of the 448 GB/s of all seven links.
+    efficiency: 0.745
+    aggregate_efficiency: 0.698
+    domain_size: 8
+    nvls: false
+  }
+  scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
+  pcie { generation: 5 bytes_per_s: 63e9 }
 )pb";
 
 struct Preset {
@@ -165,13 +299,17 @@ struct Preset {
   std::string_view text;
 };
 
-constexpr std::array<Preset, 6> kPresets = {{
+constexpr std::array<Preset, 10> kPresets = {{
     {"dgx-a100", kDgxA100},
     {"dgx-h100", kDgxH100},
     {"dgx-h200", kDgxH200},
     {"hgx-h800", kHgxH800},
     {"hgx-b200", kHgxB200},
     {"hgx-b300", kHgxB300},
+    {"hgx-b300-mixed-nics", kHgxB300MixedNics},
+    {"gb200-nvl72", kGb200Nvl72},
+    {"gb300-nvl72", kGb300Nvl72},
+    {"mi300x", kMi300x},
 }};
 
 // The texts are part of the program, so a parse failure is a bug, not bad input.

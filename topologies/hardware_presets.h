@@ -1,4 +1,5 @@
-// Named hardware presets (8-GPU servers), with the source of every figure.
+// Named hardware presets (HGX/DGX servers, NVL72 racks, an AMD mesh), with the source of every
+// figure.
 // Figures come from ../shared/reference/hardware.csv and hardware-facts.md.
 #pragma once
 
@@ -15,8 +16,9 @@ namespace racksim::topo {
 // a preset and then the scenario override them.
 config::Hardware hardware_defaults();
 
-// A preset by name ("dgx-a100", "dgx-h100", "dgx-h200", "hgx-h800", "hgx-b200", "hgx-b300"),
-// or nullopt if unknown. The preset includes the defaults.
+// A preset by name ("dgx-a100", "dgx-h100", "dgx-h200", "hgx-h800", "hgx-b200", "hgx-b300",
+// "hgx-b300-mixed-nics", "gb200-nvl72", "gb300-nvl72", "mi300x"), or nullopt if unknown. The
+// preset includes the defaults.
 std::optional<config::Hardware> hardware_preset(std::string_view name);
 std::vector<std::string> hardware_preset_names();
 

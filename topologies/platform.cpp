@@ -4,11 +4,14 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 
 namespace racksim::topo {
 namespace {
@@ -17,6 +20,9 @@ namespace {
 // wire: it goes through one FATPIPE link this fast, so it completes almost at once. Without
 // a link SimGrid aborts the simulation ("no connecting path").
 constexpr double kLoopbackBytesPerS = 1e15;
+
+// CPU hosts only end copies; their speed is never used.
+constexpr double kCpuFlopsPerS = 1e12;
 
 using simgrid::kernel::resource::StandardLinkImpl;
 using simgrid::kernel::routing::NetPoint;
@@ -87,6 +93,29 @@ class GraphZone final : public NetZoneImpl {
   std::unordered_map<uint64_t, CachedRoute> routes_;  // key: src id << 32 | dst id
 };
 
+// NVLS hosts share their GPU's vertex (and so its routes); a bandwidth factor slows their flows
+// to the NVLS port rate.
+void add_nvls_hosts(GraphZone& zone, const Topology& topology, double gpu_flops_per_s,
+                    std::vector<simgrid::s4u::Host*>& hosts) {
+  std::unordered_set<const simgrid::s4u::Host*> nvls;
+  for (VertexId gpu : topology.gpus) {
+    simgrid::s4u::Host* host =
+        zone.create_host(topology.graph[gpu].name + ".nvls", {gpu_flops_per_s});
+    zone.map_host(host, gpu);
+    hosts.push_back(host);
+    nvls.insert(host);
+  }
+  const double factor =
+      topology.spec.scale_up.nvls_bytes_per_s / topology.spec.scale_up.port_bytes_per_s;
+  zone.get_iface()->get_network_model()->set_bw_factor_cb(
+      [nvls = std::move(nvls), factor](double, const simgrid::s4u::Host* src,
+                                       const simgrid::s4u::Host*,
+                                       const std::vector<simgrid::s4u::Link*>&,
+                                       const std::unordered_set<simgrid::s4u::NetZone*>&) {
+        return nvls.contains(src) ? factor : 1.0;
+      });
+}
+
 std::string link_name(const Graph& graph, EdgeId edge) {
   return fmt::format("{}-{}", graph[boost::source(edge, graph)].name,
                      graph[boost::target(edge, graph)].name);
@@ -114,6 +143,15 @@ std::unique_ptr<Platform> build_platform(const Topology& topology, double gpu_fl
     simgrid::s4u::Host* host = zone->create_host(graph[gpu].name, {gpu_flops_per_s});
     zone->map_host(host, gpu);
     platform->gpu_hosts_.push_back(host);
+  }
+  if (topology.spec.scale_up.nvls) {
+    add_nvls_hosts(*zone, topology, gpu_flops_per_s, platform->nvls_hosts_);
+  }
+  platform->cpu_hosts_.reserve(topology.cpus.size());
+  for (VertexId cpu : topology.cpus) {
+    simgrid::s4u::Host* host = zone->create_host(graph[cpu].name, {kCpuFlopsPerS});
+    zone->map_host(host, cpu);
+    platform->cpu_hosts_.push_back(host);
   }
 
   // Links are SHARED (the default) in each direction; zone->seal() seals them and the hosts

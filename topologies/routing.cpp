@@ -3,161 +3,60 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
-#include <utility>
+#include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "topologies/host_paths.h"
 
 namespace racksim::topo {
 namespace {
 
-// Cached searches are dropped all together past this many bytes: at 4,096 nodes a search
-// takes up to 850 kB, and one per GPU would need gigabytes. Routes are cached separately, so a
-// dropped search only costs a new one when a new pair with that end shows up.
-constexpr size_t kMaxSearchCacheBytes = size_t{128} << 20;
-
-constexpr int32_t kNoPath = std::numeric_limits<int32_t>::max();
-
-// GPUs and CPUs originate and terminate traffic; they never forward it.
-bool is_endpoint(VertexKind kind) {
-  return kind == VertexKind::kGpu || kind == VertexKind::kCpu;
+uint64_t pair_key(VertexId src, VertexId dst) {
+  return (static_cast<uint64_t>(src) << 32) | static_cast<uint64_t>(dst);
 }
 
-uint64_t splitmix64(uint64_t x) {
+uint64_t mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
 
-uint64_t pair_key(VertexId src, VertexId dst) {
-  return (static_cast<uint64_t>(src) << 32) | static_cast<uint64_t>(dst);
+void append(std::vector<Hop>& to, const std::vector<Hop>& more) {
+  to.insert(to.end(), more.begin(), more.end());
 }
 
-// Walks one shortest route from src to dst, given the two searches and the route's length.
-//
-// The k-th vertex of a shortest route has dist_src = k and dist_dst = length - k. Past `split`
-// the search from dst knows every dist_dst needed; before it, a vertex is on a shortest route
-// if the search from src puts it at k and one of its neighbours is on one at k + 1 (memoized).
-class RouteWalk {
- public:
-  RouteWalk(const Topology& topology, const std::vector<int32_t>& from_src,
-            const std::vector<int32_t>& from_dst, VertexId src, VertexId dst, int32_t length,
-            int32_t split)
-      : topology_(topology),
-        from_src_(from_src),
-        from_dst_(from_dst),
-        src_(src),
-        dst_(dst),
-        length_(length),
-        split_(split) {}
-
-  // Among the equal-cost next hops (sorted by vertex, so the order does not depend on edge
-  // insertion), a hash of the pair and the hop number picks one: the same pair always takes
-  // the same path, and different pairs spread over the spines.
-  std::vector<Hop> walk() {
-    const Graph& g = topology_.graph;
-    const uint64_t pair_hash = splitmix64(pair_key(src_, dst_));
-    std::vector<Hop> hops;
-    hops.reserve(length_);
-    std::vector<std::pair<VertexId, uint32_t>> candidates;  // (next vertex, edge index)
-    VertexId current = src_;
-    for (int32_t k = 0; k < length_; ++k) {
-      candidates.clear();
-      for (auto [it, end] = boost::out_edges(current, g); it != end; ++it) {
-        if (on_route(boost::target(*it, g), k + 1)) {
-          candidates.emplace_back(boost::target(*it, g), g[*it].index);
-        }
-      }
-      if (candidates.empty()) {  // cannot happen with consistent searches; never loop forever
-        throw std::logic_error(fmt::format("routing from {} to {} is stuck at {}", g[src_].name,
-                                           g[dst_].name, g[current].name));
-      }
-      std::sort(candidates.begin(), candidates.end());
-      const auto [next, edge] = candidates[splitmix64(pair_hash + k) % candidates.size()];
-      // The stored descriptor keeps the orientation given at creation: source(e) -> target(e).
-      hops.push_back(Hop{edge, boost::source(topology_.edges[edge], g) == current});
-      current = next;
+// A shortest path between two scale-up ports that are not linked directly (a ring of GPUs,
+// ring_topology.h, forwards through the other GPUs' ports), through anything but GPUs and CPUs.
+std::vector<Hop> port_path(const Topology& t, VertexId from, VertexId to) {
+  std::unordered_map<VertexId, std::pair<VertexId, uint32_t>> parent{{from, {from, 0}}};
+  std::vector<VertexId> queue{from};
+  for (size_t head = 0; head < queue.size() && !parent.contains(to); ++head) {
+    for (auto [it, end] = boost::out_edges(queue[head], t.graph); it != end; ++it) {
+      const VertexId next = boost::target(*it, t.graph);
+      const VertexKind kind = t.graph[next].kind;
+      if (parent.contains(next) || kind == VertexKind::kGpu || kind == VertexKind::kCpu) continue;
+      parent[next] = {queue[head], t.graph[*it].index};
+      queue.push_back(next);
     }
-    return hops;
   }
-
- private:
-  // Whether `v` can be the k-th vertex (k >= 1) of a shortest route.
-  bool on_route(VertexId v, int32_t k) {
-    if (v != dst_ && is_endpoint(topology_.graph[v].kind)) return false;
-    if (k >= split_) return from_dst_[v] == length_ - k;
-    if (from_src_[v] != k) return false;
-    if (auto it = memo_.find(v); it != memo_.end()) return it->second;
-    bool leads_on = false;
-    for (auto [it, end] = boost::adjacent_vertices(v, topology_.graph); it != end && !leads_on;
-         ++it) {
-      leads_on = on_route(*it, k + 1);
-    }
-    return memo_[v] = leads_on;
+  if (!parent.contains(to)) {
+    throw std::runtime_error(
+        fmt::format("no scale-up path from {} to {}", t.graph[from].name, t.graph[to].name));
   }
-
-  const Topology& topology_;
-  const std::vector<int32_t>& from_src_;
-  const std::vector<int32_t>& from_dst_;
-  VertexId src_, dst_;
-  int32_t length_, split_;
-  std::unordered_map<VertexId, bool> memo_;
-};
+  std::vector<Hop> hops;
+  for (VertexId v = to; v != from; v = parent.at(v).first) {
+    const auto [prev, edge] = parent.at(v);
+    hops.push_back(Hop{edge, boost::source(t.edges[edge], t.graph) == prev});
+  }
+  std::reverse(hops.begin(), hops.end());
+  return hops;
+}
 
 }  // namespace
 
-Router::Router(const Topology& topology) : topology_(topology) {}
-
-Router::Search& Router::search_from(VertexId root) {
-  if (auto it = searches_.find(root); it != searches_.end()) return it->second;
-  Search search;
-  search.root = root;
-  search.dist.assign(boost::num_vertices(topology_.graph), -1);
-  search.dist[root] = 0;
-  search.queue.push_back(root);
-  return searches_.emplace(root, std::move(search)).first->second;
-}
-
-void Router::grow(Search& search) const {
-  const Graph& g = topology_.graph;
-  // Only transit vertices (and the root) are expanded, so a distance means a path through
-  // switches and NICs only.
-  while (search.head < search.queue.size() &&
-         search.dist[search.queue[search.head]] == search.depth) {
-    const VertexId v = search.queue[search.head++];
-    if (v != search.root && is_endpoint(g[v].kind)) continue;
-    for (auto [it, end] = boost::adjacent_vertices(v, g); it != end; ++it) {
-      if (search.dist[*it] < 0) {
-        search.dist[*it] = search.depth + 1;
-        search.queue.push_back(*it);
-      }
-    }
-  }
-  ++search.depth;
-  search.exhausted = search.head == search.queue.size();
-}
-
-int32_t Router::shortest_length(Search& from_src, Search& from_dst) {
-  const Graph& g = topology_.graph;
-  for (;;) {
-    // A vertex reached by both searches joins them if traffic may pass it.
-    const Search& fewer = from_src.queue.size() <= from_dst.queue.size() ? from_src : from_dst;
-    const Search& other = &fewer == &from_src ? from_dst : from_src;
-    int32_t best = kNoPath;
-    for (VertexId v : fewer.queue) {
-      const bool may_pass = v == from_src.root || v == from_dst.root || !is_endpoint(g[v].kind);
-      if (may_pass && other.dist[v] >= 0) best = std::min(best, fewer.dist[v] + other.dist[v]);
-    }
-    // Every path of up to depth_src + depth_dst hops has a vertex that both searches reached,
-    // so no shorter path is left to find. An exhausted search has found all it could.
-    const bool done = from_src.exhausted || from_dst.exhausted;
-    if (best != kNoPath && (done || best <= from_src.depth + from_dst.depth)) return best;
-    if (done) return kNoPath;
-    // Grow the side with the smaller frontier.
-    grow(from_src.queue.size() - from_src.head <= from_dst.queue.size() - from_dst.head ? from_src
-                                                                                        : from_dst);
-  }
-}
+Router::Router(const Topology& topology) : topology_(topology), fabric_(topology) {}
 
 const std::vector<Hop>& Router::route(VertexId src, VertexId dst) {
   const uint64_t key = pair_key(src, dst);
@@ -168,21 +67,101 @@ const std::vector<Hop>& Router::route(VertexId src, VertexId dst) {
 
 std::vector<Hop> Router::compute_route(VertexId src, VertexId dst) {
   if (src == dst) return {};
-  const Graph& g = topology_.graph;
-  const size_t search_bytes = boost::num_vertices(g) * (sizeof(int32_t) + sizeof(VertexId));
-  if ((searches_.size() + 2) * search_bytes > kMaxSearchCacheBytes) searches_.clear();
-  Search& from_src = search_from(src);  // references into the map stay valid on insertion
-  Search& from_dst = search_from(dst);
-
-  const int32_t length = shortest_length(from_src, from_dst);
-  if (length == kNoPath) {
-    throw std::runtime_error(
-        fmt::format("no route from {} to {} in the cluster graph", g[src].name, g[dst].name));
+  const Vertex& a = topology_.graph[src];
+  const Vertex& b = topology_.graph[dst];
+  if (a.kind == VertexKind::kGpu && b.kind == VertexKind::kGpu) {
+    return domain_of(src) == domain_of(dst) ? scale_up_route(src, dst) : scale_out_route(src, dst);
   }
-  // Positions from `split` on are within the dst search's depth; those before it are within
-  // the src search's (length <= depth_src + depth_dst), unless a search is exhausted.
-  const int32_t split = from_dst.exhausted ? 0 : std::max(0, length - from_dst.depth);
-  return RouteWalk(topology_, from_src.dist, from_dst.dist, src, dst, length, split).walk();
+  const bool host_side = (a.kind == VertexKind::kCpu || b.kind == VertexKind::kCpu) &&
+                         (a.kind == VertexKind::kGpu || a.kind == VertexKind::kCpu) &&
+                         (b.kind == VertexKind::kGpu || b.kind == VertexKind::kCpu);
+  if (host_side && a.node == b.node) return host_path(topology_, src, dst);
+  throw std::runtime_error(
+      fmt::format("no route from {} to {}: routes join GPUs, or a GPU and "
+                  "a CPU socket of its own server",
+                  a.name, b.name));
+}
+
+uint32_t Router::gpu_index(VertexId gpu) const {
+  const Vertex& v = topology_.graph[gpu];
+  return static_cast<uint32_t>(v.node * topology_.gpus_per_node + v.index);
+}
+
+int Router::domain_of(VertexId gpu) const {
+  return topology_.scale_up_domain_of_gpu(gpu_index(gpu));
+}
+
+std::vector<Hop> Router::scale_up_route(VertexId src, VertexId dst) const {
+  const VertexId from = topology_.attachment[gpu_index(src)].scale_up;
+  const VertexId to = topology_.attachment[gpu_index(dst)].scale_up;
+  std::vector<Hop> hops{hop_between(topology_, src, from)};
+  if (from != to) {
+    if (boost::edge(from, to, topology_.graph).second) {
+      hops.push_back(hop_between(topology_, from, to));  // a mesh's pairwise link
+    } else {
+      append(hops, port_path(topology_, from, to));
+    }
+  }
+  hops.push_back(hop_between(topology_, to, dst));
+  return hops;
+}
+
+// With several NICs per GPU, the pair picks one of them (ECMP over the GPU's NICs).
+VertexId Router::nic_for(VertexId gpu, uint64_t pair_hash) const {
+  const auto& nics = topology_.attachment[gpu_index(gpu)].nics;
+  if (nics.empty()) {
+    throw std::runtime_error(fmt::format("{} has no NIC to leave its scale-up domain through",
+                                         topology_.graph[gpu].name));
+  }
+  return nics[pair_hash % nics.size()];
+}
+
+// A receiving GPU whose own NIC is on the other network receives through its nearest NIC on the
+// sender's network (both ends of a connection must be on one network).
+VertexId Router::nearest_nic_of_layer(VertexId gpu, LinkLayer layer) const {
+  for (VertexId nic : topology_.attachment[gpu_index(gpu)].nic_order) {
+    if (topology_.graph[nic].link_layer == layer) return nic;
+  }
+  throw std::runtime_error(fmt::format("{} has no {} NIC to receive from the other network",
+                                       topology_.graph[gpu].name, to_string(layer)));
+}
+
+// The GPU of src's node that sends on `rail`, or src itself when there is none.
+VertexId Router::pxn_proxy(VertexId src_gpu, int rail, LinkLayer layer) const {
+  const uint32_t first = gpu_index(src_gpu) - topology_.graph[src_gpu].index;
+  for (int g = 0; g < topology_.gpus_per_node; ++g) {
+    for (VertexId nic : topology_.attachment[first + g].nics) {
+      const Vertex& v = topology_.graph[nic];
+      if (v.index == rail && v.link_layer == layer) return topology_.gpus[first + g];
+    }
+  }
+  return src_gpu;
+}
+
+std::vector<Hop> Router::scale_out_route(VertexId src, VertexId dst) {
+  const uint64_t hash = mix(pair_key(src, dst));
+  VertexId src_nic = nic_for(src, hash);
+  VertexId dst_nic = nic_for(dst, hash >> 16);
+  const LinkLayer layer = topology_.graph[src_nic].link_layer;
+  if (topology_.graph[dst_nic].link_layer != layer) dst_nic = nearest_nic_of_layer(dst, layer);
+
+  std::vector<Hop> hops;
+  VertexId sender = src;
+  const int dst_rail = topology_.graph[dst_nic].index;
+  if (topology_.spec.pxn && topology_.graph[src_nic].index != dst_rail) {
+    const VertexId proxy = pxn_proxy(src, dst_rail, layer);
+    if (proxy != src) {
+      hops = scale_up_route(src, proxy);
+      sender = proxy;
+      for (VertexId nic : topology_.attachment[gpu_index(proxy)].nics) {
+        if (topology_.graph[nic].index == dst_rail) src_nic = nic;
+      }
+    }
+  }
+  append(hops, host_path(topology_, sender, src_nic));
+  append(hops, fabric_.route(src_nic, dst_nic));
+  append(hops, reversed(host_path(topology_, dst, dst_nic)));
+  return hops;
 }
 
 double Router::latency_s(const std::vector<Hop>& hops) const {

@@ -1,16 +1,23 @@
-// Routes between endpoints of the topology graph.
+// Routes between endpoints of the topology graph (GPUs and CPU sockets).
 //
-// Routes are shortest paths in hops that never pass through an endpoint (a GPU or a CPU is a
-// source or a destination, never a transit), with a deterministic ECMP choice among equal-cost
-// next hops: the choice depends only on (source, destination), so runs are reproducible and
-// different pairs spread over the spines. Routes are computed on demand and cached.
+// A route is put together the way the traffic actually moves:
+//   - GPUs of one scale-up domain: over NVLink, GPU -> switch -> GPU (or, in a mesh, over the
+//     pair's own link);
+//   - GPUs of different domains: from the GPU to its NIC over PCIe (nic_selection.h), through
+//     the scale-out fabric on a shortest path with a deterministic ECMP choice
+//     (fabric_search.h), and from the far NIC to its GPU. With PXN
+//     (hardware.collectives.pxn), traffic for another rail first crosses NVLink to the GPU of
+//     the same node whose NIC is on the destination's rail, and leaves through that NIC;
+//   - a GPU and a CPU socket of one server (host <-> device copies): over the GPU's PCIe path
+//     (or NVLink-C2C) to its own socket, then over the inter-socket link for the other socket.
+// Routes are computed on demand and cached, so a cluster never holds an all-pairs table.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "topologies/fabric_search.h"
 #include "topologies/topology_graph.h"
 
 namespace racksim::topo {
@@ -19,8 +26,8 @@ class Router {
  public:
   explicit Router(const Topology& topology);
 
-  // The hops from `src` to `dst` (vertices). Throws std::runtime_error if there is no path.
-  // The reference stays valid for the Router's lifetime.
+  // The hops from `src` to `dst` (GPU or CPU vertices). Throws std::runtime_error if there is
+  // no such route. The reference stays valid for the Router's lifetime.
   const std::vector<Hop>& route(VertexId src, VertexId dst);
 
   // Sum of the hops' one-way latencies, and the smallest hop bandwidth.
@@ -28,27 +35,17 @@ class Router {
   double bottleneck_bytes_per_s(const std::vector<Hop>& hops) const;
 
  private:
-  // A breadth-first search from one root through transit vertices, grown one layer at a time
-  // only as far as the routes asked so far needed: most routes meet halfway, so a large cluster
-  // (~70k vertices at 4,096 nodes) is rarely searched whole. Hop distances are symmetric, so
-  // one search serves routes from and to its root.
-  struct Search {
-    VertexId root = 0;
-    std::vector<int32_t> dist;    // hops from the root; -1: not reached (yet)
-    std::vector<VertexId> queue;  // visit order; entries before `head` are expanded
-    size_t head = 0;
-    int32_t depth = 0;       // every vertex within `depth` hops of the root has its distance
-    bool exhausted = false;  // everything reachable has its distance
-  };
-
   std::vector<Hop> compute_route(VertexId src, VertexId dst);
-  Search& search_from(VertexId root);
-  void grow(Search& search) const;
-  // Hops of the shortest route, growing the two searches until they provably meet.
-  int32_t shortest_length(Search& from_src, Search& from_dst);
+  std::vector<Hop> scale_up_route(VertexId src, VertexId dst) const;
+  std::vector<Hop> scale_out_route(VertexId src, VertexId dst);
+  VertexId nic_for(VertexId gpu, uint64_t pair_hash) const;
+  VertexId nearest_nic_of_layer(VertexId gpu, LinkLayer layer) const;
+  VertexId pxn_proxy(VertexId src_gpu, int rail, LinkLayer layer) const;
+  uint32_t gpu_index(VertexId gpu) const;
+  int domain_of(VertexId gpu) const;
 
   const Topology& topology_;
-  std::unordered_map<VertexId, Search> searches_;          // per root vertex
+  FabricSearch fabric_;
   std::unordered_map<uint64_t, std::vector<Hop>> routes_;  // key: src << 32 | dst
 };
 

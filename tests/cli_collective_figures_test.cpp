@@ -1,0 +1,76 @@
+// `racksim collective` against the published figures of ../shared/reference/collective-figures.md
+// (within 5%), with the efficiency factors documented in topologies/hardware_presets.cpp:
+//   DGX H100, 8 GPUs: ring ~370 GB/s busbw, NVLS ~480 GB/s;
+//   16 H100 over 2 nodes (8 x 400G NDR per node): ~350 GB/s (1,984 H200, default algorithm);
+//   MI300X all-reduce: 47.7 GB/s on 2 GPUs vs 312.9 GB/s on 8 (one shared xGMI link per pair).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/run_racksim.h"
+
+namespace racksim {
+namespace {
+
+using testing::run_racksim;
+
+// The last row (the largest size) of an all-reduce table.
+nlohmann::json last_row(const std::string& hardware, int nodes, int ranks,
+                        const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{
+      "collective", "--hardware",          hardware, "--nodes",    std::to_string(nodes),
+      "--ranks",    std::to_string(ranks), "--op",   "all_reduce", "--min-bytes",
+      "1G",         "--max-bytes",         "1G",     "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_racksim(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["rows"].back();
+}
+
+double busbw(const nlohmann::json& row) {
+  return row["busbw_gb_per_s"].get<double>();
+}
+
+TEST(CollectiveFigures, EightH100RingReachesAbout370) {
+  const auto row = last_row("dgx-h100", 1, 8, {"--set", "hardware.collectives.algorithm=RING"});
+  EXPECT_EQ(row["algorithm"], "ring");
+  EXPECT_NEAR(busbw(row), 370, 0.05 * 370);
+}
+
+TEST(CollectiveFigures, EightH100NvlsReachesAbout480) {
+  const auto row = last_row("dgx-h100", 1, 8);  // AUTO picks NVLS on DGX H100
+  EXPECT_EQ(row["algorithm"], "nvls");
+  EXPECT_NEAR(busbw(row), 480, 0.05 * 480);
+  // busbw = 2(n-1)/(n+1) x the port rate the NVLS efficiency sets.
+  EXPECT_NEAR(busbw(row) / row["port_gb_per_s"].get<double>(), 2.0 * 7 / 8 / (9.0 / 8), 1e-9);
+}
+
+TEST(CollectiveFigures, SixteenH100OverTwoNodesReachAbout350) {
+  const auto row = last_row("dgx-h100", 2, 16);
+  EXPECT_EQ(row["algorithm"], "ring");
+  EXPECT_NEAR(busbw(row), 350, 0.05 * 350);
+}
+
+TEST(CollectiveFigures, Mi300xTwoGpusGetOneLink) {
+  EXPECT_NEAR(busbw(last_row("mi300x", 1, 2)), 47.7, 0.05 * 47.7);
+}
+
+TEST(CollectiveFigures, Mi300xEightGpusGetAllLinks) {
+  EXPECT_NEAR(busbw(last_row("mi300x", 1, 8)), 312.9, 0.05 * 312.9);
+}
+
+TEST(CollectiveFigures, Mi300xRatioOfTwoToEightGpusMatchesTheMeasurement) {
+  const double two = busbw(last_row("mi300x", 1, 2));
+  const double four = busbw(last_row("mi300x", 1, 4));
+  const double eight = busbw(last_row("mi300x", 1, 8));
+  EXPECT_NEAR(eight / two, 312.9 / 47.7, 0.05 * 312.9 / 47.7);
+  // TP4 on a mesh: three links of the seven, a fraction of what 8 GPUs get.
+  EXPECT_NEAR(four / eight, 3 * two / eight, 0.02);
+  EXPECT_LT(four, 0.5 * eight);
+}
+
+}  // namespace
+}  // namespace racksim
