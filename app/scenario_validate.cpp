@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/scenario_loader.h"
+#include "workloads/attention_ledger.h"
 
 namespace racksim::app {
 namespace {
@@ -55,7 +56,11 @@ void check_model(const config::Model& model, const Checker& check) {
   check.positive("model.hidden_size", model.has_hidden_size(), model.hidden_size());
   check.positive("model.num_layers", model.has_num_layers(), model.num_layers());
   check.positive("model.num_heads", model.has_num_heads(), model.num_heads());
-  check.positive("model.ffn_hidden_size", model.has_ffn_hidden_size(), model.ffn_hidden_size());
+  // Every layer of an all-MoE model has experts instead of a dense MLP.
+  const bool dense_layers = model.num_experts() <= 0 || model.first_dense_layers() > 0;
+  if (dense_layers) {
+    check.positive("model.ffn_hidden_size", model.has_ffn_hidden_size(), model.ffn_hidden_size());
+  }
   check.positive("model.vocab_size", model.has_vocab_size(), model.vocab_size());
   check.positive_if_set("model.num_kv_heads", model.has_num_kv_heads(), model.num_kv_heads());
   const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
@@ -75,11 +80,6 @@ void check_model(const config::Model& model, const Checker& check) {
   }
 }
 
-void check_hardware(const config::Hardware& hw, const Checker& check) {
-  check.positive("hardware.nodes", hw.has_nodes(), hw.nodes());
-  check.positive("hardware.gpus_per_node", hw.has_gpus_per_node(), hw.gpus_per_node());
-
-  const config::Gpu& gpu = hw.gpu();
 // The NVLink domain must hold whole nodes; a mesh ends at its node.
 void check_scale_up_shape(const config::Hardware& hw, const Checker& check) {
   const config::ScaleUp& up = hw.scale_up();
@@ -166,6 +166,11 @@ void check_nic_ports(const config::Hardware& hw, const Checker& check) {
   }
 }
 
+void check_hardware(const config::Hardware& hw, const Checker& check) {
+  check.positive("hardware.nodes", hw.has_nodes(), hw.nodes());
+  check.positive("hardware.gpus_per_node", hw.has_gpus_per_node(), hw.gpus_per_node());
+
+  const config::Gpu& gpu = hw.gpu();
   check.positive("hardware.gpu.bf16_flops_per_s", gpu.has_bf16_flops_per_s(),
                  gpu.bf16_flops_per_s());
   check.positive("hardware.gpu.hbm_bytes", gpu.has_hbm_bytes(), gpu.hbm_bytes());
@@ -206,15 +211,15 @@ void check_nic_ports(const config::Hardware& hw, const Checker& check) {
   check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
   check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
   check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
+  check_scale_up_shape(hw, check);
+  check_host(hw, check);
+  check_fabric_tiers(hw, check);
+  check_nic_ports(hw, check);
 }
 
 void check_training(const config::Training& training, const Checker& check) {
   check.positive("training.global_batch_size", training.has_global_batch_size(),
                  training.global_batch_size());
-  check_scale_up_shape(hw, check);
-  check_host(hw, check);
-  check_fabric_tiers(hw, check);
-  check_nic_ports(hw, check);
   check.positive("training.micro_batch_size", training.has_micro_batch_size(),
                  training.micro_batch_size());
   check.positive("training.seq_length", training.has_seq_length(), training.seq_length());
@@ -278,14 +283,30 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   check_divisible(check, "layout.tp", model.num_heads(), sizes.tp,
                   "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
                   "whole attention heads");
-  check_divisible(check, "layout.tp", kv_heads, sizes.tp,
-                  "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
-                  "whole KV heads");
-  check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
-                  "ffn_hidden_size {} is not divisible by tp {}");
-  check_divisible(check, "layout.pp", model.num_layers(), sizes.pp,
-                  "num_layers {} is not divisible by pp {}: pipeline stages hold equal numbers "
-                  "of layers");
+  // MLA and the hybrid kinds share one key/value latent that every TP rank keeps whole.
+  const bool latent_kv = model.kv_lora_rank() > 0 || model.has_hybrid();
+  if (!latent_kv) {
+    check_divisible(check, "layout.tp", kv_heads, sizes.tp,
+                    "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                    "whole KV heads");
+  }
+  if (model.ffn_hidden_size() > 0) {
+    check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
+                    "ffn_hidden_size {} is not divisible by tp {}");
+  }
+  const int first_stage = scenario.layout().first_stage_layers();
+  if (first_stage > 0 && sizes.pp > 1) {
+    if (first_stage >= model.num_layers() || (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
+      check.fail("layout.first_stage_layers",
+                 fmt::format("{} layers on the first stage leave {} for the other {} stages, "
+                             "which do not hold equal numbers of layers",
+                             first_stage, model.num_layers() - first_stage, sizes.pp - 1));
+    }
+  } else {
+    check_divisible(check, "layout.pp", model.num_layers(), sizes.pp,
+                    "num_layers {} is not divisible by pp {}: pipeline stages hold equal numbers "
+                    "of layers (or set layout.first_stage_layers)");
+  }
   const int64_t per_step = training.micro_batch_size() * sizes.dp;
   if (training.global_batch_size() % per_step != 0) {
     check.fail(
@@ -303,26 +324,110 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   }
 }
 
-// Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
-void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
-  if (sizes.ep > 1) {
-    check.fail("layout.ep", "expert parallelism (ep > 1) is not supported yet");
+// Mixture of experts and expert parallelism.
+void check_experts(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Model& model = scenario.model();
+  const config::Training& training = scenario.training();
+  if (model.num_experts() <= 0) {
+    if (sizes.ep > 1) check.fail("layout.ep", "ep > 1 needs a model with experts (model.num_experts)");
+    return;
   }
-  if (sizes.cp > 1) {
-    check.fail("layout.cp", "context parallelism (cp > 1) is not supported yet");
+  check.positive("model.experts_per_token", model.has_experts_per_token(), model.experts_per_token());
+  check.positive("model.moe_ffn_hidden_size", model.has_moe_ffn_hidden_size(), model.moe_ffn_hidden_size());
+  if (model.experts_per_token() > model.num_experts()) {
+    check.fail("model.experts_per_token", fmt::format("{} experts per token but only {} experts",
+                                                      model.experts_per_token(), model.num_experts()));
   }
-  if (sizes.vp > 1) {
-    check.fail("layout.virtual_stages",
-               "interleaved pipeline stages (virtual_stages > 1) are not supported yet");
+  if ((sizes.tp * sizes.cp * sizes.dp) % sizes.ep != 0) {
+    check.fail("layout.ep", fmt::format("expert parallelism re-splits the tp x cp x dp = {} ranks of "
+                                        "a stage; ep {} does not divide them",
+                                        sizes.tp * sizes.cp * sizes.dp, sizes.ep));
   }
+  check_divisible(check, "layout.ep", model.num_experts(), sizes.ep,
+                  "num_experts {} is not divisible by ep {}: each expert-parallel rank holds "
+                  "whole experts");
+  if (sizes.tp > 1 && !scenario.layout().sequence_parallel()) {
+    check.fail("layout.sequence_parallel",
+               "MoE layers with tp > 1 need sequence parallelism (Megatron-core splits the tokens "
+               "over TP ranks before routing)");
+  }
+  if (training.routing() == config::Training::ZIPF && !(training.routing_zipf_exponent() > 0)) {
+    check.fail("training.routing_zipf_exponent", "ZIPF routing needs an exponent > 0");
+  }
+  if (training.routing() == config::Training::FROM_FILE && training.routing_file().empty()) {
+    check.fail("training.routing_file", "FROM_FILE routing needs a routing_file");
+  }
+}
+
+// Context parallelism and the attention kinds.
+void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Model& model = scenario.model();
+  try {
+    attention_kinds(model);
+  } catch (const std::invalid_argument& e) {
+    check.fail("model.hybrid", e.what());
+  }
+  if (sizes.cp > 1 && scenario.layout().cp_algorithm() == config::Layout::ULYSSES &&
+      (model.num_heads() / sizes.tp) % sizes.cp != 0) {
+    check.fail("layout.cp", fmt::format("Ulysses splits the {} heads of a TP rank over cp {}, which "
+                                        "does not divide them",
+                                        model.num_heads() / sizes.tp, sizes.cp));
+  }
+}
+
+// What each pipeline schedule needs of the layout and the batch.
+void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   const config::Training& training = scenario.training();
   const auto schedule = training.schedule();
-  if (schedule != config::Training::ONE_F_ONE_B && schedule != config::Training::GPIPE &&
-      schedule != config::Training::SCHEDULE_UNSPECIFIED) {
-    check.fail("training.schedule",
-               fmt::format("schedule {} is not supported yet; use ONE_F_ONE_B or GPIPE",
-                           config::Training::Schedule_Name(schedule)));
+  const int64_t micro_batches = training.global_batch_size() / (training.micro_batch_size() * sizes.dp);
+  const int64_t layers = scenario.model().num_layers();
+  const std::string name = config::Training::Schedule_Name(schedule);
+  if (sizes.vp > 1 && schedule != config::Training::INTERLEAVED_1F1B) {
+    check.fail("layout.virtual_stages",
+               fmt::format("virtual_stages {} needs training.schedule INTERLEAVED_1F1B (the "
+                           "schedule is {})",
+                           sizes.vp, name));
   }
+  if (schedule == config::Training::INTERLEAVED_1F1B) {
+    check_divisible(check, "layout.virtual_stages", layers, int64_t{sizes.pp} * sizes.vp,
+                    "num_layers {} is not divisible by pp x virtual_stages = {}: every virtual "
+                    "stage holds the same number of layers");
+    if (micro_batches % sizes.pp != 0) {
+      check.fail("training.global_batch_size",
+                 fmt::format("interleaved 1F1B runs micro-batches in groups of pp: {} micro-batches "
+                             "per data-parallel rank is not a multiple of pp {}",
+                             micro_batches, sizes.pp));
+    }
+  }
+  if (schedule == config::Training::DUALPIPE) {
+    if (sizes.pp < 2 || sizes.pp % 2 != 0) {
+      check.fail("layout.pp", fmt::format("DualPipe needs an even number of stages, got pp {}", sizes.pp));
+    }
+    if (micro_batches % 2 != 0 || micro_batches < 2 * (sizes.pp - 1)) {
+      check.fail("training.global_batch_size",
+                 fmt::format("DualPipe feeds half the micro-batches from each end: it needs an even "
+                             "number of at least 2 (pp - 1) = {} micro-batches per data-parallel "
+                             "rank, got {}",
+                             2 * (sizes.pp - 1), micro_batches));
+    }
+  }
+  if (training.zero_stage() < 0 || training.zero_stage() > 3) {
+    check.fail("training.zero_stage", fmt::format("must be 0, 1, 2 or 3, got {}", training.zero_stage()));
+  }
+  check.positive_if_set("training.grad_bucket_elements", training.has_grad_bucket_elements(),
+                        training.grad_bucket_elements());
+}
+
+// Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
+void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  check_experts(scenario, sizes, check);
+  check_context_parallel(scenario, sizes, check);
+  if (scenario.training().offload_activations()) {
+    check.fail("training.offload_activations",
+               "activation offload is not supported yet (optimizer offload is: "
+               "training.offload_optimizer)");
+  }
+  const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {
     check.fail("training.dtype",
@@ -349,6 +454,7 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   check_training(scenario.training(), check);
   const Sizes sizes = check_layout_values(scenario, check);
   check_layout_fits(scenario, sizes, check);
+  check_schedule(scenario, sizes, check);
   check_supported(scenario, sizes, check);
 }
 

@@ -56,6 +56,14 @@ CommId EventGraph::add_communicator(std::vector<RankId> members) {
   return it->second;
 }
 
+uint32_t EventGraph::add_weights(std::vector<double> table) {
+  std::string key;
+  for (double w : table) key += fmt::format("{:a},", w);
+  auto [it, inserted] = weight_ids_.try_emplace(std::move(key), weights_.size() + 1);
+  if (inserted) weights_.push_back(std::move(table));
+  return it->second;
+}
+
 uint32_t EventGraph::intern_label(std::string_view label) {
   auto [it, inserted] = label_ids_.try_emplace(std::string(label), labels_.size());
   if (inserted) labels_.emplace_back(label);
@@ -144,13 +152,14 @@ OpId EventGraph::add_recorded_compute(const OpContext& ctx, std::string_view lab
 }
 
 OpId EventGraph::add_collective(const OpContext& ctx, std::string_view label, CollectiveKind kind,
-                                CommId comm, double bytes, CommDim dim,
-                                std::span<const OpId> deps) {
+                                CommId comm, double bytes, CommDim dim, std::span<const OpId> deps,
+                                uint32_t weights) {
   Op op = make_op(ctx, OpKind::kCollective, intern_label(label));
   op.collective = kind;
   op.peer = comm;
   op.amount = bytes;
   op.dim = dim;
+  op.weights = weights;
   return add(op, deps);
 }
 

@@ -41,7 +41,9 @@ enum class OpKind : uint8_t {
 };
 
 // What a stream does; the engine runs one actor per (rank, stream) that has operations.
-enum class StreamKind : uint8_t { kCompute, kComm, kCopy };
+// kHost: host (CPU) work of the rank, e.g. a recorded trace's is_cpu_op nodes: compute
+// operations with a recorded duration that take time without occupying the GPU.
+enum class StreamKind : uint8_t { kCompute, kComm, kCopy, kHost };
 
 // Where an operation belongs in the training step (for breakdowns and timelines).
 enum class Phase : uint8_t {
@@ -73,6 +75,14 @@ enum class CommDim : uint8_t { kTp, kCp, kEp, kPp, kDp, kOther };
 
 inline constexpr int kNumCommDims = 6;
 
+// How an all-to-all's weights table spreads the traffic. Every member's nominal buffer is
+// Op::amount (equal on all members, as for an even all-to-all).
+//   kByReceiver (MoE dispatch): each member sends amount x share[j] to member j, so members
+//     receive in proportion to their shares (their experts' load);
+//   kBySender (MoE combine, the way back): member i sends amount x share[i] to every member, so
+//     members send in proportion to their shares.
+enum class WeightedAllToAll : uint8_t { kByReceiver = 0, kBySender = 1 };
+
 // Copy direction for kCopy operations.
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost };
 
@@ -93,6 +103,9 @@ struct Op {
   uint32_t label = 0;  // index into EventGraph::labels()
   uint32_t peer = 0;   // send/recv: peer rank; collective: communicator; copy: NUMA node
   uint32_t tag = 0;    // send/recv: matching tag; collective: sequence on its communicator
+  // all-to-all: how the traffic is spread over the members (0: evenly; else a table of
+  // EventGraph::weights, see WeightedAllToAll).
+  uint32_t weights = 0;
   int32_t micro_batch = -1;
   int16_t layer = -1;
   OpKind kind = OpKind::kCompute;
@@ -138,6 +151,13 @@ class EventGraph {
   const std::vector<RankId>& communicator(CommId id) const { return communicators_[id]; }
   size_t num_communicators() const { return communicators_.size(); }
 
+  // Per-member shares of an uneven all-to-all (a skewed MoE routing), interned like labels.
+  // The table's first entry says how to read the rest (WeightedAllToAll); the others are one
+  // non-negative share per communicator member, summing to 1.
+  uint32_t add_weights(std::vector<double> table);
+  const std::vector<double>& weights(uint32_t id) const { return weights_[id - 1]; }
+  size_t num_weights() const { return weights_.size(); }
+
   uint32_t intern_label(std::string_view label);
   const std::string& label(uint32_t id) const { return labels_[id]; }
   const std::vector<std::string>& labels() const { return labels_; }
@@ -149,7 +169,8 @@ class EventGraph {
   OpId add_recorded_compute(const OpContext& ctx, std::string_view label, double duration_s,
                             double flops, double hbm_bytes, std::span<const OpId> deps = {});
   OpId add_collective(const OpContext& ctx, std::string_view label, CollectiveKind kind,
-                      CommId comm, double bytes, CommDim dim, std::span<const OpId> deps = {});
+                      CommId comm, double bytes, CommDim dim, std::span<const OpId> deps = {},
+                      uint32_t weights = 0);
   OpId add_send(const OpContext& ctx, std::string_view label, RankId peer, uint32_t tag,
                 double bytes, CommDim dim, std::span<const OpId> deps = {});
   OpId add_recv(const OpContext& ctx, std::string_view label, RankId peer, uint32_t tag,
@@ -171,6 +192,8 @@ class EventGraph {
   std::vector<std::vector<RankId>> communicators_;
   std::unordered_map<std::string, CommId> communicator_ids_;
   std::vector<std::string> labels_;
+  std::vector<std::vector<double>> weights_;
+  std::unordered_map<std::string, uint32_t> weight_ids_;
   std::unordered_map<std::string, uint32_t> label_ids_;
   // Next collective sequence number per (communicator, rank).
   std::unordered_map<uint64_t, uint32_t> collective_seq_;

@@ -25,7 +25,25 @@ struct GradientSyncConfig {
   double param_bytes = 2;  // per parameter element on the wire (gathers)
   int dp = 1;              // replicas sharing the parameters (data x context parallel)
   CommId dp_comm = 0;
+  int expert_dp = 1;       // replicas sharing the rank's experts
+  CommId expert_comm = 0;
   StreamId stream = 0;
+  // Optimizer offload: gradients to host memory (NUMA node `numa_node` of the rank's server),
+  // the CPU updates at cpu_params_per_s, parameters back to the GPU.
+  bool offload = false;
+  double cpu_params_per_s = 0;
+  uint32_t numa_node = 0;
+  StreamId to_host = 0;
+  StreamId to_device = 0;
+  StreamId host = 0;
+};
+
+// Parameters of a block on this rank: the dense ones (replicated over data x context parallel
+// ranks) and the routed experts' (replicated over the expert-data-parallel ranks).
+struct RankParams {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
 };
 
 class GradientSync {
@@ -37,26 +55,35 @@ class GradientSync {
   // ZeRO-3: gathers the parameters of one layer before the chain's next kernel. The gather is
   // issued when the previous layer started (`prefetch_after`, or at once if kNoOp), one layer
   // ahead, as FSDP prefetches.
-  void gather_parameters(ComputeChain& chain, double params, OpId prefetch_after, const OpTag& tag);
+  void gather_parameters(ComputeChain& chain, const RankParams& params, OpId prefetch_after,
+                         const OpTag& tag);
 
   // The gradients of `params` parameters have been computed by `ready` for one micro-batch;
   // `final` when no later micro-batch adds to them.
-  void gradients_ready(double params, OpId ready, bool final, const OpTag& tag);
+  void gradients_ready(const RankParams& params, OpId ready, bool final, const OpTag& tag);
 
   // After the schedule: the remaining reductions, the optimizer step (of this rank's share of
   // `rank_params`), and the all-gather of updated parameters under ZeRO 1/2.
-  void finish(ComputeChain& chain, StreamId compute_stream, double rank_params);
+  void finish(ComputeChain& chain, StreamId compute_stream, const RankParams& rank_params);
 
   // Parameters this rank's optimizer updates.
-  double optimizer_params(double rank_params) const;
+  double optimizer_params(const RankParams& rank_params) const;
 
  private:
-  void flush_bucket(const std::vector<OpId>& ready, const OpTag& tag);
+  struct Group {
+    int size = 1;
+    CommId comm = 0;
+    double bucket = 0;  // parameters waiting in the open bucket
+  };
+  void add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag);
+  void flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag);
   CollectiveKind reduction() const;
+  void offloaded_step(ComputeChain& chain, double params, const OpTag& tag);
 
   RankWriter* writer_;
   GradientSyncConfig config_;
-  double bucket_params_ = 0;
+  Group dense_;
+  Group experts_;
   std::vector<OpId> reductions_;
 };
 

@@ -59,6 +59,16 @@ LayerStep backward_collective(const LayerStep& fwd) {
   b.name = fwd.name + ".bwd";
   b.forward = fwd.backward;  // what runs now is the backward's collective
   b.backward.reset();
+  // Gradients retrace the tokens' way back: dispatch's traffic pattern becomes combine's.
+  b.weighting = fwd.weighting == WeightedAllToAll::kByReceiver ? WeightedAllToAll::kBySender
+                                                               : WeightedAllToAll::kByReceiver;
+  return b;
+}
+
+// Ring attention's backward circulates the key/value blocks and their gradients.
+LayerStep backward_ring(const LayerStep& fwd) {
+  LayerStep b = backward_kernel(fwd, ".bwd", fwd.input_grad_factor + fwd.weight_grad_factor, 1);
+  b.bytes = 2 * fwd.bytes;
   return b;
 }
 
@@ -70,6 +80,11 @@ void derive_backward(BlockSteps* block) {
   block->backward_weight.clear();
   for (auto it = block->forward.rbegin(); it != block->forward.rend(); ++it) {
     const LayerStep& f = *it;
+    if (f.kind == LayerStep::Kind::kRing) {
+      block->backward.push_back(backward_ring(f));
+      block->backward_input.push_back(backward_ring(f));
+      continue;
+    }
     if (f.kind == LayerStep::Kind::kCollective) {
       if (f.backward) {
         block->backward.push_back(backward_collective(f));

@@ -17,7 +17,10 @@
 namespace racksim {
 
 struct LayerStep {
-  enum class Kind : uint8_t { kCompute, kCollective };
+  // kRing: a compute kernel cut into ring_hops + 1 slices; between slices, each rank sends a
+  // block of `bytes` to its next neighbour of dimension `dim` and receives one from the previous
+  // (ring attention: the KV blocks circulate while the kernel works on the ones it has).
+  enum class Kind : uint8_t { kCompute, kCollective, kRing };
   Kind kind = Kind::kCompute;
   std::string name;
   // compute
@@ -34,7 +37,15 @@ struct LayerStep {
   std::optional<CollectiveKind> forward;
   std::optional<CollectiveKind> backward;
   CommDim dim = CommDim::kOther;
-  double bytes = 0;  // buffer size (nccl-tests convention)
+  double bytes = 0;  // buffer size (nccl-tests convention); kRing: bytes per hop
+  int ring_hops = 0;
+  // MoE: an all-to-all whose traffic follows the experts' load (forward: dispatch is
+  // kByReceiver, combine kBySender; the backward flips them), and expert kernels whose work
+  // scales with the tokens the rank's experts received.
+  bool expert_weighted = false;
+  WeightedAllToAll weighting = WeightedAllToAll::kByReceiver;
+  bool scales_with_expert_load = false;
+  bool expert_params = false;  // the step's weights are experts (reduced over expert replicas)
 };
 
 struct BlockSteps {

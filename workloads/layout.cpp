@@ -7,16 +7,21 @@
 
 namespace racksim {
 
-ParallelLayout::ParallelLayout(int tp, int cp, int dp, int pp)
-    : tp_(tp), cp_(cp), dp_(dp), pp_(pp) {
-  if (tp < 1 || cp < 1 || dp < 1 || pp < 1) {
+ParallelLayout::ParallelLayout(int tp, int cp, int dp, int pp, int ep)
+    : tp_(tp), cp_(cp), dp_(dp), pp_(pp), ep_(ep) {
+  if (tp < 1 || cp < 1 || dp < 1 || pp < 1 || ep < 1) {
     throw std::invalid_argument(
-        fmt::format("layout: tp={} cp={} dp={} pp={} must all be >= 1", tp, cp, dp, pp));
+        fmt::format("layout: tp={} cp={} dp={} pp={} ep={} must all be >= 1", tp, cp, dp, pp, ep));
+  }
+  if ((tp * cp * dp) % ep != 0) {
+    throw std::invalid_argument(
+        fmt::format("layout: ep {} does not divide tp x cp x dp = {}", ep, tp * cp * dp));
   }
 }
 
 ParallelLayout ParallelLayout::from_config(const config::Layout& layout) {
-  return ParallelLayout(layout.tp(), layout.cp(), layout.dp(), layout.pp());
+  return ParallelLayout(layout.tp(), layout.cp(), layout.dp(), layout.pp(),
+                        std::max(1, layout.ep()));
 }
 
 RankId ParallelLayout::rank(const RankCoords& c) const {
@@ -79,6 +84,32 @@ std::vector<RankId> ParallelLayout::dp_cp_group(RankId rank) const {
     }
   }
   std::sort(members.begin(), members.end());
+  return members;
+}
+
+namespace {
+
+// A rank's place among the tp x cp x dp ranks of its pipeline stage.
+int place_in_stage(const ParallelLayout& l, RankId rank) {
+  return static_cast<int>(rank) % (l.tp() * l.cp() * l.dp());
+}
+
+}  // namespace
+
+int ParallelLayout::ep_index(RankId rank) const { return place_in_stage(*this, rank) % ep_; }
+
+std::vector<RankId> ParallelLayout::ep_group(RankId rank) const {
+  const RankId first = rank - static_cast<RankId>(ep_index(rank));
+  std::vector<RankId> members;
+  for (int i = 0; i < ep_; ++i) members.push_back(first + static_cast<RankId>(i));
+  return members;
+}
+
+std::vector<RankId> ParallelLayout::expert_dp_group(RankId rank) const {
+  const int stage_size = tp_ * cp_ * dp_;
+  const RankId stage_first = rank - static_cast<RankId>(place_in_stage(*this, rank));
+  std::vector<RankId> members;
+  for (int p = ep_index(rank); p < stage_size; p += ep_) members.push_back(stage_first + static_cast<RankId>(p));
   return members;
 }
 

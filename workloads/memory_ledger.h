@@ -30,6 +30,7 @@ struct MemoryLedger {
   std::vector<MemoryItem> static_items;  // weights, gradients, optimizer states
   MemoryItem activations;
   MemoryItem largest_transient;
+  double host_bytes = 0;  // what the rank keeps in host memory (offloaded optimizer states)
   double static_bytes() const;
   double peak_bytes() const;
   bool fits() const { return peak_bytes() <= capacity_bytes; }
@@ -41,6 +42,9 @@ struct MemoryLedger {
 //   full recompute: the layer input, 2sbh (2sbh/t with SP).
 // With FlashAttention (training.flash_attention, the default) the scores are never stored and
 // the 5as/(ht) term is gone without recompute too.
+// Of layer `layer` (a MoE layer keeps its routed tokens' expert intermediates instead of the
+// dense MLP's 19 sbh); the one-argument form is layer 0.
+double layer_activation_bytes(const config::Scenario& scenario, int layer);
 double layer_activation_bytes(const config::Scenario& scenario);
 
 // The most chunk-forwards whose activations a stage holds at once, read off its pass order (a

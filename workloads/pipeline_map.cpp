@@ -6,7 +6,8 @@
 
 namespace racksim {
 
-PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers)
+PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers,
+                         int first_stage_layers)
     : stages_(stages), virtual_stages_(virtual_stages), dual_(dual) {
   if (stages < 1 || virtual_stages < 1 || layers < 1) {
     throw std::invalid_argument("pipeline: stages, virtual stages and layers must be >= 1");
@@ -15,11 +16,24 @@ PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers)
     throw std::invalid_argument("pipeline: DualPipe does not combine with virtual stages");
   }
   const int chunks = dual ? stages : stages * virtual_stages;
-  if (layers % chunks != 0) {
-    throw std::invalid_argument(
-        fmt::format("pipeline: {} layers do not split into {} equal chunks", layers, chunks));
+  if (first_stage_layers > 0 && stages > 1) {
+    if (dual || virtual_stages != 1 || first_stage_layers >= layers ||
+        (layers - first_stage_layers) % (stages - 1) != 0) {
+      throw std::invalid_argument(fmt::format(
+          "pipeline: {} layers with {} on the first stage do not split evenly over the other {} "
+          "stages (a plain pipeline only)",
+          layers, first_stage_layers, stages - 1));
+    }
+    layers_per_chunk_ = (layers - first_stage_layers) / (stages - 1);
+    first_chunk_layers_ = first_stage_layers;
+  } else {
+    if (layers % chunks != 0) {
+      throw std::invalid_argument(
+          fmt::format("pipeline: {} layers do not split into {} equal chunks", layers, chunks));
+    }
+    layers_per_chunk_ = layers / chunks;
+    first_chunk_layers_ = layers_per_chunk_;
   }
-  layers_per_chunk_ = layers / chunks;
   if (dual) {
     for (int s = 0; s < stages; ++s) forward_route_.push_back({s, 0});
     for (int s = 0; s < stages; ++s) reverse_route_.push_back({stages - 1 - s, 1});
@@ -72,7 +86,8 @@ LayerRange PipelineMap::layers(const ChunkRef& chunk) const {
   } else {
     model_chunk = chunk.local_chunk * stages_ + chunk.stage;
   }
-  return {model_chunk * layers_per_chunk_, layers_per_chunk_};
+  if (model_chunk == 0) return {0, first_chunk_layers_};
+  return {first_chunk_layers_ + (model_chunk - 1) * layers_per_chunk_, layers_per_chunk_};
 }
 
 }  // namespace racksim

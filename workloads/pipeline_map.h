@@ -23,8 +23,10 @@ struct LayerRange {
 
 class PipelineMap {
  public:
-  // `dual`: DualPipe. Throws std::invalid_argument if the layers do not split evenly.
-  PipelineMap(int stages, int virtual_stages, bool dual, int layers);
+  // `dual`: DualPipe. `first_stage_layers` (plain pipelines only, 0: even split) puts that many
+  // layers on the first stage and splits the rest evenly. Throws std::invalid_argument if the
+  // layers do not split.
+  PipelineMap(int stages, int virtual_stages, bool dual, int layers, int first_stage_layers = 0);
 
   int stages() const { return stages_; }
   int chunks_per_stage() const { return dual_ ? 2 : virtual_stages_; }
@@ -47,6 +49,7 @@ class PipelineMap {
   int virtual_stages_;
   bool dual_;
   int layers_per_chunk_;
+  int first_chunk_layers_;  // the first chunk's layers (uneven first stage)
   std::vector<ChunkRef> forward_route_;
   std::vector<ChunkRef> reverse_route_;  // DualPipe's second pipeline
 };

@@ -23,11 +23,11 @@ OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& s
 
 OpId RankWriter::collective(ComputeChain& chain, StreamId stream, const std::string& name,
                             CollectiveKind kind, CommId comm, double bytes, CommDim dim,
-                            const OpTag& tag) {
+                            const OpTag& tag, uint32_t weights) {
   // The collective reduces what the compute stream produced, or gathers what it was about to
   // consume (e.g. a received gradient), so it waits for both.
   const OpId id = graph_->add_collective(context(stream, tag), name, kind, comm, bytes, dim,
-                                         chain.inputs());
+                                         chain.inputs(), weights);
   chain.pending.assign(1, id);
   return id;
 }

@@ -49,7 +49,8 @@ class RankWriter {
   OpId kernel(ComputeChain& chain, StreamId stream, const LayerStep& step, const OpTag& tag);
   // A collective on the chain's data; the chain's next kernel waits for it.
   OpId collective(ComputeChain& chain, StreamId stream, const std::string& name,
-                  CollectiveKind kind, CommId comm, double bytes, CommDim dim, const OpTag& tag);
+                  CollectiveKind kind, CommId comm, double bytes, CommDim dim, const OpTag& tag,
+                  uint32_t weights = 0);
   // A collective that only waits for `deps` and that nothing waits for yet (gradient buckets,
   // prefetched parameters).
   OpId detached_collective(StreamId stream, const std::string& name, CollectiveKind kind,

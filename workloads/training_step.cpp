@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/expert_routing.h"
 #include "workloads/gradient_sync.h"
 #include "workloads/rank_writer.h"
 
@@ -20,6 +21,10 @@ uint32_t activation_tag(int micro_batch, int pos) {
 }
 uint32_t gradient_tag(int micro_batch, int pos) { return activation_tag(micro_batch, pos) + 1; }
 
+// Ring-attention blocks between context-parallel neighbours: matched in order, so the hop is
+// enough to tell them apart.
+uint32_t ring_tag(int hop) { return 0x40000000u | static_cast<uint32_t>(hop); }
+
 // Writes one rank's step.
 class RankStep {
  public:
@@ -35,6 +40,9 @@ class RankStep {
     PassStreams main;
     PassStreams overlap;
     StreamId dp_stream;
+    // Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
+    const std::vector<std::vector<double>>& expert_rank_shares;
+    OffloadStreams offload_streams;
   };
 
   RankStep(const Shared& shared, EventGraph* graph, RankId rank)
@@ -43,7 +51,15 @@ class RankStep {
         coords_(shared.layout.coords(rank)),
         writer_(graph, rank, to_data_type(shared.scenario.training().dtype())),
         tp_comm_(graph->add_communicator(shared.layout.tp_group(rank))),
-        sync_(&writer_, sync_config(graph)) {}
+        cp_comm_(graph->add_communicator(shared.layout.cp_group(rank))),
+        ep_comm_(graph->add_communicator(shared.layout.ep_group(rank))),
+        sync_(&writer_, sync_config(graph)) {
+    const auto cp = shared.layout.cp_group(rank);
+    const int c = coords_.cp;
+    const int n = static_cast<int>(cp.size());
+    cp_next_ = cp[(c + 1) % n];
+    cp_prev_ = cp[(c + n - 1) % n];
+  }
 
   void write(const PassOrder& order) {
     final_pass_ = last_backward_of_each_chunk(order);
@@ -58,7 +74,7 @@ class RankStep {
     main_.pending.insert(main_.pending.end(), overlap_.pending.begin(), overlap_.pending.end());
     if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
     write_tied_embedding_sync();
-    sync_.finish(main_, s_.main.compute, params_on_rank(s_.model, s_.layout, s_.map, rank_));
+    sync_.finish(main_, s_.main.compute, rank_params(s_.model, s_.layout, s_.map, rank_));
   }
 
  private:
@@ -74,7 +90,16 @@ class RankStep {
     const auto group = s_.layout.dp_cp_group(rank_);
     c.dp = static_cast<int>(group.size());
     c.dp_comm = graph->add_communicator(group);
+    const auto experts = s_.layout.expert_dp_group(rank_);
+    c.expert_dp = static_cast<int>(experts.size());
+    c.expert_comm = graph->add_communicator(experts);
     c.stream = s_.dp_stream;
+    c.offload = t.offload_optimizer();
+    c.cpu_params_per_s = s_.scenario.hardware().host().cpu_optimizer_params_per_s();
+    c.numa_node = numa_node_of(rank_);
+    c.to_host = s_.offload_streams.to_host;
+    c.to_device = s_.offload_streams.to_device;
+    c.host = s_.offload_streams.host;
     return c;
   }
 
@@ -152,6 +177,15 @@ class RankStep {
     bool first() const { return pos == 0; }
     bool last() const { return pos + 1 == static_cast<int>(route.size()); }
   };
+
+  // The CPU socket next to the rank's GPU (rank r runs on GPU r; a server's GPUs are spread
+  // evenly over its sockets).
+  uint32_t numa_node_of(RankId rank) const {
+    const auto& hw = s_.scenario.hardware();
+    const int per_node = std::max(1, hw.gpus_per_node());
+    const int sockets = std::max(1, hw.host().sockets());
+    return static_cast<uint32_t>((static_cast<int>(rank) % per_node) * sockets / per_node);
+  }
 
   RankId rank_of_stage(int stage) const {
     RankCoords c = coords_;
@@ -256,25 +290,100 @@ class RankStep {
                    const std::vector<LayerStep>& steps, const OpTag& tag) {
     OpId first = kNoOp;
     for (const LayerStep& step : steps) {
-      if (step.kind == LayerStep::Kind::kCompute) {
-        const OpId id = writer_.kernel(chain, streams.compute, step, tag);
-        if (first == kNoOp) first = id;
-      } else if (step.forward) {
-        writer_.collective(chain, streams.tp, step.name, *step.forward, tp_comm_, step.bytes,
-                           step.dim, tag);
+      OpId id = kNoOp;
+      switch (step.kind) {
+        case LayerStep::Kind::kCompute:
+          id = writer_.kernel(chain, streams.compute, scaled_by_load(step, tag), tag);
+          break;
+        case LayerStep::Kind::kRing: id = write_ring(chain, streams, step, tag); break;
+        case LayerStep::Kind::kCollective:
+          if (step.forward) write_collective(chain, streams, step, tag);
+          break;
       }
+      if (first == kNoOp) first = id;
     }
     return first;
   }
 
-  double layer_params(int layer) const { return s_.model.layer_params(layer) / s_.layout.tp(); }
+  void write_collective(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
+                        const OpTag& tag) {
+    StreamId stream = streams.tp;
+    CommId comm = tp_comm_;
+    if (step.dim == CommDim::kEp) {
+      stream = streams.ep;
+      comm = ep_comm_;
+    } else if (step.dim == CommDim::kCp) {
+      stream = streams.cp;
+      comm = cp_comm_;
+    }
+    const uint32_t weights = step.expert_weighted ? routing_weights(step.weighting, tag) : 0;
+    writer_.collective(chain, stream, step.name, *step.forward, comm, step.bytes, step.dim, tag,
+                       weights);
+  }
+
+  // Ring attention: the kernel in hops + 1 slices; before slice k (k > 0) the block from the
+  // previous CP rank must have arrived; each block received is passed on to the next rank.
+  OpId write_ring(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
+                  const OpTag& tag) {
+    LayerStep slice = step;
+    const double slices = step.ring_hops + 1;
+    slice.flops /= slices;
+    slice.hbm_bytes /= slices;
+    OpId first = kNoOp;
+    std::vector<OpId> block = chain.inputs();  // the local block: whatever produced it
+    for (int hop = 0; hop <= step.ring_hops; ++hop) {
+      if (hop < step.ring_hops) {
+        writer_.graph().add_send({rank_, streams.cp, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)},
+                                 step.name + ".kv_send", cp_next_, ring_tag(hop), step.bytes,
+                                 CommDim::kCp, block);
+      }
+      if (hop > 0) {
+        const OpId recv = writer_.recv(chain, streams.cp, step.name + ".kv_recv", cp_prev_,
+                                       ring_tag(hop - 1), step.bytes, CommDim::kCp, tag);
+        block.assign(1, recv);
+      }
+      const OpId id = writer_.kernel(chain, streams.compute, slice, tag);
+      if (first == kNoOp) first = id;
+    }
+    return first;
+  }
+
+  // Expert kernels do the work of the tokens this rank's experts received.
+  LayerStep scaled_by_load(const LayerStep& step, const OpTag& tag) const {
+    if (!step.scales_with_expert_load) return step;
+    const auto& shares = layer_shares(tag);
+    if (shares.empty()) return step;
+    const double factor = shares[s_.layout.ep_index(rank_)] * static_cast<double>(shares.size());
+    LayerStep scaled = step;
+    scaled.flops *= factor;
+    scaled.hbm_bytes *= factor;
+    return scaled;
+  }
+
+  const std::vector<double>& layer_shares(const OpTag& tag) const {
+    // Multi-token-prediction modules (in the head, layer -1) route like the last layer.
+    const size_t layer = tag.layer >= 0 ? static_cast<size_t>(tag.layer) : s_.expert_rank_shares.size() - 1;
+    return s_.expert_rank_shares[layer];
+  }
+
+  uint32_t routing_weights(WeightedAllToAll weighting, const OpTag& tag) {
+    const auto& shares = layer_shares(tag);
+    if (shares.empty() || s_.scenario.training().routing() <= config::Training::BALANCED) return 0;
+    std::vector<double> table{static_cast<double>(weighting)};
+    table.insert(table.end(), shares.begin(), shares.end());
+    return writer_.graph().add_weights(std::move(table));
+  }
+
+  RankParams layer_params(int layer) const { return split_params(s_.model, s_.layout, layer); }
   // The embedding table, or the output head's matrix (none of its own when tied to a table this
-  // stage already holds).
-  double block_params(const BlockSteps& block) const {
-    if (&block != &s_.head) return s_.model.embedding_params() / s_.layout.tp();
+  // stage already holds) with the final norm and the multi-token-prediction modules.
+  RankParams block_params(const BlockSteps& block) const {
+    const double table = s_.model.embedding_params() / s_.layout.tp();
+    if (&block != &s_.head) return {table, 0};
     const bool shared_table = s_.model.tied_embeddings() && holds_embedding();
-    const double final_norm = static_cast<double>(s_.model.hidden());
-    return (shared_table ? 0 : s_.model.embedding_params() / s_.layout.tp()) + final_norm;
+    return {(shared_table ? 0 : table) + static_cast<double>(s_.model.hidden()) +
+                s_.model.mtp_params() / s_.layout.tp(),
+            0};
   }
   bool holds_embedding() const {
     for (int c = 0; c < s_.map.chunks_per_stage(); ++c) {
@@ -302,17 +411,32 @@ class RankStep {
   RankCoords coords_;
   RankWriter writer_;
   CommId tp_comm_;
+  CommId cp_comm_;
+  CommId ep_comm_;
+  RankId cp_next_ = 0;
+  RankId cp_prev_ = 0;
   GradientSync sync_;
   ComputeChain main_;
   ComputeChain overlap_;
   std::vector<int> final_pass_;
 };
 
-PassStreams add_streams(EventGraph& graph, const char* compute, const char* tp) {
+OffloadStreams add_offload_streams(EventGraph& graph, bool used) {
+  OffloadStreams s;
+  if (!used) return s;
+  s.to_host = graph.add_stream(kToHostStream, StreamKind::kCopy);
+  s.to_device = graph.add_stream(kToDeviceStream, StreamKind::kCopy);
+  s.host = graph.add_stream(kHostStream, StreamKind::kHost);
+  return s;
+}
+
+PassStreams add_streams(EventGraph& graph, const std::string& suffix) {
   PassStreams s;
-  s.compute = graph.add_stream(compute, StreamKind::kCompute);
-  s.tp = graph.add_stream(tp, StreamKind::kComm);
+  s.compute = graph.add_stream(kComputeStream + suffix, StreamKind::kCompute);
+  s.tp = graph.add_stream(kTpStream + suffix, StreamKind::kComm);
   s.pp = graph.add_stream(kPpStream, StreamKind::kComm);
+  s.ep = graph.add_stream(kEpStream + suffix, StreamKind::kComm);
+  s.cp = graph.add_stream(kCpStream + suffix, StreamKind::kComm);
   return s;
 }
 
@@ -337,7 +461,8 @@ PipelineMap pipeline_map(const config::Scenario& s) {
   const int v = s.training().schedule() == config::Training::INTERLEAVED_1F1B
                     ? std::max(1, s.layout().virtual_stages())
                     : 1;
-  return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()));
+  return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()),
+                     s.layout().first_stage_layers());
 }
 
 namespace {
@@ -350,7 +475,25 @@ RankShape rank_shape(const config::Scenario& s) {
   shape.tp = s.layout().tp();
   shape.sequence_parallel = s.layout().sequence_parallel();
   shape.dtype = to_data_type(t.dtype());
+  shape.cp = std::max(1, s.layout().cp());
+  shape.ulysses = s.layout().cp_algorithm() == config::Layout::ULYSSES;
+  shape.ep = std::max(1, s.layout().ep());
+  shape.indexer_chunk_tokens = t.indexer_chunk_tokens();
   return shape;
+}
+
+// Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
+std::vector<std::vector<double>> expert_rank_shares(const config::Scenario& s,
+                                                    const TransformerModel& model) {
+  std::vector<std::vector<double>> shares(model.layers());
+  int moe_layer = 0;
+  for (int l = 0; l < model.layers(); ++l) {
+    const MlpSpec& mlp = model.mlp(l);
+    if (!mlp.moe) continue;
+    shares[l] = rank_shares(expert_shares(s.training(), mlp.experts, moe_layer++),
+                            std::max(1, s.layout().ep()));
+  }
+  return shares;
 }
 
 double kernel_flops(const std::vector<LayerStep>& steps) {
@@ -396,26 +539,39 @@ std::vector<PassOrder> pipeline_orders(const config::Scenario& s) {
   return orders;
 }
 
-double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
-                      const PipelineMap& map, RankId rank) {
+RankParams split_params(const TransformerModel& model, const ParallelLayout& layout, int layer) {
+  const double experts = model.layer_expert_params(layer);
+  return {(model.layer_params(layer) - experts) / layout.tp(), experts / layout.ep()};
+}
+
+RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
+                       const PipelineMap& map, RankId rank) {
   const int stage = layout.coords(rank).pp;
-  double params = 0;
+  RankParams params;
   bool embedding = false, head = false;
   for (int c = 0; c < map.chunks_per_stage(); ++c) {
     const ChunkRef chunk{stage, c};
     const LayerRange layers = map.layers(chunk);
-    for (int l = layers.first; l < layers.first + layers.count; ++l) params += model.layer_params(l);
+    for (int l = layers.first; l < layers.first + layers.count; ++l) {
+      const RankParams p = split_params(model, layout, l);
+      params.dense += p.dense;
+      params.expert += p.expert;
+    }
     embedding = embedding || map.starts_route(chunk);
     head = head || map.ends_route(chunk);
   }
-  params /= layout.tp();
   const double table = model.embedding_params() / layout.tp();
-  if (embedding) params += table;
+  if (embedding) params.dense += table;
   // The output head: its own matrix, or with tied embeddings a copy of the table unless this
-  // stage already holds the table.
-  if (head && (!model.tied_embeddings() || !embedding)) params += table;
-  if (head) params += static_cast<double>(model.hidden());  // final norm
+  // stage already holds the table; the final norm; the multi-token-prediction modules.
+  if (head && (!model.tied_embeddings() || !embedding)) params.dense += table;
+  if (head) params.dense += static_cast<double>(model.hidden()) + model.mtp_params() / layout.tp();
   return params;
+}
+
+double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
+                      const PipelineMap& map, RankId rank) {
+  return rank_params(model, layout, map, rank).total();
 }
 
 TrainingStep build_training_step(const config::Scenario& scenario) {
@@ -434,10 +590,13 @@ TrainingStep build_training_step(const config::Scenario& scenario) {
 
   TrainingStep step{EventGraph(layout.num_ranks()), {}};
   EventGraph& graph = step.graph;
-  const PassStreams main = add_streams(graph, kComputeStream, kTpStream);
+  const PassStreams main = add_streams(graph, "");
   const StreamId dp_stream = graph.add_stream(kDpStream, StreamKind::kComm);
-  const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapComputeStream, kOverlapTpStream) : main;
-  const RankStep::Shared shared{scenario, model, layout, map, layers, embedding, head, m, main, overlap, dp_stream};
+  const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapSuffix) : main;
+  const auto shares = expert_rank_shares(scenario, model);
+  const OffloadStreams offload = add_offload_streams(graph, t.offload_optimizer());
+  const RankStep::Shared shared{scenario, model, layout,    map,    layers,  embedding, head,
+                                m,        main,  overlap,   dp_stream, shares, offload};
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
   }

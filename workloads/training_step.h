@@ -9,6 +9,7 @@
 
 #include "proto/scenario.pb.h"
 #include "workloads/event_graph.h"
+#include "workloads/gradient_sync.h"
 #include "workloads/layout.h"
 #include "workloads/pipeline_map.h"
 #include "workloads/pipeline_schedule.h"
@@ -21,9 +22,19 @@ inline constexpr const char* kComputeStream = "compute";
 inline constexpr const char* kTpStream = "comm.tp";
 inline constexpr const char* kPpStream = "comm.pp";
 inline constexpr const char* kDpStream = "comm.dp";
-// DualPipe's second pass of an overlapped pair.
-inline constexpr const char* kOverlapComputeStream = "compute.overlap";
-inline constexpr const char* kOverlapTpStream = "comm.tp.overlap";
+inline constexpr const char* kEpStream = "comm.ep";
+inline constexpr const char* kCpStream = "comm.cp";
+inline constexpr const char* kToHostStream = "copy.d2h";
+inline constexpr const char* kToDeviceStream = "copy.h2d";
+inline constexpr const char* kHostStream = "host";
+// DualPipe's second pass of an overlapped pair runs on streams with this suffix.
+inline constexpr const char* kOverlapSuffix = ".overlap";
+
+struct OffloadStreams {
+  StreamId to_host = 0;
+  StreamId to_device = 0;
+  StreamId host = 0;
+};
 
 struct TrainingStepInfo {
   int micro_batches = 0;                // per data-parallel rank per step
@@ -44,11 +55,15 @@ PipelineMap pipeline_map(const config::Scenario& scenario);
 std::vector<PassOrder> pipeline_orders(const config::Scenario& scenario);
 int micro_batches_per_replica(const config::Scenario& scenario);
 
-// Parameters held by `rank`: its chunks' layers split over TP, plus the embedding on the stage
-// where a micro-batch enters and the output head where it leaves (shared when tied and on the
-// same stage).
+// Parameters held by `rank`: its chunks' layers (dense weights split over TP, routed experts
+// over EP), plus the embedding on the stage where a micro-batch enters and the output head where
+// it leaves (shared when tied and on the same stage).
+RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
+                       const PipelineMap& map, RankId rank);
 double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
                       const PipelineMap& map, RankId rank);
+// One layer's parameters on a rank.
+RankParams split_params(const TransformerModel& model, const ParallelLayout& layout, int layer);
 
 DataType to_data_type(config::DType dtype);
 
