@@ -86,26 +86,26 @@ config::Hardware load_topology_hardware(const std::string& scenario_or_preset, i
 
 std::string topology_text(const std::string& title, const topo::TopologySummary& s) {
   std::string out = fmt::format("# racksim topo: {}\n", title);
-  out += fmt::format("{:<22}{} ({} node{} x {}, {} nodes)\n", "GPUs", s.gpus, s.nodes,
+  out += fmt::format("{:<24}{} ({} node{} x {}, {} nodes)\n", "GPUs", s.gpus, s.nodes,
                      s.nodes == 1 ? "" : "s", s.gpus_per_node, s.node_kind);
-  out += fmt::format("{:<22}{} GPUs per domain, {} domain{}\n", "scale-up domain",
+  out += fmt::format("{:<24}{} GPUs per domain, {} domain{}\n", "scale-up domain",
                      s.scale_up_domain, s.scale_up_domains, s.scale_up_domains == 1 ? "" : "s");
   std::string counts;
   for (const auto& [kind, n] : s.counts)
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", kind, n);
-  out += fmt::format("{:<22}{}\n", "vertices", counts);
+  out += fmt::format("{:<24}{}\n", "vertices", counts);
   out += "per GPU, per direction (achievable):\n";
-  out += fmt::format("  {:<20}{:.1f} GB/s", "scale-up", gb(s.scale_up_bytes_per_s));
+  out += fmt::format("  {:<22}{:.1f} GB/s", "scale-up", gb(s.scale_up_bytes_per_s));
   if (s.mesh_link_bytes_per_s > 0) {
     out += fmt::format(" over all links; {:.1f} GB/s to any one peer", gb(s.mesh_link_bytes_per_s));
   }
   if (s.nvls_bytes_per_s > 0)
     out += fmt::format(" (NVLS {:.1f} GB/s per port)", gb(s.nvls_bytes_per_s));
   out += "\n";
-  out += fmt::format("  {:<20}{:.1f} GB/s\n", "NIC", gb(s.nic_bytes_per_s));
-  out += fmt::format("  {:<20}{:.1f} GB/s\n", "host link (PCIe/C2C)", gb(s.pcie_bytes_per_s));
+  out += fmt::format("  {:<22}{:.1f} GB/s\n", "NIC", gb(s.nic_bytes_per_s));
+  out += fmt::format("  {:<22}{:.1f} GB/s\n", "host link (PCIe/C2C)", gb(s.pcie_bytes_per_s));
   if (s.sockets > 0) {
-    out += fmt::format("{:<22}{} socket{} (NUMA nodes) per node", "host", s.sockets,
+    out += fmt::format("{:<24}{} socket{} (NUMA nodes) per node", "host", s.sockets,
                        s.sockets == 1 ? "" : "s");
     if (s.host_memory_bytes > 0)
       out += fmt::format(", {:.0f} GB memory each", s.host_memory_bytes / 1e9);

@@ -19,12 +19,12 @@ int presets_command(const std::vector<std::string>&) {
   for (const auto& name : topo::hardware_preset_names()) {
     const auto h = topo::hardware_preset(name);
     fmt::print(
-        "  {:<10} {:<16} {:>6.0f} TFLOP/s BF16, {:>4.0f} GB HBM at {:.2f} TB/s, NVLink {:.0f} "
+        "  {:<19} {:<11} {:>5.0f} TFLOP/s BF16, {:>4.0f} GB HBM at {:.2f} TB/s, scale-up {:.0f} "
         "GB/s, NIC {:.0f} Gb/s\n",
         name, h->gpu().name(), h->gpu().bf16_flops_per_s() / 1e12, h->gpu().hbm_bytes() / 1e9,
         h->gpu().hbm_bytes_per_s() / 1e12, h->scale_up().bytes_per_s() / 1e9,
         h->scale_out().nic_bits_per_s() / 1e9);
-    fmt::print("  {:<10} source: {}\n", "", h->source());
+    fmt::print("  {:<19} source: {}\n", "", h->source());
   }
   return 0;
 }

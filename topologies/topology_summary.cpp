@@ -116,8 +116,8 @@ void warn_link_layers(const TopologySummary& s, const ClusterSpec& spec,
         s.ring_scale_out_what_if_bytes_per_s / 1e9));
   } else {
     if (!sharing.empty()) {
-      out.push_back(fmt::format("GPUs {} share an InfiniBand NIC (their own port is Ethernet)",
-                                join(sharing)));
+      out.push_back(fmt::format("GPUs {} share InfiniBand NICs in pairs (ports {} are Ethernet)",
+                                join(sharing), join(ethernet)));
     }
     out.push_back(fmt::format(
         "handing every port to NCCL as IB (the seed's misconfiguration; what-if "
