@@ -248,9 +248,9 @@ std::string row(const std::string& name, double seconds, double step) {
 
 std::string critical_path_text(const StepReport& r) {
   const CriticalPath& p = r.critical_path;
-  std::string out =
-      fmt::format("\nCritical path ({:.4f} s over {} ranks, {} moves between ranks):\n", p.length_s,
-                  ranks_on_path(p), p.rank_changes);
+  std::string out = fmt::format(
+      "\nCritical path ({:.4f} s over {} ranks, {} moves between ranks):\n", p.length_s,
+      ranks_on_path(p), p.rank_changes);
   for (int k = 0; k < kNumPathKinds; ++k) {
     const auto kind = static_cast<PathKind>(k);
     if (kind == PathKind::kComm) {
@@ -276,8 +276,7 @@ std::string critical_path_text(const StepReport& r) {
 std::string links_text(const LinkSummary& links) {
   if (links.top.empty()) return "";
   std::string out = fmt::format(
-      "\nBusiest links ({} directed links carried traffic; busy = at least one flow in "
-      "flight{}):\n",
+      "\nBusiest links ({} directed links carried traffic; busy = at least one flow in flight{}):\n",
       links.links_used,
       links.resolution_s > 0 ? fmt::format(", gaps under {:.2g} s merged", links.resolution_s)
                              : "");

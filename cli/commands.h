@@ -14,6 +14,7 @@ int bench_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
+int replay_command(const std::vector<std::string>& args);
 int topo_command(const std::vector<std::string>& args);
 
 }  // namespace racksim::cli

@@ -25,6 +25,9 @@ commands:
   topo SCENARIO|PRESET [--nodes N] [--dot FILE] [--json] [--build-platform]
         what a cluster is made of: counts, per-GPU bandwidth, fabric tiers and bisection,
         NIC choices and warnings
+  replay TRACE [--hardware PRESET] [--nodes N] [--topology cluster|ring] [--compute recorded|model]
+         [--mapping FILE] [--out DIR] [--set hardware.PATH=VALUE ...]
+        simulate a recorded Chakra trace (TRACE.<rank>.et files) on a cluster or a ring
   presets
         list the model and hardware presets
   bench [SCENARIO ...]
@@ -47,6 +50,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "sweep") return racksim::cli::sweep_command(args);
   if (command == "calibrate") return racksim::cli::calibrate_command(args);
   if (command == "compare") return racksim::cli::compare_command(args);
+  if (command == "replay") return racksim::cli::replay_command(args);
   if (command == "topo") return racksim::cli::topo_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);

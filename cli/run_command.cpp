@@ -7,6 +7,7 @@
 #include "analysis/pipeline_svg.h"
 #include "analysis/report.h"
 #include "analysis/timeline.h"
+#include "app/chakra_emit.h"
 #include "app/default_scenario.h"
 #include "app/output_dir.h"
 #include "app/scenario_loader.h"
@@ -20,11 +21,12 @@ namespace po = boost::program_options;
 int run_command(const std::vector<std::string>& args) {
   po::options_description options("racksim run [SCENARIO] options");
   options.add_options()("help,h", "show this help")(
-      "out", po::value<std::string>(),
-      "write report.json, timeline.json and pipeline.svg into this directory")(
+      "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg into this directory")(
       "report-only", "with --out, write report.json alone (sweeps and calibrations)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario field, e.g. --set layout.pp=4 (repeatable)")(
+      "emit-chakra", po::value<std::string>(),
+      "also write the step as a Chakra trace: DIR/trace.<rank>.et (racksim replay DIR/trace)")(
       "scenario", po::value<std::string>(), "scenario file (.textproto or .json)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
@@ -45,9 +47,16 @@ int run_command(const std::vector<std::string>& args) {
   // Check the output directory before simulating, write into it only after success.
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
+  std::optional<app::OutputDir> chakra_dir;
+  if (vm.count("emit-chakra")) chakra_dir.emplace(vm["emit-chakra"].as<std::string>());
 
   const app::TrainingRun run = app::run_training(loaded.scenario);
   std::fputs(analysis::report_text(run.report).c_str(), stdout);
+  if (chakra_dir) {
+    app::emit_chakra(run.step.graph, loaded.scenario.hardware(), *chakra_dir);
+    fmt::print("\nwrote the Chakra trace {}/{}.<rank>.et ({} ranks)\n", chakra_dir->path().string(),
+               app::kChakraTraceName, run.step.graph.num_ranks());
+  }
   if (out) {
     out->write("report.json",
                [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });

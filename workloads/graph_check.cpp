@@ -1,5 +1,6 @@
 #include "workloads/graph_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -24,41 +25,57 @@ bool same_bytes(double a, double b) {
 
 }  // namespace
 
-std::vector<OpId> match_sends_to_recvs(const EventGraph& graph) {
+PointToPointMatch match_point_to_point(const EventGraph& graph) {
   using Key = std::tuple<RankId, RankId, uint32_t>;  // (source, destination, tag)
   std::map<Key, std::deque<OpId>> recvs;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (op.kind == OpKind::kRecv) recvs[{op.peer, op.rank, op.tag}].push_back(id);
   }
-  std::vector<OpId> matched(graph.size(), kNoOp);
+  PointToPointMatch match;
+  match.recv_of_send.assign(graph.size(), kNoOp);
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (op.kind != OpKind::kSend) continue;
     auto it = recvs.find({op.rank, op.peer, op.tag});
     if (it == recvs.end() || it->second.empty()) {
-      throw std::runtime_error("unmatched send: " + describe(graph, id));
+      match.unmatched.push_back(id);
+      continue;
     }
     const OpId recv = it->second.front();
     it->second.pop_front();
-    if (!same_bytes(graph.op(recv).amount, op.amount)) {
-      throw std::runtime_error(fmt::format("send/recv size mismatch: {} vs {}", describe(graph, id),
-                                           describe(graph, recv)));
-    }
-    matched[id] = recv;
+    if (!same_bytes(graph.op(recv).amount, op.amount)) match.size_mismatches.emplace_back(id, recv);
+    match.recv_of_send[id] = recv;
   }
-  for (const auto& [key, left] : recvs) {
-    if (!left.empty()) throw std::runtime_error("unmatched recv: " + describe(graph, left.front()));
-  }
-  return matched;
+  for (const auto& [key, left] : recvs)
+    match.unmatched.insert(match.unmatched.end(), left.begin(), left.end());
+  std::sort(match.unmatched.begin(), match.unmatched.end());
+  return match;
 }
 
-void check_collectives(const EventGraph& graph) {
+std::vector<OpId> match_sends_to_recvs(const EventGraph& graph) {
+  PointToPointMatch match = match_point_to_point(graph);
+  if (!match.unmatched.empty()) {
+    const OpId first = match.unmatched.front();
+    throw std::runtime_error(fmt::format("unmatched {}: {}",
+                                         graph.op(first).kind == OpKind::kSend ? "send" : "recv",
+                                         describe(graph, first)));
+  }
+  if (!match.size_mismatches.empty()) {
+    const auto [send, recv] = match.size_mismatches.front();
+    throw std::runtime_error(fmt::format("send/recv size mismatch: {} vs {}", describe(graph, send),
+                                         describe(graph, recv)));
+  }
+  return std::move(match.recv_of_send);
+}
+
+std::vector<CollectiveProblem> collective_problems(const EventGraph& graph) {
   struct Instance {
     OpId first = kNoOp;
     uint32_t members = 0;
   };
   std::map<std::pair<CommId, uint32_t>, Instance> instances;
+  std::vector<CollectiveProblem> problems;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (op.kind != OpKind::kCollective) continue;
@@ -68,23 +85,34 @@ void check_collectives(const EventGraph& graph) {
     } else {
       const Op& first = graph.op(inst.first);
       if (first.collective != op.collective || !same_bytes(first.amount, op.amount)) {
-        throw std::runtime_error(fmt::format(
-            "collective #{} on communicator {} differs between ranks: {} is {} of {} bytes, {} is "
-            "{} of {} bytes",
-            op.tag, op.peer, describe(graph, inst.first), to_string(first.collective), first.amount,
-            describe(graph, id), to_string(op.collective), op.amount));
+        problems.push_back({inst.first, id, 0, 0});
       }
     }
     ++inst.members;
   }
   for (const auto& [key, inst] : instances) {
     const size_t expected = graph.communicator(key.first).size();
-    if (inst.members != expected) {
-      throw std::runtime_error(fmt::format(
-          "collective #{} on communicator {} is issued by {} of its {} members (first: {})",
-          key.second, key.first, inst.members, expected, describe(graph, inst.first)));
-    }
+    if (inst.members != expected) problems.push_back({inst.first, kNoOp, inst.members, expected});
   }
+  return problems;
+}
+
+void check_collectives(const EventGraph& graph) {
+  const std::vector<CollectiveProblem> problems = collective_problems(graph);
+  if (problems.empty()) return;
+  const CollectiveProblem& p = problems.front();
+  const Op& first = graph.op(p.first);
+  if (p.other != kNoOp) {
+    const Op& op = graph.op(p.other);
+    throw std::runtime_error(fmt::format(
+        "collective #{} on communicator {} differs between ranks: {} is {} of {} bytes, {} is "
+        "{} of {} bytes",
+        op.tag, op.peer, describe(graph, p.first), to_string(first.collective), first.amount,
+        describe(graph, p.other), to_string(op.collective), op.amount));
+  }
+  throw std::runtime_error(
+      fmt::format("collective #{} on communicator {} is issued by {} of its {} members (first: {})",
+                  first.tag, first.peer, p.issued, p.members, describe(graph, p.first)));
 }
 
 }  // namespace racksim

@@ -1,0 +1,21 @@
+#include "app/chakra_emit.h"
+
+#include "sim/compute_model.h"
+#include "workloads/chakra_writer.h"
+
+namespace racksim::app {
+
+void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, const OutputDir& dir) {
+  const sim::ComputeModel model = sim::ComputeModel::from_hardware(hardware);
+  chakra::WriteOptions options;
+  options.modelled_duration_s = [&model](const Op& op) { return model.duration_s(op); };
+  const chakra::ChakraWriter writer(graph, options);
+  for (RankId r = 0; r < graph.num_ranks(); ++r) {
+    dir.write(chakra::rank_file_name(kChakraTraceName, r),
+              [&](std::ostream& out) { writer.write_rank(r, out); });
+  }
+  dir.write(std::string(kChakraTraceName) + ".comm_groups.json",
+            [&](std::ostream& out) { out << writer.comm_groups_json(); });
+}
+
+}  // namespace racksim::app

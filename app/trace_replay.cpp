@@ -1,0 +1,165 @@
+#include "app/trace_replay.h"
+
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "app/scenario_loader.h"
+#include "common/error.h"
+#include "sim/compute_model.h"
+#include "topologies/ring_topology.h"
+#include "topologies/topology_graph.h"
+
+namespace racksim::app {
+
+namespace {
+
+InputError option_error(const std::string& option, const std::string& detail) {
+  return InputError(SourceLocation{"command line", 0, 0}, option, detail);
+}
+
+topo::Topology build_topology(const TraceReplayRequest& request, const config::Hardware& hw,
+                              uint32_t ranks, std::string* platform) {
+  if (request.topology == TraceTopology::kCluster) {
+    *platform = fmt::format("{} x {} ({} GPUs)", hw.nodes(), request.hardware_preset,
+                            hw.nodes() * hw.gpus_per_node());
+    return topo::build_cluster(hw);
+  }
+  const int gpus = request.ring_gpus > 0 ? request.ring_gpus : static_cast<int>(ranks);
+  topo::RingSpec spec{static_cast<uint32_t>(gpus), request.ring_link_bytes_per_s,
+                      request.ring_link_latency_s};
+  *platform = fmt::format(
+      "a ring of {} GPUs ({} compute), links {:.4g} GB/s per direction and "
+      "{:.4g} ns",
+      gpus, request.hardware_preset, spec.link_bytes_per_s / 1e9, spec.link_latency_s * 1e9);
+  try {
+    return topo::build_ring(spec);
+  } catch (const std::invalid_argument& e) {
+    throw option_error("--topology ring", e.what());
+  }
+}
+
+std::vector<uint32_t> place_ranks(const TraceReplayRequest& request, uint32_t ranks,
+                                  uint32_t gpus) {
+  if (!request.mapping_file.empty()) return read_rank_mapping(request.mapping_file, ranks, gpus);
+  if (ranks > gpus) {
+    throw option_error("--nodes", fmt::format("the trace has {} ranks but the cluster only {} "
+                                              "GPUs: give more nodes, or a mapping file",
+                                              ranks, gpus));
+  }
+  std::vector<uint32_t> rank_to_gpu(ranks);
+  std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
+  return rank_to_gpu;
+}
+
+// Nodes enough for the ranks when the request leaves it open (and the trace is read first).
+int nodes_for(const TraceReplayRequest& request, uint32_t ranks) {
+  if (request.nodes > 0 || request.topology == TraceTopology::kRing) {
+    return std::max(request.nodes, 1);
+  }
+  const config::Hardware one = resolve_hardware(request.hardware_preset, 1, request.overrides);
+  const int per_node = std::max(one.gpus_per_node(), 1);
+  return std::max(1, static_cast<int>((ranks + per_node - 1) / per_node));
+}
+
+sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topology& topology,
+                              const std::vector<uint32_t>& rank_to_gpu, const config::Hardware& hw,
+                              config::Simulation::Fidelity fidelity) {
+  sim::SimOptions options = sim::sim_options(hw);
+  options.fidelity = fidelity;
+  try {
+    return sim::simulate(trace.graph, topology, rank_to_gpu, sim::ComputeModel::from_hardware(hw),
+                         options);
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.rfind("the replay deadlocked", 0) != 0) throw;
+    // The ranks wait for each other: the trace issues collectives (or sends) in orders that
+    // cannot all be met, e.g. two process groups' collectives in different orders on two ranks.
+    throw InputError(SourceLocation{trace.files.front(), 0, 0}, "",
+                     what + " (the ranks' traces wait for each other)");
+  }
+}
+
+}  // namespace
+
+config::Hardware resolve_hardware(const std::string& preset, int nodes,
+                                  const std::vector<std::string>& overrides) {
+  config::Scenario scenario;
+  SourceMap sources;
+  sources.set_file("command line");
+  scenario.mutable_hardware()->set_preset(preset);
+  scenario.mutable_hardware()->set_nodes(nodes);
+  for (const std::string& assignment : overrides) {
+    if (assignment.rfind("hardware.", 0) != 0) {
+      throw InputError({"--set " + assignment, 0, 0}, "",
+                       "only hardware.* fields can be set for a replay");
+    }
+    apply_override(assignment, &scenario, &sources);
+  }
+  resolve_presets(&scenario, sources);
+  validate_hardware(scenario.hardware(), sources);
+  return scenario.hardware();
+}
+
+std::vector<uint32_t> read_rank_mapping(const std::string& path, uint32_t ranks, uint32_t gpus) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "--mapping", "cannot be opened");
+  std::vector<uint32_t> rank_to_gpu;
+  std::vector<int64_t> rank_of_gpu(gpus, -1);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    const std::string text = line.substr(first, last - first + 1);
+    const SourceLocation where{path, number, 0};
+    if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9) {
+      throw InputError(where, "--mapping", fmt::format("'{}' is not a GPU index", text));
+    }
+    const auto gpu = static_cast<uint32_t>(std::stoul(text));
+    const auto rank = static_cast<uint32_t>(rank_to_gpu.size());
+    if (gpu >= gpus) {
+      throw InputError(where, "--mapping",
+                       fmt::format("rank {} on GPU {}, but the cluster has "
+                                   "GPUs 0..{}",
+                                   rank, gpu, gpus - 1));
+    }
+    if (rank_of_gpu[gpu] >= 0) {
+      throw InputError(
+          where, "--mapping",
+          fmt::format("GPU {} is given to ranks {} and {}", gpu, rank_of_gpu[gpu], rank));
+    }
+    rank_of_gpu[gpu] = rank;
+    rank_to_gpu.push_back(gpu);
+  }
+  if (rank_to_gpu.size() != ranks) {
+    throw InputError({path, 0, 0}, "--mapping",
+                     fmt::format("{} GPU indices for a trace of {} ranks: one line per rank",
+                                 rank_to_gpu.size(), ranks));
+  }
+  return rank_to_gpu;
+}
+
+TraceReplay replay_trace(const TraceReplayRequest& request) {
+  TraceReplay run;
+  run.trace = chakra::read_chakra_trace(request.trace, {request.compute, request.expected_ranks});
+  const uint32_t ranks = run.trace.graph.num_ranks();
+  const config::Hardware hw =
+      resolve_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides);
+  analysis::TraceReportContext context;
+  context.trace = request.trace;
+  const topo::Topology topology = build_topology(request, hw, ranks, &context.platform);
+  context.gpus = static_cast<uint32_t>(topology.num_gpus());
+  context.peak_flops_per_gpu = hw.gpu().bf16_flops_per_s();
+  context.fidelity = config::Simulation::Fidelity_Name(request.fidelity);
+  const std::vector<uint32_t> rank_to_gpu = place_ranks(request, ranks, context.gpus);
+  run.result = simulate_trace(run.trace, topology, rank_to_gpu, hw, request.fidelity);
+  run.report = analysis::make_trace_report(run.trace, run.result, std::move(context));
+  return run;
+}
+
+}  // namespace racksim::app

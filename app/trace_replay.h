@@ -1,0 +1,52 @@
+// `racksim replay`: a recorded Chakra trace simulated on a cluster built from a hardware
+// preset, or on a ring of GPUs (the topology of ASTRA-sim's ring examples).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/trace_report.h"
+#include "proto/scenario.pb.h"
+#include "sim/engine.h"
+#include "workloads/chakra_reader.h"
+
+namespace racksim::app {
+
+enum class TraceTopology { kCluster, kRing };
+
+struct TraceReplayRequest {
+  std::string trace;  // prefix of <prefix>.<rank>.et files, or one file
+  std::string hardware_preset = "dgx-h100";
+  int nodes = 0;                       // 0: as many nodes as the ranks need
+  std::vector<std::string> overrides;  // "hardware.x=v", as `racksim run --set`
+  TraceTopology topology = TraceTopology::kCluster;
+  int ring_gpus = 0;  // 0: one per rank
+  double ring_link_bytes_per_s = 50e9;
+  double ring_link_latency_s = 500e-9;
+  chakra::ComputeSource compute = chakra::ComputeSource::kRecorded;
+  std::string mapping_file;  // one GPU index per line, rank 0 first; empty: rank r on GPU r
+  int expected_ranks = -1;
+  config::Simulation::Fidelity fidelity = config::Simulation::FULL;
+};
+
+struct TraceReplay {
+  chakra::ChakraTrace trace;
+  sim::SimResult result;
+  analysis::TraceReport report;
+};
+
+// Reads the trace, builds the platform, simulates (once per process: SimGrid). Throws
+// InputError for bad input: the trace, the hardware overrides, the ring, the mapping.
+TraceReplay replay_trace(const TraceReplayRequest& request);
+
+// The hardware section of a preset with `nodes` and the overrides applied, resolved and
+// checked as `racksim run` does (errors name --set or the preset).
+config::Hardware resolve_hardware(const std::string& preset, int nodes,
+                                  const std::vector<std::string>& overrides);
+
+// Rank -> GPU from a mapping file: one GPU index per line for ranks 0, 1, ... in order; blank
+// lines and '#' comments are skipped. Throws InputError naming the file and line when there
+// are not exactly `ranks` entries, an index is not below `gpus`, or two ranks share a GPU.
+std::vector<uint32_t> read_rank_mapping(const std::string& path, uint32_t ranks, uint32_t gpus);
+
+}  // namespace racksim::app

@@ -1,0 +1,147 @@
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "analysis/pipeline_svg.h"
+#include "analysis/timeline.h"
+#include "analysis/trace_report.h"
+#include "app/output_dir.h"
+#include "app/trace_replay.h"
+#include "cli/commands.h"
+#include "common/error.h"
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr size_t kPrintedWarnings = 20;  // the rest are in report.json
+
+double positive_number(const po::variables_map& vm, const char* option) {
+  const std::string text = vm[option].as<std::string>();
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(value >= 0)) {
+    throw InputError({"command line", 0, 0}, std::string("--") + option,
+                     fmt::format("'{}' is not a number >= 0", text));
+  }
+  return value;
+}
+
+template <typename T>
+T choice(const po::variables_map& vm, const char* option,
+         std::initializer_list<std::pair<const char*, T>> values) {
+  const std::string text = vm[option].as<std::string>();
+  std::string names;
+  for (const auto& [name, value] : values) {
+    if (text == name) return value;
+    names += names.empty() ? name : std::string(", ") + name;
+  }
+  throw InputError({"command line", 0, 0}, std::string("--") + option,
+                   fmt::format("'{}' is not one of {}", text, names));
+}
+
+app::TraceReplayRequest request_from(const po::variables_map& vm) {
+  app::TraceReplayRequest r;
+  r.trace = vm["trace"].as<std::string>();
+  r.hardware_preset = vm["hardware"].as<std::string>();
+  r.nodes = vm["nodes"].as<int>();
+  if (vm.count("set")) r.overrides = vm["set"].as<std::vector<std::string>>();
+  r.topology = choice<app::TraceTopology>(
+      vm, "topology",
+      {{"cluster", app::TraceTopology::kCluster}, {"ring", app::TraceTopology::kRing}});
+  r.ring_gpus = vm["ring-gpus"].as<int>();
+  r.ring_link_bytes_per_s = positive_number(vm, "link-bytes-per-s");
+  r.ring_link_latency_s = positive_number(vm, "link-latency-s");
+  r.compute = choice<chakra::ComputeSource>(
+      vm, "compute",
+      {{"recorded", chakra::ComputeSource::kRecorded}, {"model", chakra::ComputeSource::kModel}});
+  if (vm.count("mapping")) r.mapping_file = vm["mapping"].as<std::string>();
+  r.expected_ranks = vm["ranks"].as<int>();
+  r.fidelity = choice<config::Simulation::Fidelity>(
+      vm, "fidelity",
+      {{"FULL", config::Simulation::FULL}, {"AGGREGATED", config::Simulation::AGGREGATED}});
+  return r;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (size_t i = 0; i < warnings.size() && i < kPrintedWarnings; ++i) {
+    fmt::print(stderr, "racksim: warning: {}\n", warnings[i]);
+  }
+  if (warnings.size() > kPrintedWarnings) {
+    fmt::print(stderr, "racksim: warning: and {} more (all in report.json with --out)\n",
+               warnings.size() - kPrintedWarnings);
+  }
+}
+
+}  // namespace
+
+int replay_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim replay TRACE options");
+  options.add_options()("help,h", "show this help")(
+      "trace", po::value<std::string>(), "trace prefix (TRACE.0.et, TRACE.1.et, ...) or one file")(
+      "hardware", po::value<std::string>()->default_value("dgx-h100"), "hardware preset")(
+      "nodes", po::value<int>()->default_value(0), "servers (default: as many as the ranks need)")(
+      "topology", po::value<std::string>()->default_value("cluster"),
+      "cluster (the preset's servers and fabric) | ring (GPUs in a ring of equal links)")(
+      "ring-gpus", po::value<int>()->default_value(0), "GPUs of the ring (default: one per rank)")(
+      "link-bytes-per-s", po::value<std::string>()->default_value("50e9"),
+      "ring: bandwidth of each link, per direction (bytes/s)")(
+      "link-latency-s", po::value<std::string>()->default_value("500e-9"),
+      "ring: latency of each link (s)")(
+      "compute", po::value<std::string>()->default_value("recorded"),
+      "recorded (duration_micros) | model (the compute model from num_ops and tensor_size)")(
+      "mapping", po::value<std::string>(), "file with one GPU index per line, rank 0 first")(
+      "ranks", po::value<int>()->default_value(-1),
+      "expected rank count (checked against the files)")(
+      "fidelity", po::value<std::string>()->default_value("FULL"), "FULL | AGGREGATED")(
+      "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a hardware field, e.g. --set hardware.collectives.base_latency_s=0");
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (!vm.count("trace")) throw InputError({"command line", 0, 0}, "TRACE", "no trace given");
+  const app::TraceReplayRequest request = request_from(vm);
+  std::optional<app::OutputDir> out;
+  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
+
+  const app::TraceReplay run = app::replay_trace(request);
+  print_warnings(run.trace.warnings);
+  std::fputs(analysis::trace_report_text(run.report).c_str(), stdout);
+  if (out) {
+    out->write("report.json", [&](std::ostream& os) {
+      os << analysis::trace_report_json(run.report).dump(2) << "\n";
+    });
+    out->write("timeline.json", [&](std::ostream& os) {
+      analysis::write_timeline(run.trace.graph, run.result, os);
+    });
+    analysis::PipelineSvgOptions svg;
+    svg.title = fmt::format("racksim replay {}: {:.6g} s", request.trace, run.report.step_time_s);
+    svg.subtitle = run.report.context.platform;
+    out->write("pipeline.svg", [&](std::ostream& os) {
+      analysis::write_pipeline_svg(run.trace.graph, run.result, svg, os);
+    });
+    fmt::print(
+        "\nwrote {0}/report.json, {0}/timeline.json (open it in https://ui.perfetto.dev) and "
+        "{0}/pipeline.svg\n",
+        out->path().string());
+  }
+  return 0;
+}
+
+}  // namespace racksim::cli
