@@ -111,7 +111,7 @@ void check_host(const config::Hardware& hw, const Checker& check) {
   check.positive_if_set("hardware.host.sockets", host.has_sockets(), host.sockets());
   if (host.sockets() > 0 && hw.gpus_per_node() % host.sockets() != 0) {
     check.fail("hardware.host.sockets",
-               fmt::format("{} GPUs per node do not split evenly over {} sockets",
+               fmt::format("{} GPUs per node do not split evenly over {} sockets (set hardware.host.sockets)",
                            hw.gpus_per_node(), host.sockets()));
   }
   check.positive_if_set("hardware.host.pcie_switches_per_socket",

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 // One GPU, two layers: each run takes a fraction of a second.
 constexpr const char* kBase = R"(name: "calibration test"
 model { preset: "llama3-8b" num_layers: 2 vocab_size: 1024 }
-hardware { preset: "dgx-h100" nodes: 1 gpus_per_node: 1 }
+hardware { preset: "dgx-h100" nodes: 1 gpus_per_node: 1 host { sockets: 1 } }
 layout { tp: 1 pp: 1 }
 training { global_batch_size: 1 micro_batch_size: 1 seq_length: 2048 recompute: NONE }
 )";
