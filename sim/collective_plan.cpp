@@ -95,6 +95,29 @@ class AllToAllPlan final : public CollectivePlan {
   double per_peer_;
 };
 
+// All pairs at once with per-pair sizes from the members' shares.
+class WeightedAllToAllPlan final : public CollectivePlan {
+ public:
+  WeightedAllToAllPlan(double bytes, bool by_receiver, std::vector<double> shares)
+      : bytes_(bytes), by_receiver_(by_receiver), shares_(std::move(shares)) {}
+  int num_phases() const override { return 1; }
+  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
+    const uint32_t n = static_cast<uint32_t>(shares_.size());
+    for (uint32_t k = 1; k < n; ++k) {
+      const uint32_t to = (member + k) % n;
+      out->push_back({to, bytes_ * shares_[by_receiver_ ? to : member]});
+    }
+  }
+  uint32_t arrivals(uint32_t, int) const override {
+    return static_cast<uint32_t>(shares_.size()) - 1;
+  }
+
+ private:
+  double bytes_;
+  bool by_receiver_;
+  std::vector<double> shares_;
+};
+
 class EmptyPlan final : public CollectivePlan {
  public:
   int num_phases() const override { return 0; }
@@ -264,6 +287,14 @@ std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, con
       break;
   }
   return make_plan(kind, bytes, rings);
+}
+
+std::unique_ptr<CollectivePlan> make_weighted_all_to_all_plan(double bytes,
+                                                              const std::vector<double>& table) {
+  if (table.size() < 2) throw std::logic_error("weighted all-to-all: empty weights table");
+  const bool by_receiver = table[0] == static_cast<double>(WeightedAllToAll::kByReceiver);
+  return std::make_unique<WeightedAllToAllPlan>(bytes, by_receiver,
+                                                std::vector<double>(table.begin() + 1, table.end()));
 }
 
 std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings) {

@@ -201,7 +201,12 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first) {
   if (total > 0) {
     s4u::Host* host = placement_.host[actor.rank];
     ++activities_;
-    s4u::this_actor::execute(total * host->get_speed());
+    // Host (CPU) work takes its time without occupying the GPU the rank's host stands for.
+    if (graph_.streams()[actor.stream].kind == StreamKind::kHost) {
+      s4u::this_actor::sleep_for(total);
+    } else {
+      s4u::this_actor::execute(total * host->get_speed());
+    }
   }
   const double end = s4u::Engine::get_clock();
   double t = start;
@@ -285,7 +290,9 @@ Replay::CollectiveRun& Replay::join(OpId op, uint32_t* member, size_t actor) {
     CollectiveRun& run = *slot;
     run.members = static_cast<uint32_t>(members.size());
     run.member_ranks = &members;
-    run.plan = planner_for(o.peer).plan(o.collective, o.amount);
+    run.plan = o.weights != 0 && o.collective == CollectiveKind::kAllToAll
+                   ? make_weighted_all_to_all_plan(o.amount, graph_.weights(o.weights))
+                   : planner_for(o.peer).plan(o.collective, o.amount);
     if (options_.fidelity == config::Simulation::AGGREGATED && run.plan->num_phases() > 1) {
       run.extra_latency_steps = run.plan->num_phases() - 1;
       run.plan = std::make_unique<AggregatedPlan>(*run.plan, run.members);
@@ -376,7 +383,8 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
     while (!comms.empty()) {
       const auto done = static_cast<size_t>(s4u::Comm::wait_any(comms));
       flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[peers[done]],
-                       flow_bytes[done], phase_start, s4u::Engine::get_clock());
+                       flow_bytes[done],
+                       phase_start, s4u::Engine::get_clock());
       arrive(run, peers[done], phase);
       comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(done));
       peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(done));

@@ -325,6 +325,33 @@ class RankStep {
   // previous CP rank must have arrived; each block received is passed on to the next rank.
   OpId write_ring(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
                   const OpTag& tag) {
+    if (aggregated() && step.ring_hops > 1) {
+      // AGGREGATED fidelity: the h remote blocks travel as one transfer while the kernel does
+      // the work of the local block and h - 1 remote ones; the last block's slice follows its
+      // arrival. A ring of h equal hops takes t_slice + h * max(t_slice, t_hop); this takes
+      // max(h * t_slice, h * t_hop) + t_slice, the same, with 2 transfers instead of 2h.
+      const double hops = step.ring_hops;
+      LayerStep merged = step;
+      merged.bytes = step.bytes * hops;
+      merged.ring_hops = 1;
+      LayerStep head = step;
+      head.kind = LayerStep::Kind::kCompute;
+      head.flops = step.flops * hops / (hops + 1);
+      head.hbm_bytes = step.hbm_bytes * hops / (hops + 1);
+      merged.flops = 2 * (step.flops - head.flops);  // the ring halves it: the last slice
+      merged.hbm_bytes = 2 * (step.hbm_bytes - head.hbm_bytes);
+      return write_ring_hops(chain, streams, merged, tag, &head);
+    }
+    return write_ring_hops(chain, streams, step, tag, nullptr);
+  }
+
+  bool aggregated() const {
+    return s_.scenario.sim().fidelity() == config::Simulation::AGGREGATED;
+  }
+
+  // The kernel in hops + 1 equal slices (or, with `first_slice`, the first one replaced by it).
+  OpId write_ring_hops(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
+                       const OpTag& tag, const LayerStep* first_slice) {
     LayerStep slice = step;
     const double slices = step.ring_hops + 1;
     slice.flops /= slices;
@@ -342,7 +369,8 @@ class RankStep {
                                        ring_tag(hop - 1), step.bytes, CommDim::kCp, tag);
         block.assign(1, recv);
       }
-      const OpId id = writer_.kernel(chain, streams.compute, slice, tag);
+      const bool replaced = first_slice != nullptr && hop == 0;
+      const OpId id = writer_.kernel(chain, streams.compute, replaced ? *first_slice : slice, tag);
       if (first == kNoOp) first = id;
     }
     return first;
