@@ -51,6 +51,74 @@ void add_idle(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
   }
 }
 
+// What a rank's other streams were doing while its compute stream had finished: the tail of the
+// step (gradient reduction, copies to and from the host, the optimizer on the CPU).
+enum class TailCause : uint8_t { kOther, kComm, kOffload, kOptimizer };  // by priority
+
+struct TailSegment {
+  double from_s = 0;
+  double to_s = 0;
+  TailCause cause = TailCause::kOther;
+  CommDim dim = CommDim::kOther;
+};
+
+TailSegment tail_segment(const EventGraph& graph, const sim::SimResult& result, OpId id) {
+  const Op& op = graph.op(id);
+  TailSegment seg{result.timing[id].start_s, result.timing[id].end_s, TailCause::kOther, op.dim};
+  if (op.phase == Phase::kOptimizer && op.kind == OpKind::kCompute) {
+    seg.cause = TailCause::kOptimizer;
+  } else if (op.kind == OpKind::kCopy) {
+    seg.cause = TailCause::kOffload;
+  } else if (op.kind != OpKind::kCompute) {
+    seg.cause = TailCause::kComm;
+  }
+  return seg;
+}
+
+// Charges [from, to) to the most telling activity of the rank's other streams at each moment.
+void add_tail(Breakdown& b, const EventGraph& graph, const sim::SimResult& result, double from,
+              double to) {
+  std::vector<TailSegment> segments;
+  std::vector<double> cuts{from, to};
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (op.rank != b.rank || graph.streams()[op.stream].kind == StreamKind::kCompute) continue;
+    TailSegment seg = tail_segment(graph, result, id);
+    seg.from_s = std::max(seg.from_s, from);
+    seg.to_s = std::min(seg.to_s, to);
+    if (seg.to_s <= seg.from_s || seg.cause == TailCause::kOther) continue;
+    segments.push_back(seg);
+    cuts.push_back(seg.from_s);
+    cuts.push_back(seg.to_s);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const double lo = cuts[i], hi = cuts[i + 1];
+    if (hi <= lo) continue;
+    const TailSegment* best = nullptr;
+    for (const TailSegment& seg : segments) {
+      if (seg.from_s <= lo && seg.to_s >= hi && (best == nullptr || seg.cause > best->cause)) {
+        best = &seg;
+      }
+    }
+    const TailCause cause = best == nullptr ? TailCause::kOther : best->cause;
+    switch (cause) {
+      case TailCause::kOptimizer:
+        b.optimizer_s += hi - lo;
+        break;
+      case TailCause::kOffload:
+        b.offload_s += hi - lo;
+        break;
+      case TailCause::kComm:
+        comm_slot(b, best->dim) += hi - lo;
+        break;
+      case TailCause::kOther:
+        b.other_s += hi - lo;
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult& result, OpId op,
@@ -99,7 +167,7 @@ Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, 
     if (t.end_s > busy_from) add_busy(b, op.phase, t.end_s - busy_from);
     cursor = std::max(cursor, t.end_s);
   }
-  if (step_time_s > cursor) b.other_s += step_time_s - cursor;
+  if (step_time_s > cursor) add_tail(b, graph, result, cursor, step_time_s);
   return b;
 }
 

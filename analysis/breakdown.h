@@ -8,7 +8,10 @@
 //   - a received activation or gradient: pipeline bubble until the sender started the
 //     transfer, exposed PP communication while the data was on the wire;
 //   - a host<->device copy: offload;
-//   - anything else, and the idle tail after the stream's last kernel: other.
+//   - anything else: other.
+// The idle tail after the stream's last kernel goes to what the rank's other streams do then,
+// the most telling first: the optimizer on the CPU, host<->device copies (offload), a
+// collective of dimension D (e.g. the gradient reduction), and only then other.
 // The entries add up to the step time exactly.
 #pragma once
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/memory_report.h"
 #include "common/units.h"
 #include "workloads/layout.h"
 #include "workloads/transformer.h"
@@ -20,13 +21,13 @@ std::string describe(const config::Scenario& s, const TrainingStep& step) {
   const auto& hw = s.hardware();
   const auto& l = s.layout();
   return fmt::format(
-      "{} on {} x {} ({} GPUs), TP{} PP{} DP{}{}, {}, {} micro-batches of {} x {} tokens per DP "
-      "rank, recompute {}",
+      "{} on {} x {} ({} GPUs), TP{} PP{} CP{} EP{} DP{}{}, {}, {} micro-batches of {} x {} tokens "
+      "per DP rank, recompute {}",
       s.model().has_preset() ? s.model().preset() : std::string("custom model"), hw.nodes(),
       hw.has_preset() ? hw.preset() : std::string("custom nodes"), hw.nodes() * hw.gpus_per_node(),
-      l.tp(), l.pp(), l.dp(), l.sequence_parallel() ? " +SP" : "", schedule_name(s.training()),
-      step.info.micro_batches, s.training().micro_batch_size(), s.training().seq_length(),
-      config::Training::Recompute_Name(s.training().recompute()));
+      l.tp(), l.pp(), l.cp(), l.ep(), l.dp(), l.sequence_parallel() ? " +SP" : "",
+      schedule_name(s.training()), step.info.micro_batches, s.training().micro_batch_size(),
+      s.training().seq_length(), config::Training::Recompute_Name(s.training().recompute()));
 }
 
 double peak_for(const config::Scenario& s) {
@@ -185,10 +186,6 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   for (CommDim d : {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp, CommDim::kDp}) {
     exposed[std::string(to_string(d))] = b.exposed_comm(d);
   }
-  ordered_json memory_static = ordered_json::array();
-  for (const auto& item : r.memory.static_items) {
-    memory_static.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
-  }
   ordered_json j;
   j["scenario"] = r.scenario;
   j["description"] = r.description;
@@ -218,17 +215,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
                       {"optimizer", b.optimizer_s},
                       {"offload", b.offload_s},
                       {"other", b.other_s}};
-  j["memory"] = {
-      {"rank", r.memory.rank},
-      {"capacity_bytes", r.memory.capacity_bytes},
-      {"peak_bytes", r.memory.peak_bytes()},
-      {"fits", r.memory.fits()},
-      {"static_bytes", r.memory.static_bytes()},
-      {"static", memory_static},
-      {"activations_bytes", r.memory.activations.bytes},
-      {"activations_detail", r.memory.activations.detail},
-      {"largest_allocation",
-       {{"name", r.memory.largest_transient.name}, {"bytes", r.memory.largest_transient.bytes}}}};
+  j["memory"] = memory_json(r.memory);
   j["critical_path"] = critical_path_json(r);
   j["links"] = links_json(r.links);
   j["sim"] = {{"fidelity", r.fidelity},
@@ -248,9 +235,9 @@ std::string row(const std::string& name, double seconds, double step) {
 
 std::string critical_path_text(const StepReport& r) {
   const CriticalPath& p = r.critical_path;
-  std::string out = fmt::format(
-      "\nCritical path ({:.4f} s over {} ranks, {} moves between ranks):\n", p.length_s,
-      ranks_on_path(p), p.rank_changes);
+  std::string out =
+      fmt::format("\nCritical path ({:.4f} s over {} ranks, {} moves between ranks):\n", p.length_s,
+                  ranks_on_path(p), p.rank_changes);
   for (int k = 0; k < kNumPathKinds; ++k) {
     const auto kind = static_cast<PathKind>(k);
     if (kind == PathKind::kComm) {
@@ -276,7 +263,8 @@ std::string critical_path_text(const StepReport& r) {
 std::string links_text(const LinkSummary& links) {
   if (links.top.empty()) return "";
   std::string out = fmt::format(
-      "\nBusiest links ({} directed links carried traffic; busy = at least one flow in flight{}):\n",
+      "\nBusiest links ({} directed links carried traffic; busy = at least one flow in "
+      "flight{}):\n",
       links.links_used,
       links.resolution_s > 0 ? fmt::format(", gaps under {:.2g} s merged", links.resolution_s)
                              : "");
@@ -329,17 +317,7 @@ std::string report_text(const StepReport& r) {
   out += critical_path_text(r);
   out += links_text(r.links);
 
-  const MemoryLedger& mem = r.memory;
-  out += fmt::format("\nMemory of rank {} (the fullest), GB = 1e9 bytes:\n", mem.rank);
-  for (const auto& item : mem.static_items) {
-    out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", item.name, item.bytes / kGB, item.detail);
-  }
-  out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "activations", mem.activations.bytes / kGB,
-                     mem.activations.detail);
-  out += fmt::format("  {:<28}{:>10.2f} GB  {}\n", "largest transient",
-                     mem.largest_transient.bytes / kGB, mem.largest_transient.name);
-  out += fmt::format("  {:<28}{:>10.2f} GB of {:.2f} GB: {}\n", "peak", mem.peak_bytes() / kGB,
-                     mem.capacity_bytes / kGB, mem.fits() ? "fits" : "DOES NOT FIT");
+  out += memory_text(r.memory);
   out += fmt::format(
       "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
       r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);

@@ -15,6 +15,7 @@ int sweep_command(const std::vector<std::string>& args);
 int calibrate_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int replay_command(const std::vector<std::string>& args);
+int memory_command(const std::vector<std::string>& args);
 int topo_command(const std::vector<std::string>& args);
 
 }  // namespace racksim::cli

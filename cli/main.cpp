@@ -28,6 +28,8 @@ commands:
   replay TRACE [--hardware PRESET] [--nodes N] [--topology cluster|ring] [--compute recorded|model]
          [--mapping FILE] [--out DIR] [--set hardware.PATH=VALUE ...]
         simulate a recorded Chakra trace (TRACE.<rank>.et files) on a cluster or a ring
+  memory SCENARIO [--set FIELD=VALUE ...] [--json]
+        the memory ledger per pipeline stage without simulating: fits or the culprit
   presets
         list the model and hardware presets
   bench [SCENARIO ...]
@@ -51,6 +53,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "calibrate") return racksim::cli::calibrate_command(args);
   if (command == "compare") return racksim::cli::compare_command(args);
   if (command == "replay") return racksim::cli::replay_command(args);
+  if (command == "memory") return racksim::cli::memory_command(args);
   if (command == "topo") return racksim::cli::topo_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);

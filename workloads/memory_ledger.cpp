@@ -67,7 +67,8 @@ MemoryItem static_item(const char* name, const RankParams& params, double bytes,
   const double per_rank = (params.dense / shards.dense + params.expert / shards.expert) * bytes;
   std::string detail = fmt::format("{:.4g} parameters x {} B", params.total(), bytes);
   if (shards.dense > 1 || shards.expert > 1) {
-    detail += fmt::format(", sharded {:g}-way (dense) and {:g}-way (experts)", shards.dense, shards.expert);
+    detail += fmt::format(", sharded {:g}-way (dense) and {:g}-way (experts)", shards.dense,
+                          shards.expert);
   }
   if (!where.empty()) detail += ", " + where;
   return {name, per_rank, detail};
@@ -94,7 +95,9 @@ double layer_activation_bytes(const config::Scenario& s, int layer) {
   return layer_bytes_without_recompute(s, model.mlp(layer));
 }
 
-double layer_activation_bytes(const config::Scenario& s) { return layer_activation_bytes(s, 0); }
+double layer_activation_bytes(const config::Scenario& s) {
+  return layer_activation_bytes(s, 0);
+}
 
 int in_flight_chunk_passes(const PassOrder& order) {
   int outstanding = 0;
@@ -126,8 +129,9 @@ RankShape shape_of(const config::Scenario& s) {
 // full recompute, or an attention kernel's scratch (the CSA indexer's unreduced scores).
 MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& model,
                              const ParallelLayout& layout, const PipelineMap& map, int stage) {
-  const double tokens = static_cast<double>(s.training().micro_batch_size() * s.training().seq_length()) /
-                        layout.cp();
+  const double tokens =
+      static_cast<double>(s.training().micro_batch_size() * s.training().seq_length()) /
+      layout.cp();
   MemoryItem transient{"none", 0, ""};
   auto consider = [&](MemoryItem item) {
     if (item.bytes > transient.bytes) transient = std::move(item);
@@ -136,8 +140,9 @@ MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& 
     const ChunkRef chunk{stage, c};
     if (map.ends_route(chunk)) {
       const double vocab_local = static_cast<double>(model.vocab()) / layout.tp();
-      consider({"lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
-                fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)});
+      consider(
+          {"lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
+           fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)});
     }
     const LayerRange layers = map.layers(chunk);
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
@@ -147,7 +152,8 @@ MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& 
                   "the no-recompute activations of one layer and micro-batch"});
       }
       const Workspace w = attention_workspace(model.attention(l), attention_shape(shape_of(s)));
-      consider({w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});
+      consider(
+          {w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});
     }
   }
   return transient;
@@ -171,8 +177,10 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
   const RankParams whole{1, 1};
   const double weight_bytes = bytes_per_element(to_data_type(s.training().dtype()));
   const double grad_bytes = bytes_per_element(to_data_type(s.training().grad_reduce_dtype()));
-  ledger.static_items.push_back(static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole, ""));
-  ledger.static_items.push_back(static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
+  ledger.static_items.push_back(
+      static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole, ""));
+  ledger.static_items.push_back(
+      static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
   if (s.training().offload_optimizer()) {
     MemoryItem host = static_item("optimizer states", params, kOptimizerBytesPerParam,
                                   zero >= 1 ? replicas : whole, "in host memory (offloaded)");
@@ -186,7 +194,8 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
 
   const LayerRange first = map.layers({c.pp, 0});
   double per_chunk = 0;
-  for (int l = first.first; l < first.first + first.count; ++l) per_chunk += layer_activation_bytes(s, l);
+  for (int l = first.first; l < first.first + first.count; ++l)
+    per_chunk += layer_activation_bytes(s, l);
   const int in_flight = in_flight_chunk_passes(pipeline_orders(s)[c.pp]);
   ledger.activations = {
       "activations", per_chunk * in_flight,
@@ -197,18 +206,31 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
   return ledger;
 }
 
-MemoryLedger worst_memory_ledger(const config::Scenario& s) {
-  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
-  MemoryLedger worst;
-  bool first = true;
-  for (int stage = 0; stage < layout.pp(); ++stage) {
-    MemoryLedger l = memory_ledger(s, layout.rank(RankCoords{0, 0, 0, stage}));
-    if (first || l.peak_bytes() > worst.peak_bytes()) {
-      worst = std::move(l);
-      first = false;
-    }
+const MemoryItem& MemoryLedger::culprit() const {
+  const MemoryItem* largest = &activations;
+  for (const MemoryItem& item : static_items) {
+    if (item.bytes > largest->bytes) largest = &item;
   }
-  return worst;
+  if (largest_transient.bytes > largest->bytes) largest = &largest_transient;
+  return *largest;
+}
+
+std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& s) {
+  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+  std::vector<MemoryLedger> stages;
+  for (int stage = 0; stage < layout.pp(); ++stage) {
+    stages.push_back(memory_ledger(s, layout.rank(RankCoords{0, 0, 0, stage})));
+  }
+  return stages;
+}
+
+MemoryLedger worst_memory_ledger(const config::Scenario& s) {
+  std::vector<MemoryLedger> stages = stage_memory_ledgers(s);
+  size_t worst = 0;
+  for (size_t i = 1; i < stages.size(); ++i) {
+    if (stages[i].peak_bytes() > stages[worst].peak_bytes()) worst = i;
+  }
+  return std::move(stages[worst]);
 }
 
 }  // namespace racksim

@@ -34,6 +34,9 @@ struct MemoryLedger {
   double static_bytes() const;
   double peak_bytes() const;
   bool fits() const { return peak_bytes() <= capacity_bytes; }
+  // The single largest entry (a static item, the activations or the transient): what to cut
+  // first when the rank does not fit.
+  const MemoryItem& culprit() const;
 };
 
 // Activation bytes one transformer layer keeps for one micro-batch (Korthikanti et al. 2022):
@@ -56,5 +59,8 @@ MemoryLedger memory_ledger(const config::Scenario& scenario, RankId rank);
 
 // The ledger of the rank with the highest peak (the lowest such rank on ties).
 MemoryLedger worst_memory_ledger(const config::Scenario& scenario);
+
+// The ledger of the first rank of each pipeline stage (ranks of one stage hold the same).
+std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& scenario);
 
 }  // namespace racksim

@@ -19,11 +19,15 @@ constexpr double kDefaultBucketElements = 40e6;
 uint32_t activation_tag(int micro_batch, int pos) {
   return static_cast<uint32_t>((micro_batch * 1024 + pos) * 2);
 }
-uint32_t gradient_tag(int micro_batch, int pos) { return activation_tag(micro_batch, pos) + 1; }
+uint32_t gradient_tag(int micro_batch, int pos) {
+  return activation_tag(micro_batch, pos) + 1;
+}
 
 // Ring-attention blocks between context-parallel neighbours: matched in order, so the hop is
 // enough to tell them apart.
-uint32_t ring_tag(int hop) { return 0x40000000u | static_cast<uint32_t>(hop); }
+uint32_t ring_tag(int hop) {
+  return 0x40000000u | static_cast<uint32_t>(hop);
+}
 
 // Writes one rank's step.
 class RankStep {
@@ -138,7 +142,8 @@ class RankStep {
   // gradient entering a backward.
   void write_pass_input(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass) {
     const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
-    const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, {coords_.pp, pass.local_chunk});
+    const int pos =
+        s_.map.position(pass.micro_batch, s_.micro_batches, {coords_.pp, pass.local_chunk});
     const int mb = pass.micro_batch;
     if (pass.kind == PassKind::kForward && pos > 0) {
       writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
@@ -147,7 +152,8 @@ class RankStep {
     const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
     if (backward && pos + 1 < static_cast<int>(route.size())) {
       writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
-                   gradient_tag(mb, pos + 1), p2p_bytes(), CommDim::kPp, {Phase::kBackward, mb, -1});
+                   gradient_tag(mb, pos + 1), p2p_bytes(), CommDim::kPp,
+                   {Phase::kBackward, mb, -1});
     }
   }
 
@@ -157,13 +163,20 @@ class RankStep {
     const ChunkRef chunk{coords_.pp, pass.local_chunk};
     const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
     const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, chunk);
-    if (pos < 0) throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
+    if (pos < 0)
+      throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
     const Visit visit{chain, streams, pass, route, pos, index == final_pass_[pass.local_chunk]};
     switch (pass.kind) {
-      case PassKind::kForward: write_forward(visit); break;
+      case PassKind::kForward:
+        write_forward(visit);
+        break;
       case PassKind::kBackward:
-      case PassKind::kBackwardInput: write_backward(visit); break;
-      case PassKind::kBackwardWeight: write_weight(visit); break;
+      case PassKind::kBackwardInput:
+        write_backward(visit);
+        break;
+      case PassKind::kBackwardWeight:
+        write_weight(visit);
+        break;
     }
   }
 
@@ -212,15 +225,17 @@ class RankStep {
     const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
       sync_.gather_parameters(v.chain, layer_params(l), previous_start, {Phase::kForward, mb, l});
-      previous_start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
+      previous_start =
+          write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
     }
     if (v.last()) {
       sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
       write_steps(v.chain, v.streams, s_.head.forward, tag);
     }
     if (!v.last()) {
-      writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
-                   activation_tag(mb, v.pos + 1), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+      writer_.send(v.chain, v.streams.pp, "send.activation",
+                   rank_of_stage(v.route[v.pos + 1].stage), activation_tag(mb, v.pos + 1),
+                   p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
     }
   }
 
@@ -232,7 +247,9 @@ class RankStep {
       return split ? b.backward_input : b.backward;
     };
     OpId previous_layer_start = kNoOp;
-    if (v.last()) previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
+    if (v.last())
+      previous_layer_start =
+          head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
     const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
     const auto recompute = s_.scenario.training().recompute();
     for (int l = layers.first + layers.count; l-- > layers.first;) {
@@ -242,13 +259,17 @@ class RankStep {
       if (recompute == config::Training::FULL) {
         start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kRecompute, mb, l});
       } else if (recompute == config::Training::SELECTIVE) {
-        start = write_steps(v.chain, v.streams, s_.layers[l].selective_recompute, {Phase::kRecompute, mb, l});
+        start = write_steps(v.chain, v.streams, s_.layers[l].selective_recompute,
+                            {Phase::kRecompute, mb, l});
       }
-      const OpId first_backward = write_steps(v.chain, v.streams, steps_of(s_.layers[l]), layer_tag);
+      const OpId first_backward =
+          write_steps(v.chain, v.streams, steps_of(s_.layers[l]), layer_tag);
       previous_layer_start = start != kNoOp ? start : first_backward;
       if (!split) sync_.gradients_ready(layer_params(l), v.chain.last_compute, v.final, layer_tag);
     }
-    if (v.first()) head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split, previous_layer_start);
+    if (v.first())
+      head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split,
+                                 previous_layer_start);
     if (!v.first()) {
       writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
                    gradient_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
@@ -257,7 +278,8 @@ class RankStep {
 
   // Returns the first kernel written.
   OpId head_or_embedding_backward(const Visit& v, const BlockSteps& block,
-                                  const std::vector<LayerStep>& steps, bool split, OpId prefetch_after) {
+                                  const std::vector<LayerStep>& steps, bool split,
+                                  OpId prefetch_after) {
     const OpTag tag{Phase::kBackward, v.pass.micro_batch, -1};
     sync_.gather_parameters(v.chain, block_params(block), prefetch_after, tag);
     const OpId first = write_steps(v.chain, v.streams, steps, tag);
@@ -295,7 +317,9 @@ class RankStep {
         case LayerStep::Kind::kCompute:
           id = writer_.kernel(chain, streams.compute, scaled_by_load(step, tag), tag);
           break;
-        case LayerStep::Kind::kRing: id = write_ring(chain, streams, step, tag); break;
+        case LayerStep::Kind::kRing:
+          id = write_ring(chain, streams, step, tag);
+          break;
         case LayerStep::Kind::kCollective:
           if (step.forward) write_collective(chain, streams, step, tag);
           break;
@@ -345,9 +369,7 @@ class RankStep {
     return write_ring_hops(chain, streams, step, tag, nullptr);
   }
 
-  bool aggregated() const {
-    return s_.scenario.sim().fidelity() == config::Simulation::AGGREGATED;
-  }
+  bool aggregated() const { return s_.scenario.sim().fidelity() == config::Simulation::AGGREGATED; }
 
   // The kernel in hops + 1 equal slices (or, with `first_slice`, the first one replaced by it).
   OpId write_ring_hops(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
@@ -360,9 +382,9 @@ class RankStep {
     std::vector<OpId> block = chain.inputs();  // the local block: whatever produced it
     for (int hop = 0; hop <= step.ring_hops; ++hop) {
       if (hop < step.ring_hops) {
-        writer_.graph().add_send({rank_, streams.cp, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)},
-                                 step.name + ".kv_send", cp_next_, ring_tag(hop), step.bytes,
-                                 CommDim::kCp, block);
+        writer_.graph().add_send(
+            {rank_, streams.cp, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)},
+            step.name + ".kv_send", cp_next_, ring_tag(hop), step.bytes, CommDim::kCp, block);
       }
       if (hop > 0) {
         const OpId recv = writer_.recv(chain, streams.cp, step.name + ".kv_recv", cp_prev_,
@@ -390,7 +412,8 @@ class RankStep {
 
   const std::vector<double>& layer_shares(const OpTag& tag) const {
     // Multi-token-prediction modules (in the head, layer -1) route like the last layer.
-    const size_t layer = tag.layer >= 0 ? static_cast<size_t>(tag.layer) : s_.expert_rank_shares.size() - 1;
+    const size_t layer =
+        tag.layer >= 0 ? static_cast<size_t>(tag.layer) : s_.expert_rank_shares.size() - 1;
     return s_.expert_rank_shares[layer];
   }
 
@@ -427,9 +450,11 @@ class RankStep {
     const bool first = coords_.pp == 0;
     const bool last = coords_.pp == s_.layout.pp() - 1;
     if (!first && !last) return;
-    const CommId pair = writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.layout.pp() - 1)});
-    const double bytes = s_.model.embedding_params() / s_.layout.tp() *
-                         bytes_per_element(to_data_type(s_.scenario.training().grad_reduce_dtype()));
+    const CommId pair =
+        writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.layout.pp() - 1)});
+    const double bytes =
+        s_.model.embedding_params() / s_.layout.tp() *
+        bytes_per_element(to_data_type(s_.scenario.training().grad_reduce_dtype()));
     writer_.collective(main_, s_.dp_stream, "embedding.grad.allreduce", CollectiveKind::kAllReduce,
                        pair, bytes, CommDim::kDp, {Phase::kOptimizer, -1, -1});
   }
@@ -472,10 +497,14 @@ PassStreams add_streams(EventGraph& graph, const std::string& suffix) {
 
 DataType to_data_type(config::DType dtype) {
   switch (dtype) {
-    case config::FP16: return DataType::kFp16;
-    case config::FP8: return DataType::kFp8;
-    case config::FP32: return DataType::kFp32;
-    default: return DataType::kBf16;
+    case config::FP16:
+      return DataType::kFp16;
+    case config::FP8:
+      return DataType::kFp8;
+    case config::FP32:
+      return DataType::kFp32;
+    default:
+      return DataType::kBf16;
   }
 }
 
@@ -541,7 +570,8 @@ PassCosts estimated_pass_costs(const config::Scenario& s) {
     costs.forward += kernel_flops(block.forward);
     costs.backward_input += kernel_flops(block.backward_input);
     costs.backward_weight += kernel_flops(block.backward_weight);
-    if (s.training().recompute() == config::Training::FULL) costs.backward_input += kernel_flops(block.forward);
+    if (s.training().recompute() == config::Training::FULL)
+      costs.backward_input += kernel_flops(block.forward);
   }
   return costs;
 }
@@ -556,12 +586,18 @@ std::vector<PassOrder> pipeline_orders(const config::Scenario& s) {
   std::vector<PassOrder> orders;
   for (int stage = 0; stage < p; ++stage) {
     switch (schedule) {
-      case config::Training::GPIPE: orders.push_back(gpipe_order(stage, p, m)); break;
+      case config::Training::GPIPE:
+        orders.push_back(gpipe_order(stage, p, m));
+        break;
       case config::Training::INTERLEAVED_1F1B:
         orders.push_back(interleaved_order(stage, p, std::max(1, s.layout().virtual_stages()), m));
         break;
-      case config::Training::DUALPIPE: orders.push_back(dualpipe_order(stage, p, m)); break;
-      default: orders.push_back(one_f_one_b_order(stage, p, m)); break;
+      case config::Training::DUALPIPE:
+        orders.push_back(dualpipe_order(stage, p, m));
+        break;
+      default:
+        orders.push_back(one_f_one_b_order(stage, p, m));
+        break;
     }
   }
   return orders;
@@ -623,8 +659,8 @@ TrainingStep build_training_step(const config::Scenario& scenario) {
   const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapSuffix) : main;
   const auto shares = expert_rank_shares(scenario, model);
   const OffloadStreams offload = add_offload_streams(graph, t.offload_optimizer());
-  const RankStep::Shared shared{scenario, model, layout,    map,    layers,  embedding, head,
-                                m,        main,  overlap,   dp_stream, shares, offload};
+  const RankStep::Shared shared{scenario, model, layout,  map,       layers, embedding, head,
+                                m,        main,  overlap, dp_stream, shares, offload};
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
   }

@@ -1,0 +1,79 @@
+#include "analysis/memory_report.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+
+namespace racksim::analysis {
+
+using units::kGB;
+
+namespace {
+
+std::string entry_line(const std::string& name, double bytes, const std::string& detail) {
+  return fmt::format("  {:<28}{:>10.2f} GB  {}\n", name, bytes / kGB, detail);
+}
+
+}  // namespace
+
+std::string memory_text(const MemoryLedger& mem) {
+  std::string out = fmt::format("\nMemory of rank {} (the fullest), GB = 1e9 bytes:\n", mem.rank);
+  for (const auto& item : mem.static_items) out += entry_line(item.name, item.bytes, item.detail);
+  out += entry_line("activations", mem.activations.bytes, mem.activations.detail);
+  out += entry_line("largest transient", mem.largest_transient.bytes, mem.largest_transient.name);
+  if (mem.host_bytes > 0) {
+    out +=
+        fmt::format("  {:<28}{:>10.2f} GB  (not in HBM)\n", "in host memory", mem.host_bytes / kGB);
+  }
+  out += fmt::format("  {:<28}{:>10.2f} GB of {:.2f} GB: {}\n", "peak", mem.peak_bytes() / kGB,
+                     mem.capacity_bytes / kGB, mem.fits() ? "fits" : "DOES NOT FIT");
+  if (!mem.fits()) {
+    const MemoryItem& culprit = mem.culprit();
+    out += fmt::format("  over by {:.2f} GB; culprit: {} ({:.2f} GB{}{})\n",
+                       (mem.peak_bytes() - mem.capacity_bytes) / kGB, culprit.name,
+                       culprit.bytes / kGB, culprit.detail.empty() ? "" : ", ", culprit.detail);
+  }
+  return out;
+}
+
+std::string memory_stages_text(const std::vector<MemoryLedger>& stages) {
+  std::string out =
+      fmt::format("\n{:<7}{:>7}{:>12}{:>14}{:>12}{:>10}{:>10}  {}\n", "stage", "rank", "static GB",
+                  "activations", "transient", "peak GB", "HBM GB", "verdict");
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const MemoryLedger& m = stages[i];
+    out +=
+        fmt::format("{:<7}{:>7}{:>12.2f}{:>14.2f}{:>12.2f}{:>10.2f}{:>10.2f}  {}\n", i, m.rank,
+                    m.static_bytes() / kGB, m.activations.bytes / kGB,
+                    m.largest_transient.bytes / kGB, m.peak_bytes() / kGB, m.capacity_bytes / kGB,
+                    m.fits() ? std::string("fits") : "OOM: " + m.culprit().name);
+  }
+  return out;
+}
+
+nlohmann::ordered_json memory_json(const MemoryLedger& mem) {
+  using nlohmann::ordered_json;
+  ordered_json statics = ordered_json::array();
+  for (const auto& item : mem.static_items) {
+    statics.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
+  }
+  ordered_json j = {
+      {"rank", mem.rank},
+      {"capacity_bytes", mem.capacity_bytes},
+      {"peak_bytes", mem.peak_bytes()},
+      {"fits", mem.fits()},
+      {"host_bytes", mem.host_bytes},
+      {"static_bytes", mem.static_bytes()},
+      {"static", statics},
+      {"activations_bytes", mem.activations.bytes},
+      {"activations_detail", mem.activations.detail},
+      {"largest_allocation",
+       {{"name", mem.largest_transient.name}, {"bytes", mem.largest_transient.bytes}}}};
+  if (!mem.fits()) {
+    j["over_bytes"] = mem.peak_bytes() - mem.capacity_bytes;
+    j["culprit"] = {{"name", mem.culprit().name}, {"bytes", mem.culprit().bytes}};
+  }
+  return j;
+}
+
+}  // namespace racksim::analysis
