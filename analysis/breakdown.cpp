@@ -119,6 +119,25 @@ void add_tail(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
   }
 }
 
+// The rank's host<->device copies: bytes each way and the union of their running intervals.
+void add_copies(Breakdown& b, const EventGraph& graph, const sim::SimResult& result) {
+  std::vector<std::pair<double, double>> spans;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (op.rank != b.rank || op.kind != OpKind::kCopy) continue;
+    (op.copy_direction == CopyDirection::kDeviceToHost ? b.copy_to_host_bytes
+                                                        : b.copy_to_device_bytes) += op.amount;
+    spans.emplace_back(result.timing[id].start_s, result.timing[id].end_s);
+  }
+  std::sort(spans.begin(), spans.end());
+  double covered_to = -1;
+  for (const auto& [from, to] : spans) {
+    const double start = std::max(from, covered_to);
+    if (to > start) b.copy_busy_s += to - start;
+    covered_to = std::max(covered_to, to);
+  }
+}
+
 }  // namespace
 
 std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult& result, OpId op,
@@ -168,6 +187,7 @@ Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, 
     cursor = std::max(cursor, t.end_s);
   }
   if (step_time_s > cursor) add_tail(b, graph, result, cursor, step_time_s);
+  add_copies(b, graph, result);
   return b;
 }
 

@@ -33,6 +33,12 @@ struct Breakdown {
   double offload_s = 0;
   double other_s = 0;
   std::array<double, kNumCommDims> exposed_comm_s{};  // indexed by CommDim
+  // Host<->device copies of the rank (offload): how long some copy ran (the union of their
+  // intervals) and the bytes each way; busy minus exposed (offload_s) is what compute hid.
+  double copy_busy_s = 0;
+  double copy_to_host_bytes = 0;
+  double copy_to_device_bytes = 0;
+  double offload_hidden_s() const { return copy_busy_s > offload_s ? copy_busy_s - offload_s : 0; }
 
   double exposed_comm(CommDim dim) const { return exposed_comm_s[static_cast<size_t>(dim)]; }
   double total_s() const;

@@ -215,6 +215,11 @@ nlohmann::ordered_json report_json(const StepReport& r) {
                       {"optimizer", b.optimizer_s},
                       {"offload", b.offload_s},
                       {"other", b.other_s}};
+  j["offload"] = {{"exposed_s", b.offload_s},
+                  {"copy_busy_s", b.copy_busy_s},
+                  {"hidden_s", b.offload_hidden_s()},
+                  {"to_host_bytes", b.copy_to_host_bytes},
+                  {"to_device_bytes", b.copy_to_device_bytes}};
   j["memory"] = memory_json(r.memory);
   j["critical_path"] = critical_path_json(r);
   j["links"] = links_json(r.links);
@@ -313,6 +318,13 @@ std::string report_text(const StepReport& r) {
   out += row("offload", b.offload_s, r.step_time_s);
   out += row("other", b.other_s, r.step_time_s);
   out += row("total", b.total_s(), r.step_time_s);
+  if (b.copy_busy_s > 0) {
+    out += fmt::format(
+        "  offload copies: {:.4f} s busy, {:.4f} s exposed, {:.4f} s hidden under compute; "
+        "{:.2f} GB to host, {:.2f} GB back\n",
+        b.copy_busy_s, b.offload_s, b.offload_hidden_s(), b.copy_to_host_bytes / kGB,
+        b.copy_to_device_bytes / kGB);
+  }
 
   out += critical_path_text(r);
   out += links_text(r.links);

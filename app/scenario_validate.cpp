@@ -422,11 +422,6 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
 void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   check_experts(scenario, sizes, check);
   check_context_parallel(scenario, sizes, check);
-  if (scenario.training().offload_activations()) {
-    check.fail("training.offload_activations",
-               "activation offload is not supported yet (optimizer offload is: "
-               "training.offload_optimizer)");
-  }
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

@@ -72,6 +72,27 @@ TEST(Breakdown, TheTailOfAnOffloadedStepIsOptimizerAndCopiesNotOther) {
   EXPECT_GT(b["optimizer"].get<double>(), 0.1);
   EXPECT_GT(b["offload"].get<double>(), 0.01);
   EXPECT_LT(b["other"].get<double>(), 0.01 * j["step_time_s"].get<double>());
+  // Copies: gradients out (FP32) and parameters back (BF16), busy at least as long as exposed.
+  const auto& o = j["offload"];
+  EXPECT_DOUBLE_EQ(o["to_host_bytes"].get<double>(), 2 * o["to_device_bytes"].get<double>());
+  EXPECT_GE(o["copy_busy_s"].get<double>(), o["exposed_s"].get<double>());
+  EXPECT_NEAR(o["hidden_s"].get<double>(),
+              o["copy_busy_s"].get<double>() - o["exposed_s"].get<double>(), 1e-12);
+}
+
+TEST(Breakdown, OffloadedActivationsShowTheirCopiesExposedAndHidden) {
+  TempDir dir;
+  // Full recompute: only each layer's input goes out, small against the layer's compute.
+  const CommandResult r =
+      run_racksim({"run", "--set", "training.offload_activations=true", "--set",
+                   "training.recompute=FULL", "--out", (dir.path() / "r").string(), "--report-only"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("offload copies:"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_file(dir.path() / "r" / "report.json"));
+  const auto& o = j["offload"];
+  EXPECT_GT(o["to_host_bytes"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(o["to_host_bytes"].get<double>(), o["to_device_bytes"].get<double>());
+  EXPECT_GT(o["hidden_s"].get<double>(), o["exposed_s"].get<double>());
 }
 
 }  // namespace

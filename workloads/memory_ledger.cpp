@@ -202,6 +202,18 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
       fmt::format("{:.4g} B for the {} layers of a chunk x {} chunk passes in flight (from the "
                   "schedule)",
                   per_chunk, first.count, in_flight)};
+  if (s.training().offload_activations()) {
+    // Double-buffered offload: one layer's activations in use and the next one's in transit.
+    double largest_layer = 0;
+    for (int l = first.first; l < first.first + first.count; ++l) {
+      largest_layer = std::max(largest_layer, layer_activation_bytes(s, l));
+    }
+    ledger.host_bytes += ledger.activations.bytes;
+    ledger.activations = {"activations", 2 * largest_layer,
+                          fmt::format("2 x {:.4g} B (double-buffered offload; {:.4g} B of {} "
+                                      "chunk passes in host memory)",
+                                      largest_layer, per_chunk * in_flight, in_flight)};
+  }
   ledger.largest_transient = largest_transient(s, model, layout, map, c.pp);
   return ledger;
 }

@@ -1,11 +1,13 @@
 #include "workloads/training_step.h"
 
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "workloads/expert_routing.h"
 #include "workloads/gradient_sync.h"
+#include "workloads/memory_ledger.h"
 #include "workloads/rank_writer.h"
 
 namespace racksim {
@@ -227,6 +229,7 @@ class RankStep {
       sync_.gather_parameters(v.chain, layer_params(l), previous_start, {Phase::kForward, mb, l});
       previous_start =
           write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
+      stash_activations(v.chain, mb, l);
     }
     if (v.last()) {
       sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
@@ -255,6 +258,7 @@ class RankStep {
     for (int l = layers.first + layers.count; l-- > layers.first;) {
       const OpTag layer_tag{Phase::kBackward, mb, l};
       sync_.gather_parameters(v.chain, layer_params(l), previous_layer_start, layer_tag);
+      fetch_activations(v.chain, mb, l, previous_layer_start);
       OpId start = kNoOp;
       if (recompute == config::Training::FULL) {
         start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kRecompute, mb, l});
@@ -274,6 +278,34 @@ class RankStep {
       writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
                    gradient_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
     }
+  }
+
+  // Activation offload: what layer `l` keeps for its backward goes to pinned host memory once
+  // its forward is done, on the device-to-host copy stream, while the next layer computes.
+  void stash_activations(const ComputeChain& chain, int mb, int l) {
+    if (!s_.scenario.training().offload_activations()) return;
+    stashed_[{mb, l}] = writer_.graph().add_copy(
+        copy_context(s_.offload_streams.to_host, {Phase::kForward, mb, l}), "activations.to_host",
+        CopyDirection::kDeviceToHost, numa_node_of(rank_), layer_activation_bytes(s_.scenario, l),
+        chain.inputs());
+  }
+
+  // ... and comes back before the layer's backward (or recompute). Double buffering: the copy
+  // starts when the backward of the layer above starts (`prefetch_after`), so at most two
+  // layers' activations are in HBM; the first layer of a pass waits for the previous kernel.
+  void fetch_activations(ComputeChain& chain, int mb, int l, OpId prefetch_after) {
+    if (!s_.scenario.training().offload_activations()) return;
+    std::vector<OpId> deps{stashed_.at({mb, l})};
+    const OpId trigger = prefetch_after != kNoOp ? prefetch_after : chain.last_compute;
+    if (trigger != kNoOp) deps.push_back(trigger);
+    chain.pending.push_back(writer_.graph().add_copy(
+        copy_context(s_.offload_streams.to_device, {Phase::kBackward, mb, l}),
+        "activations.to_device", CopyDirection::kHostToDevice, numa_node_of(rank_),
+        layer_activation_bytes(s_.scenario, l), deps));
+  }
+
+  OpContext copy_context(StreamId stream, const OpTag& tag) const {
+    return OpContext{rank_, stream, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)};
   }
 
   // Returns the first kernel written.
@@ -472,6 +504,7 @@ class RankStep {
   ComputeChain main_;
   ComputeChain overlap_;
   std::vector<int> final_pass_;
+  std::map<std::pair<int, int>, OpId> stashed_;  // (micro-batch, layer) -> its copy to the host
 };
 
 OffloadStreams add_offload_streams(EventGraph& graph, bool used) {
@@ -658,7 +691,8 @@ TrainingStep build_training_step(const config::Scenario& scenario) {
   const StreamId dp_stream = graph.add_stream(kDpStream, StreamKind::kComm);
   const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapSuffix) : main;
   const auto shares = expert_rank_shares(scenario, model);
-  const OffloadStreams offload = add_offload_streams(graph, t.offload_optimizer());
+  const OffloadStreams offload =
+      add_offload_streams(graph, t.offload_optimizer() || t.offload_activations());
   const RankStep::Shared shared{scenario, model, layout,  map,       layers, embedding, head,
                                 m,        main,  overlap, dp_stream, shares, offload};
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
