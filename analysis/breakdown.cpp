@@ -126,7 +126,7 @@ void add_copies(Breakdown& b, const EventGraph& graph, const sim::SimResult& res
     const Op& op = graph.op(id);
     if (op.rank != b.rank || op.kind != OpKind::kCopy) continue;
     (op.copy_direction == CopyDirection::kDeviceToHost ? b.copy_to_host_bytes
-                                                        : b.copy_to_device_bytes) += op.amount;
+                                                       : b.copy_to_device_bytes) += op.amount;
     spans.emplace_back(result.timing[id].start_s, result.timing[id].end_s);
   }
   std::sort(spans.begin(), spans.end());
