@@ -12,15 +12,6 @@ namespace {
 constexpr double kNormFlopsPerElement = 8.0;
 constexpr double kFp32Bytes = 4;
 
-char letter(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::kSlidingWindow: return 'S';
-    case AttentionKind::kCompressed: return 'H';
-    case AttentionKind::kCompressedSparse: return 'C';
-    default: return 'F';
-  }
-}
-
 std::vector<AttentionKind> default_hybrid_pattern(const config::HybridAttention& h) {
   std::vector<AttentionKind> kinds(h.sliding_window_layers(), AttentionKind::kSlidingWindow);
   int64_t sparse = h.compressed_sparse_layers();
