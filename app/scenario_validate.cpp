@@ -126,6 +126,12 @@ void check_host(const config::Hardware& hw, const Checker& check) {
                    host.c2c_bytes_per_s());
   }
   check.latency("hardware.host.c2c_latency_s", host.c2c_latency_s());
+  if (host.has_offload_socket() &&
+      (host.offload_socket() < 0 || host.offload_socket() >= std::max(1, host.sockets()))) {
+    check.fail("hardware.host.offload_socket",
+               fmt::format("socket {} does not exist: a node has {} socket(s), numbered from 0",
+                           host.offload_socket(), std::max(1, host.sockets())));
+  }
   if (!(host.memory_bytes() >= 0)) {
     check.fail("hardware.host.memory_bytes",
                fmt::format("must be >= 0 bytes, got {}", host.memory_bytes()));

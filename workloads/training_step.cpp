@@ -193,10 +193,12 @@ class RankStep {
     bool last() const { return pos + 1 == static_cast<int>(route.size()); }
   };
 
-  // The CPU socket next to the rank's GPU (rank r runs on GPU r; a server's GPUs are spread
-  // evenly over its sockets).
+  // The CPU socket holding the rank's offloaded states: the one pinned by
+  // hardware.host.offload_socket, else the one next to the rank's GPU (rank r runs on GPU r; a
+  // server's GPUs are spread evenly over its sockets).
   uint32_t numa_node_of(RankId rank) const {
     const auto& hw = s_.scenario.hardware();
+    if (hw.host().has_offload_socket()) return static_cast<uint32_t>(hw.host().offload_socket());
     const int per_node = std::max(1, hw.gpus_per_node());
     const int sockets = std::max(1, hw.host().sockets());
     return static_cast<uint32_t>((static_cast<int>(rank) % per_node) * sockets / per_node);
