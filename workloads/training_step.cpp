@@ -193,7 +193,7 @@ class RankStep {
     bool last() const { return pos + 1 == static_cast<int>(route.size()); }
   };
 
-  // The CPU socket holding the rank's offloaded states: the one pinned by
+  // The CPU socket holding what the rank offloads: the one pinned by
   // hardware.host.offload_socket, else the one next to the rank's GPU (rank r runs on GPU r; a
   // server's GPUs are spread evenly over its sockets).
   uint32_t numa_node_of(RankId rank) const {
