@@ -671,7 +671,8 @@ double params_on_rank(const TransformerModel& model, const ParallelLayout& layou
   return rank_params(model, layout, map, rank).total();
 }
 
-TrainingStep build_training_step(const config::Scenario& scenario) {
+TrainingStep build_training_step(const config::Scenario& scenario,
+                                 const std::vector<bool>& only_ranks) {
   const TransformerModel model(scenario.model());
   const ParallelLayout layout = ParallelLayout::from_config(scenario.layout());
   const PipelineMap map = pipeline_map(scenario);
@@ -696,6 +697,7 @@ TrainingStep build_training_step(const config::Scenario& scenario) {
   const RankStep::Shared shared{scenario, model, layout,  map,       layers, embedding, head,
                                 m,        main,  overlap, dp_stream, shares, offload};
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
+    if (!only_ranks.empty() && !only_ranks[r]) continue;
     RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
   }
   step.info.micro_batches = m;
