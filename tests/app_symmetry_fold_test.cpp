@@ -34,13 +34,14 @@ layout { tp: 1 pp: 1 dp: 16 ep: 16 }
 training { global_batch_size: 32 micro_batch_size: 1 seq_length: 4096 routing: BALANCED }
 )";
 
-struct Run {
+struct RunResult {
   int exit_code = 0;
   std::string err;
   nlohmann::json report;
 };
 
-Run run(const TempDir& dir, const std::string& scenario, const std::vector<std::string>& sets) {
+RunResult run(const TempDir& dir, const std::string& scenario,
+              const std::vector<std::string>& sets) {
   static int count = 0;
   const std::string path = dir.write("s.textproto", scenario);
   const std::string out = (dir.path() / ("out" + std::to_string(count++))).string();
@@ -50,7 +51,7 @@ Run run(const TempDir& dir, const std::string& scenario, const std::vector<std::
     args.push_back(s);
   }
   const auto r = run_racksim(args);
-  Run result{r.exit_code, r.err, {}};
+  RunResult result{r.exit_code, r.err, {}};
   if (r.exit_code == 0) result.report = nlohmann::json::parse(read_file(out + "/report.json"));
   return result;
 }
@@ -60,8 +61,8 @@ class FoldError : public ::testing::TestWithParam<const char*> {};
 TEST_P(FoldError, FoldedStepWithinOnePercentOfUnfolded) {
   TempDir dir;
   const std::string scenario = GetParam();
-  const Run whole = run(dir, scenario, {"sim.fidelity=FULL"});
-  const Run folded = run(dir, scenario, {"sim.fidelity=FULL", "sim.fold_replicas=true"});
+  const RunResult whole = run(dir, scenario, {"sim.fidelity=FULL"});
+  const RunResult folded = run(dir, scenario, {"sim.fidelity=FULL", "sim.fold_replicas=true"});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
   const double a = whole.report["step_time_s"].get<double>();
@@ -89,7 +90,7 @@ TEST_P(FoldRefusal, ExitsTwoSayingWhy) {
   TempDir dir;
   std::vector<std::string> sets = c.sets;
   sets.push_back("sim.fold_replicas=true");
-  const Run r = run(dir, c.scenario, sets);
+  const RunResult r = run(dir, c.scenario, sets);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("sim.fold_replicas"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(c.reason), std::string::npos) << r.err;
@@ -137,7 +138,7 @@ TEST(FoldRefusalReason, LayoutStraddlingDomainsUnevenly) {
 TEST(FoldRefusalReason, SymmetricScenarioFoldsToReplicaZero) {
   const auto s = parse(R"(
     hardware { gpus_per_node: 8 scale_out { nic_bits_per_s: 400e9 ports { index: 2 } } }
-    layout { tp: 4 pp: 2 dp: 4 })");
+    layout { tp: 4 cp: 1 pp: 2 dp: 4 })");
   EXPECT_FALSE(app::fold_refusal(s).has_value());
   const auto ranks = app::folded_ranks(s);
   ASSERT_EQ(ranks.size(), 32u);

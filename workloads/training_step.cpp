@@ -401,7 +401,12 @@ class RankStep {
     return write_ring_hops(chain, streams, step, tag, nullptr);
   }
 
-  bool aggregated() const { return s_.scenario.sim().fidelity() == config::Simulation::AGGREGATED; }
+  // ANALYTIC and AUTO are coarser than AGGREGATED: they merge ring steps too.
+  bool aggregated() const {
+    const auto fidelity = s_.scenario.sim().fidelity();
+    return fidelity == config::Simulation::AGGREGATED || fidelity == config::Simulation::ANALYTIC ||
+           fidelity == config::Simulation::AUTO;
+  }
 
   // The kernel in hops + 1 equal slices (or, with `first_slice`, the first one replaced by it).
   OpId write_ring_hops(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
