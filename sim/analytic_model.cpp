@@ -29,7 +29,11 @@ LinearCost analytic_cost(const CollectivePlan& unit_plan, const std::vector<Rank
   std::unordered_map<DirectedLink, double> load;  // bytes per link in the phase
   std::vector<Transfer> sends;
   const auto members = static_cast<uint32_t>(member_ranks.size());
-  for (int phase = 0; phase < unit_plan.num_phases(); ++phase) {
+  // Alike phases cost the same: cost the first, count it num_phases times.
+  const int phases =
+      unit_plan.phases_alike() ? std::min(1, unit_plan.num_phases()) : unit_plan.num_phases();
+  const double repeat = unit_plan.phases_alike() ? unit_plan.num_phases() : 1;
+  for (int phase = 0; phase < phases; ++phase) {
     load.clear();
     double latency = 0;
     double capped = 0;  // seconds per byte of the slowest rate-capped transfer
@@ -53,8 +57,8 @@ LinearCost analytic_cost(const CollectivePlan& unit_plan, const std::vector<Rank
     double busiest = capped;
     for (const auto& [link, bytes] : load)
       busiest = std::max(busiest, bytes / fabric.bytes_per_s(link));
-    cost.latency_s += latency;
-    cost.seconds_per_byte += busiest;
+    cost.latency_s += repeat * latency;
+    cost.seconds_per_byte += repeat * busiest;
     std::sort(cost.links.begin(), cost.links.end());
     cost.links.erase(std::unique(cost.links.begin(), cost.links.end()), cost.links.end());
   }
