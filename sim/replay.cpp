@@ -352,8 +352,8 @@ void Replay::execute_collective(size_t index, OpId op) {
     run.plan->sends(member, 0, &out);
     double latency = 0;
     for (const Transfer& t : out) {
-      latency = std::max(latency,
-                         fabric_.latency_s(fabric_.route(o.rank, (*run.member_ranks)[t.to])));
+      latency =
+          std::max(latency, fabric_.latency_s(fabric_.route(o.rank, (*run.member_ranks)[t.to])));
     }
     delay += run.extra_latency_steps * latency;
   }
@@ -406,8 +406,7 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
     while (!comms.empty()) {
       const auto done = static_cast<size_t>(s4u::Comm::wait_any(comms));
       flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[peers[done]],
-                       flow_bytes[done],
-                       phase_start, s4u::Engine::get_clock());
+                       flow_bytes[done], phase_start, s4u::Engine::get_clock());
       arrive(run, peers[done], phase);
       if (link_activity_) {
         link_activity_->add_flow(*flow_hops[done], -1);
@@ -445,9 +444,8 @@ const LinearCost& Replay::analytic_cost_of(const Op& op) {
 void Replay::choose_execution(CollectiveRun& run, const Op& op) {
   const auto fidelity = options_.fidelity;
   const double now = s4u::Engine::get_clock();
-  if (run.members > 1 &&
-      (run.folded || fidelity == config::Simulation::ANALYTIC ||
-       fidelity == config::Simulation::AUTO)) {
+  if (run.members > 1 && (run.folded || fidelity == config::Simulation::ANALYTIC ||
+                          fidelity == config::Simulation::AUTO)) {
     const LinearCost& cost = analytic_cost_of(op);
     if (run.folded || fidelity == config::Simulation::ANALYTIC ||
         link_activity_->idle(cost.links, now)) {

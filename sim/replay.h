@@ -84,7 +84,7 @@ class Replay {
   std::vector<OpTiming> timing_;
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;
-  std::vector<int32_t> actor_index_;             // rank * streams + stream -> actor, or -1
+  std::vector<int32_t> actor_index_;                    // rank * streams + stream -> actor, or -1
   std::vector<std::unique_ptr<CommPlanner>> planners_;  // per communicator, built on first use
   std::unordered_map<uint64_t, std::unique_ptr<CollectiveRun>> runs_;
   uint64_t activities_ = 0;
