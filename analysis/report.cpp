@@ -100,6 +100,9 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.sim_flows = result.flows;
   r.sim_wall_s = result.wall_s;
   r.fidelity = config::Simulation::Fidelity_Name(s.sim().fidelity());
+  r.analytic_collectives = result.analytic_collectives;
+  r.flow_collectives = result.flow_collectives;
+  r.folded_replicas = s.sim().fold_replicas() ? s.layout().dp() : 1;
   return r;
 }
 
@@ -227,7 +230,10 @@ nlohmann::ordered_json report_json(const StepReport& r) {
               {"ops", r.sim_ops},
               {"events", r.sim_events},
               {"flows", r.sim_flows},
-              {"wall_s", r.sim_wall_s}};
+              {"wall_s", r.sim_wall_s},
+              {"analytic_collectives", r.analytic_collectives},
+              {"flow_collectives", r.flow_collectives},
+              {"folded_replicas", r.folded_replicas}};
   return j;
 }
 
@@ -333,6 +339,12 @@ std::string report_text(const StepReport& r) {
   out += fmt::format(
       "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
       r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);
+  if (r.folded_replicas > 1) {
+    out += fmt::format(
+        "Folded: one data-parallel replica simulated for {} (cross-replica collectives "
+        "analytic on the real fabric)\n",
+        r.folded_replicas);
+  }
   return out;
 }
 

@@ -96,13 +96,14 @@ BenchFigures bench_scenario(const std::string& self, const std::string& scenario
 }
 
 std::string bench_table(const std::vector<BenchFigures>& rows) {
-  std::string out =
-      fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9} {:>9} {:>12} {:>9}\n", "scenario", "GPUs",
-                  "ops", "activities", "sim (s)", "wall (s)", "activities/s", "RSS (MB)");
+  std::string out = fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9} {:>9} {:>12} {:>9} {:>10}\n",
+                                "scenario", "GPUs", "ops", "activities", "sim (s)", "wall (s)",
+                                "activities/s", "RSS (MB)", "step (s)");
   for (const auto& r : rows) {
-    out += fmt::format("{:<44} {:>6} {:>11} {:>11} {:>9.2f} {:>9.2f} {:>12.0f} {:>9.0f}\n",
-                       r.scenario, r.gpus, r.ops, r.events, r.sim_wall_s, r.wall_s,
-                       r.sim_wall_s > 0 ? r.events / r.sim_wall_s : 0.0, r.peak_rss_bytes / 1e6);
+    out += fmt::format(
+        "{:<44} {:>6} {:>11} {:>11} {:>9.2f} {:>9.2f} {:>12.0f} {:>9.0f} {:>10.4f}\n", r.scenario,
+        r.gpus, r.ops, r.events, r.sim_wall_s, r.wall_s,
+        r.sim_wall_s > 0 ? r.events / r.sim_wall_s : 0.0, r.peak_rss_bytes / 1e6, r.step_time_s);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/scenario_loader.h"
+#include "app/symmetry_fold.h"
 #include "workloads/attention_ledger.h"
 
 namespace racksim::app {
@@ -457,6 +458,9 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   check_layout_fits(scenario, sizes, check);
   check_schedule(scenario, sizes, check);
   check_supported(scenario, sizes, check);
+  if (scenario.sim().fold_replicas()) {
+    if (auto why = fold_refusal(scenario)) check.fail("sim.fold_replicas", "cannot fold: " + *why);
+  }
 }
 
 }  // namespace racksim::app

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/link_usage.h"
+#include "app/symmetry_fold.h"
 #include "sim/compute_model.h"
 #include "topologies/topology_graph.h"
 
@@ -15,7 +16,9 @@ constexpr size_t kTopLinks = 10;  // busiest links in the report
 }  // namespace
 
 TrainingRun run_training(const config::Scenario& scenario) {
-  TrainingRun run{build_training_step(scenario), {}, {}};
+  const std::vector<bool> simulated =
+      scenario.sim().fold_replicas() ? folded_ranks(scenario) : std::vector<bool>{};
+  TrainingRun run{build_training_step(scenario, simulated), {}, {}};
   const topo::Topology topology = topo::build_cluster(scenario.hardware());
   std::vector<uint32_t> rank_to_gpu(run.step.graph.num_ranks());
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
@@ -23,6 +26,7 @@ TrainingRun run_training(const config::Scenario& scenario) {
   options.fidelity = scenario.sim().fidelity();
   options.collective_base_latency_s = scenario.hardware().collectives().base_latency_s();
   options.algorithm = sim::to_algorithm(scenario.hardware().collectives().algorithm());
+  options.simulated_ranks = simulated;
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);
   run.report = analysis::make_step_report(scenario, run.step, run.result);

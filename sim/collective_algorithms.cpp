@@ -26,6 +26,7 @@ class CyclePlan final : public CollectivePlan {
     out->push_back({next_[member], bytes_, cap_});
   }
   uint32_t arrivals(uint32_t, int) const override { return 1; }
+  bool phases_alike() const override { return true; }
 
  private:
   std::vector<uint32_t> next_;

@@ -42,6 +42,7 @@ class RingPlan final : public CollectivePlan {
       out->push_back({rings_.next[c][member], chunk_bytes_});
   }
   uint32_t arrivals(uint32_t, int) const override { return rings_.channels(); }
+  bool phases_alike() const override { return true; }
 
  private:
   const RingSet& rings_;

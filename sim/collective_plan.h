@@ -79,6 +79,9 @@ class CollectivePlan {
   virtual void sends(uint32_t member, int phase, std::vector<Transfer>* out) const = 0;
   // How many transfers member receives in `phase`.
   virtual uint32_t arrivals(uint32_t member, int phase) const = 0;
+  // True when every phase sends the same transfers (ring steps): the analytic model then costs
+  // one phase.
+  virtual bool phases_alike() const { return false; }
 };
 
 // The algorithm a collective of `kind` runs when `requested` is asked for on `shape`.

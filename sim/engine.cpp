@@ -90,13 +90,8 @@ SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
   simgrid::s4u::Engine engine(&argc, argv);
   topo::configure_engine_for_gpus();
   auto platform = topo::build_platform(topology, compute.bf16_flops_per_s);
-  auto route_latency = [&](RankId from, RankId to) {
-    auto& router = platform->router();
-    return router.latency_s(
-        router.route(topology.gpus[rank_to_gpu[from]], topology.gpus[rank_to_gpu[to]]));
-  };
-  Replay replay(graph, place_ranks(*platform, topology, rank_to_gpu), compute, options,
-                route_latency);
+  FabricView fabric(topology, platform->router(), rank_to_gpu);
+  Replay replay(graph, place_ranks(*platform, topology, rank_to_gpu), compute, options, &fabric);
   replay.start();
   engine.run();
   SimResult result = replay.finish();

@@ -27,6 +27,11 @@ struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;
   double collective_base_latency_s = 0;
   Algorithm algorithm = Algorithm::kAuto;  // hardware.collectives.algorithm
+  // Symmetry folding: when not empty, only ranks r with simulated_ranks[r] have operations in
+  // the graph; the others mirror them. A collective with mirrored members runs ANALYTIC on
+  // the real fabric (every member's transfers loaded on the links), the mirrors being
+  // assumed to arrive when the simulated members do.
+  std::vector<bool> simulated_ranks;
 };
 
 // The engine's algorithm for a scenario's hardware.collectives.algorithm.
@@ -55,6 +60,9 @@ struct SimResult {
   uint64_t activities = 0;  // SimGrid activities created (execs, flows, sleeps)
   uint64_t flows = 0;       // of which network flows
   double wall_s = 0;        // wall-clock time of the replay
+  // Collectives run from the analytic model (ANALYTIC, AUTO, folded) and with flows.
+  uint64_t analytic_collectives = 0;
+  uint64_t flow_collectives = 0;
   // What the network carried, per (source rank, destination rank) pair (sim/flow_log.h), and
   // the resolution of its busy intervals (0: exact).
   std::vector<PairTraffic> traffic;

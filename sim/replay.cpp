@@ -37,6 +37,10 @@ struct Replay::CollectiveRun {
   std::vector<uint32_t> arrived;       // [member * phases + phase]
   int phases = 0;
   int extra_latency_steps = 0;  // aggregated fidelity: ring steps folded into one flow
+  uint32_t expected = 0;        // members that join (all, or the simulated ones when folded)
+  bool folded = false;          // some members are mirrors of simulated ones
+  double analytic_s = -1;       // >= 0: the collective takes this long, without flows
+  double bytes = 0;
 };
 
 namespace {
@@ -84,15 +88,19 @@ class AggregatedPlan final : public CollectivePlan {
 }  // namespace
 
 Replay::Replay(const EventGraph& graph, RankPlacement placement, const ComputeModel& compute,
-               const SimOptions& options, std::function<double(RankId, RankId)> route_latency_s)
+               const SimOptions& options, FabricView* fabric)
     : graph_(graph),
       placement_(std::move(placement)),
       compute_(compute),
       options_(options),
-      route_latency_s_(std::move(route_latency_s)) {
+      fabric_(*fabric) {
   const size_t n = graph.size();
   matched_recv_ = match_sends_to_recvs(graph);
-  check_collectives(graph);
+  // A folded graph holds the simulated members' share of each collective only.
+  if (options_.simulated_ranks.empty()) check_collectives(graph);
+  if (options_.fidelity == config::Simulation::AUTO) {
+    link_activity_ = std::make_unique<LinkActivity>(fabric_.num_directed_links());
+  }
   remaining_.assign(n, 0);
   timing_.assign(n, OpTiming{});
   released_by_.assign(n, kNoOp);
@@ -246,7 +254,10 @@ void Replay::execute_send(OpId op) {
   ++activities_;
   ++flows_;
   const double start = s4u::Engine::get_clock();
+  const auto* hops = link_activity_ ? &fabric_.route(o.rank, o.peer) : nullptr;
+  if (hops) link_activity_->add_flow(*hops, +1);
   s4u::Comm::sendto_async(from, to, bytes)->wait();
+  if (hops) link_activity_->add_flow(*hops, -1);
   flow_log_.record(o.rank, o.peer, static_cast<double>(bytes), start, s4u::Engine::get_clock());
 }
 
@@ -262,7 +273,10 @@ void Replay::execute_copy(OpId op) {
   ++activities_;
   ++flows_;
   const bool to_device = o.copy_direction == CopyDirection::kHostToDevice;
+  const auto* hops = link_activity_ ? &fabric_.copy_route(o.rank, o.peer) : nullptr;
+  if (hops) link_activity_->add_flow(*hops, +1);
   s4u::Comm::sendto_async(to_device ? cpu : gpu, to_device ? gpu : cpu, bytes)->wait();
+  if (hops) link_activity_->add_flow(*hops, -1);
 }
 
 const CommPlanner& Replay::planner_for(CommId comm) {
@@ -290,17 +304,14 @@ Replay::CollectiveRun& Replay::join(OpId op, uint32_t* member, size_t actor) {
     CollectiveRun& run = *slot;
     run.members = static_cast<uint32_t>(members.size());
     run.member_ranks = &members;
-    run.plan = o.weights != 0 && o.collective == CollectiveKind::kAllToAll
-                   ? make_weighted_all_to_all_plan(o.amount, graph_.weights(o.weights))
-                   : planner_for(o.peer).plan(o.collective, o.amount);
-    if (options_.fidelity == config::Simulation::AGGREGATED && run.plan->num_phases() > 1) {
-      run.extra_latency_steps = run.plan->num_phases() - 1;
-      run.plan = std::make_unique<AggregatedPlan>(*run.plan, run.members);
+    run.bytes = o.amount;
+    run.expected = run.members;
+    if (!options_.simulated_ranks.empty()) {
+      run.expected = static_cast<uint32_t>(
+          std::count_if(members.begin(), members.end(), [&](RankId r) { return simulated(r); }));
+      run.folded = run.expected < run.members;
     }
-    run.phases = run.plan->num_phases();
     run.actor_of_member.assign(run.members, 0);
-    run.waiting_phase.assign(run.members, -1);
-    run.arrived.assign(static_cast<size_t>(run.members) * run.phases, 0);
   }
   *member = static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), o.rank) -
                                   members.begin());
@@ -315,28 +326,34 @@ void Replay::execute_collective(size_t index, OpId op) {
   const Op& o = graph_.op(op);
   uint32_t member = 0;
   CollectiveRun& run = join(op, &member, index);
-  if (run.joined < run.members) {
+  if (run.joined < run.expected) {
     // Wait for the last member: NCCL kernels on a communicator meet before data moves.
     while (!run.started) {
       actor.waiting_for = op;
       actor.wake->acquire();
     }
   } else {
+    choose_execution(run, o);
     run.started = true;
     for (uint32_t m = 0; m < run.members; ++m) {
-      if (m != member) actors_[run.actor_of_member[m]]->wake->release();
+      if (m != member && (run.expected == run.members || simulated((*run.member_ranks)[m]))) {
+        actors_[run.actor_of_member[m]]->wake->release();
+      }
     }
   }
   actor.waiting_for = kNoOp;
   // The call's fixed latency, and under AGGREGATED fidelity the latencies of the ring steps
   // folded into one flow per peer, are one sleep before the data moves.
   double delay = run.members > 1 ? options_.collective_base_latency_s : 0;
-  if (run.extra_latency_steps > 0) {
+  if (run.analytic_s >= 0) {
+    delay += run.analytic_s;
+  } else if (run.extra_latency_steps > 0) {
     std::vector<Transfer> out;
     run.plan->sends(member, 0, &out);
     double latency = 0;
     for (const Transfer& t : out) {
-      latency = std::max(latency, route_latency_s_(o.rank, (*run.member_ranks)[t.to]));
+      latency =
+          std::max(latency, fabric_.latency_s(fabric_.route(o.rank, (*run.member_ranks)[t.to])));
     }
     delay += run.extra_latency_steps * latency;
   }
@@ -344,9 +361,9 @@ void Replay::execute_collective(size_t index, OpId op) {
     ++activities_;
     s4u::this_actor::sleep_for(delay);
   }
-  run_phases(run, member, actor);
+  if (run.analytic_s < 0) run_phases(run, member, actor);
   const uint64_t key = run_key(o);
-  if (++run.finished == run.members) runs_.erase(key);  // `run` is gone after this
+  if (++run.finished == run.expected) runs_.erase(key);  // `run` is gone after this
   complete(op, arrival, s4u::Engine::get_clock());
 }
 
@@ -356,12 +373,14 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
   std::vector<s4u::CommPtr> comms;
   std::vector<uint32_t> peers;
   std::vector<double> flow_bytes;
+  std::vector<const std::vector<topo::Hop>*> flow_hops;
   for (int phase = 0; phase < run.phases; ++phase) {
     sends.clear();
     run.plan->sends(member, phase, &sends);
     comms.clear();
     peers.clear();
     flow_bytes.clear();
+    flow_hops.clear();
     const double phase_start = s4u::Engine::get_clock();
     for (const Transfer& t : sends) {
       const uint64_t bytes = whole_bytes(t.bytes);
@@ -379,13 +398,20 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
       comms.push_back(s4u::Comm::sendto_async(source, to, bytes));
       peers.push_back(t.to);
       flow_bytes.push_back(static_cast<double>(bytes));
+      if (link_activity_) {
+        flow_hops.push_back(&fabric_.route((*run.member_ranks)[member], (*run.member_ranks)[t.to]));
+        link_activity_->add_flow(*flow_hops.back(), +1);
+      }
     }
     while (!comms.empty()) {
       const auto done = static_cast<size_t>(s4u::Comm::wait_any(comms));
       flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[peers[done]],
-                       flow_bytes[done],
-                       phase_start, s4u::Engine::get_clock());
+                       flow_bytes[done], phase_start, s4u::Engine::get_clock());
       arrive(run, peers[done], phase);
+      if (link_activity_) {
+        link_activity_->add_flow(*flow_hops[done], -1);
+        flow_hops.erase(flow_hops.begin() + static_cast<std::ptrdiff_t>(done));
+      }
       comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(done));
       peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(done));
       flow_bytes.erase(flow_bytes.begin() + static_cast<std::ptrdiff_t>(done));
@@ -397,6 +423,54 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
     }
     run.waiting_phase[member] = -1;
   }
+}
+
+bool Replay::simulated(RankId rank) const {
+  return options_.simulated_ranks.empty() || options_.simulated_ranks[rank];
+}
+
+const LinearCost& Replay::analytic_cost_of(const Op& op) {
+  const uint32_t weights = op.collective == CollectiveKind::kAllToAll ? op.weights : 0;
+  if (const LinearCost* cost = analytic_costs_.find(op.peer, op.collective, weights)) return *cost;
+  // Every plan scales with its bytes: cost it for one byte.
+  const auto unit_plan = weights != 0 ? make_weighted_all_to_all_plan(1.0, graph_.weights(weights))
+                                      : planner_for(op.peer).plan(op.collective, 1.0);
+  return analytic_costs_.insert(op.peer, op.collective, weights,
+                                analytic_cost(*unit_plan, graph_.communicator(op.peer), fabric_));
+}
+
+// Decided when the last member arrives: analytic (ANALYTIC; AUTO on idle links; folded
+// collectives), or flows, one per peer under AGGREGATED and AUTO.
+void Replay::choose_execution(CollectiveRun& run, const Op& op) {
+  const auto fidelity = options_.fidelity;
+  const double now = s4u::Engine::get_clock();
+  if (run.members > 1 && (run.folded || fidelity == config::Simulation::ANALYTIC ||
+                          fidelity == config::Simulation::AUTO)) {
+    const LinearCost& cost = analytic_cost_of(op);
+    if (run.folded || fidelity == config::Simulation::ANALYTIC ||
+        link_activity_->idle(cost.links, now)) {
+      run.analytic_s = cost.duration_s(run.bytes);
+      if (link_activity_) {
+        link_activity_->reserve(cost.links,
+                                now + options_.collective_base_latency_s + run.analytic_s);
+      }
+      ++analytic_collectives_;
+      return;
+    }
+  }
+  ++flow_collectives_;
+  run.plan = op.weights != 0 && op.collective == CollectiveKind::kAllToAll
+                 ? make_weighted_all_to_all_plan(run.bytes, graph_.weights(op.weights))
+                 : planner_for(op.peer).plan(op.collective, run.bytes);
+  const bool aggregate =
+      fidelity == config::Simulation::AGGREGATED || fidelity == config::Simulation::AUTO;
+  if (aggregate && run.plan->num_phases() > 1) {
+    run.extra_latency_steps = run.plan->num_phases() - 1;
+    run.plan = std::make_unique<AggregatedPlan>(*run.plan, run.members);
+  }
+  run.phases = run.plan->num_phases();
+  run.waiting_phase.assign(run.members, -1);
+  run.arrived.assign(static_cast<size_t>(run.members) * run.phases, 0);
 }
 
 void Replay::arrive(CollectiveRun& run, uint32_t member, int phase) {
@@ -453,6 +527,8 @@ SimResult Replay::finish() {
   result.released_by = std::move(released_by_);
   for (const OpTiming& t : result.timing) result.makespan_s = std::max(result.makespan_s, t.end_s);
   result.activities = activities_;
+  result.analytic_collectives = analytic_collectives_;
+  result.flow_collectives = flow_collectives_;
   result.flows = flows_;
   result.traffic_resolution_s = flow_log_.resolution_s();
   result.traffic = flow_log_.take_pairs();

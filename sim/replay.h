@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "sim/analytic_model.h"
 #include "sim/collective_plan.h"
 #include "sim/engine.h"
 #include "sim/flow_log.h"
@@ -37,7 +38,7 @@ struct RankPlacement {
 class Replay {
  public:
   Replay(const EventGraph& graph, RankPlacement placement, const ComputeModel& compute,
-         const SimOptions& options, std::function<double(RankId, RankId)> route_latency_s);
+         const SimOptions& options, FabricView* fabric);
   ~Replay();
 
   // Creates the actors; call before Engine::run().
@@ -58,6 +59,9 @@ class Replay {
   void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
+  void choose_execution(CollectiveRun& run, const Op& op);
+  const LinearCost& analytic_cost_of(const Op& op);
+  bool simulated(RankId rank) const;
   const CommPlanner& planner_for(CommId comm);
   void execute_copy(OpId op);
   void complete(OpId op, double start_s, double end_s);
@@ -67,7 +71,11 @@ class Replay {
   RankPlacement placement_;
   const ComputeModel& compute_;
   SimOptions options_;
-  std::function<double(RankId, RankId)> route_latency_s_;
+  FabricView& fabric_;
+  AnalyticCosts analytic_costs_;
+  std::unique_ptr<LinkActivity> link_activity_;  // AUTO only
+  uint64_t analytic_collectives_ = 0;
+  uint64_t flow_collectives_ = 0;
 
   std::vector<int32_t> remaining_;  // unsatisfied dependencies per operation
   std::vector<uint64_t> dependents_end_;
@@ -76,7 +84,7 @@ class Replay {
   std::vector<OpTiming> timing_;
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;
-  std::vector<int32_t> actor_index_;             // rank * streams + stream -> actor, or -1
+  std::vector<int32_t> actor_index_;                    // rank * streams + stream -> actor, or -1
   std::vector<std::unique_ptr<CommPlanner>> planners_;  // per communicator, built on first use
   std::unordered_map<uint64_t, std::unique_ptr<CollectiveRun>> runs_;
   uint64_t activities_ = 0;

@@ -84,6 +84,19 @@ TEST_P(ClosedForm, IdleSwitchMatchesAlphaBeta) {
       << "simulated " << simulated * 1e6 << " us, closed form " << expected * 1e6 << " us";
 }
 
+// ANALYTIC fidelity times a collective from its plan without flows (per phase: slowest route
+// latency + busiest link's bytes / bandwidth): on an idle switch, the closed form too.
+TEST_P(ClosedForm, AnalyticFidelityMatchesAlphaBeta) {
+  const Case c = GetParam();
+  const config::Hardware hw = one_h100_node(0);
+  const double a = hw.scale_up().latency_s();
+  const double bw = hw.scale_up().bytes_per_s() * hw.scale_up().efficiency();
+  const double expected = closed_form(c, a, bw);
+  const double analytic = simulate_one(c, hw, config::Simulation::ANALYTIC);
+  EXPECT_NEAR(analytic, expected, 0.01 * expected)
+      << "analytic " << analytic * 1e6 << " us, closed form " << expected * 1e6 << " us";
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Rings, ClosedForm,
     ::testing::Values(Case{CollectiveKind::kAllReduce, 8, 64.0 * (1 << 20)},

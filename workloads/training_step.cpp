@@ -403,7 +403,12 @@ class RankStep {
     return write_ring_hops(chain, streams, step, tag, nullptr);
   }
 
-  bool aggregated() const { return s_.scenario.sim().fidelity() == config::Simulation::AGGREGATED; }
+  // ANALYTIC and AUTO are coarser than AGGREGATED: they merge ring steps too.
+  bool aggregated() const {
+    const auto fidelity = s_.scenario.sim().fidelity();
+    return fidelity == config::Simulation::AGGREGATED || fidelity == config::Simulation::ANALYTIC ||
+           fidelity == config::Simulation::AUTO;
+  }
 
   // The kernel in hops + 1 equal slices (or, with `first_slice`, the first one replaced by it).
   OpId write_ring_hops(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
@@ -673,7 +678,8 @@ double params_on_rank(const TransformerModel& model, const ParallelLayout& layou
   return rank_params(model, layout, map, rank).total();
 }
 
-TrainingStep build_training_step(const config::Scenario& scenario) {
+TrainingStep build_training_step(const config::Scenario& scenario,
+                                 const std::vector<bool>& only_ranks) {
   const TransformerModel model(scenario.model());
   const ParallelLayout layout = ParallelLayout::from_config(scenario.layout());
   const PipelineMap map = pipeline_map(scenario);
@@ -698,6 +704,7 @@ TrainingStep build_training_step(const config::Scenario& scenario) {
   const RankStep::Shared shared{scenario, model, layout,  map,       layers, embedding, head,
                                 m,        main,  overlap, dp_stream, shares, offload};
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
+    if (!only_ranks.empty() && !only_ranks[r]) continue;
     RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
   }
   step.info.micro_batches = m;

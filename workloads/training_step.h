@@ -48,7 +48,9 @@ struct TrainingStep {
 };
 
 // Builds the step for a resolved and validated scenario.
-TrainingStep build_training_step(const config::Scenario& scenario);
+// With `only_ranks` (symmetry folding), only ranks r with only_ranks[r] get operations.
+TrainingStep build_training_step(const config::Scenario& scenario,
+                                 const std::vector<bool>& only_ranks = {});
 
 // The pipeline shape the scenario asks for, and every stage's pass order.
 PipelineMap pipeline_map(const config::Scenario& scenario);
