@@ -3,6 +3,7 @@
 // identity, expert placement maps and the all-to-all boundary-crossing share.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "workloads/expert_placement.h"
