@@ -45,7 +45,11 @@ TEST(InferenceRun, DecodeAtBatchOneTakesTheWeightReadFloor) {
 }
 
 TEST(InferenceRun, DecodeAtALargeBatchIsComputeBound) {
-  const auto loaded = tiny({"inference.batch=65536"});
+  // Wider layers and one cached token, so that matrix multiplies dominate the element-wise
+  // kernels and the KV reads (both grow with the hidden size, the GEMMs with its square).
+  const auto loaded =
+      tiny({"inference.batch=65536", "inference.context_tokens=1", "model.hidden_size=4096",
+            "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
   const auto p = app::run_inference(loaded.scenario, InferencePhase::kDecode);
   EXPECT_GT(p.compute_floor_s, 10 * p.weight_floor_s);
   EXPECT_GE(p.step_time_s, p.compute_floor_s);
