@@ -74,6 +74,7 @@ InferStudy run_infer_study(const InferStudySpec& spec) {
   const double largest =
       static_cast<double>(*std::max_element(spec.batches.begin(), spec.batches.end()));
   study.memory = memory_identity(study.algebra, largest);
+  study.placement = placement_rows(loaded.scenario);
   return study;
 }
 
@@ -123,6 +124,7 @@ std::string infer_table(const InferStudy& s) {
   out +=
       "  pipeline stages divide the weights but not the KV cache; expert parallelism divides "
       "both.\n";
+  out += placement_table(s.placement);
   for (const auto& f : s.failures) out += fmt::format("failed: {}\n", f);
   return out;
 }
@@ -182,6 +184,14 @@ nlohmann::ordered_json infer_json(const InferStudy& s) {
     j["memory"].push_back({{"what", m.what},
                            {"weight_bytes_per_gpu", m.weight_bytes_per_gpu},
                            {"kv_bytes_per_gpu", m.kv_bytes_per_gpu}});
+  }
+  j["placement"] = nlohmann::ordered_json::array();
+  for (const auto& p : s.placement) {
+    j["placement"].push_back({{"map", p.map},
+                              {"imbalance", p.imbalance},
+                              {"slowest_expert_time_s", p.slowest_expert_time_s},
+                              {"cross_node_bytes", p.cross_node_bytes},
+                              {"cross_node_share", p.cross_node_share}});
   }
   j["failures"] = s.failures;
   return j;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/inference_run.h"
+#include "app/placement_report.h"
 
 namespace racksim::app {
 
@@ -34,6 +35,7 @@ struct InferStudy {
   std::vector<InferencePoint> points;  // contexts outer, batches inner
   std::vector<std::string> failures;
   std::vector<MemoryRow> memory;  // the lecture's c_mem identity for this model
+  std::vector<PlacementRow> placement;  // expert maps compared (MoE models)
   int ep = 1;
   int pp = 1;
 };
