@@ -79,7 +79,7 @@ void write_panel(const ChartPanel& panel, double x0, std::ostream& os) {
     os << fmt::format(
         "<line x1='{0}' y1='{1}' x2='{0}' y2='{2}' stroke='#a0a' stroke-dasharray='2,3'/><text "
         "x='{3}' y='{4}' fill='#a0a'>{5}</text>\n",
-        px(m.x), kMarginTop, bottom, px(m.x) + 3, kMarginTop + 12, xml_escape(m.label));
+        px(m.x), kMarginTop, bottom, px(m.x) + 3, bottom - 6, xml_escape(m.label));
   }
   double legend_y = kMarginTop + 14;
   for (const auto& s : panel.series) {

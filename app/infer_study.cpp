@@ -31,10 +31,10 @@ std::vector<MemoryRow> memory_identity(const InferenceAlgebra& a, double micro_b
         {fmt::format("pp={} (batch {:g})", pp, micro_batch * pp), m.weight_bytes, m.kv_bytes});
   }
   for (int ep : {8, 64}) {
-    const GpuMemory m =
-        gpu_memory(a.weight_bytes, a.kv_bytes_per_sequence, micro_batch * ep, ep, 1);
+    // The same batch spread over E GPUs: weights and cache both divide.
+    const GpuMemory m = gpu_memory(a.weight_bytes, a.kv_bytes_per_sequence, micro_batch, ep, 1);
     rows.push_back(
-        {fmt::format("ep={} (batch {:g})", ep, micro_batch * ep), m.weight_bytes, m.kv_bytes});
+        {fmt::format("ep={} (batch {:g})", ep, micro_batch), m.weight_bytes, m.kv_bytes});
   }
   return rows;
 }

@@ -43,7 +43,8 @@ struct InferStudy {
 InferStudy run_infer_study(const InferStudySpec& spec);
 
 // The lecture's memory identity for the model: weights and KV cache per GPU at pp = 1, 2, 4, 8
-// with the batch growing with the stages (batch = micro_batch x pp), then at ep = 1, 8, 64.
+// with the batch growing with the stages (batch = micro_batch x pp), then at ep = 8, 64 with
+// the same batch.
 std::vector<MemoryRow> memory_identity(const InferenceAlgebra& algebra, double micro_batch);
 
 std::string infer_table(const InferStudy& study);
