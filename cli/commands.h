@@ -2,6 +2,7 @@
 // library. They return the process exit code (0 ok) and throw InputError for bad input.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,9 @@ int compare_command(const std::vector<std::string>& args);
 int replay_command(const std::vector<std::string>& args);
 int memory_command(const std::vector<std::string>& args);
 int topo_command(const std::vector<std::string>& args);
+int infer_command(const std::vector<std::string>& args);
+int racks_command(const std::vector<std::string>& args);
+// "1,8,64" -> {1, 8, 64}; throws InputError naming `option` for anything else.
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& list);
 
 }  // namespace racksim::cli

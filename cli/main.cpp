@@ -40,6 +40,12 @@ commands:
         fit efficiency parameters to measured step times; in-sample and held-out error
   compare A/report.json B/report.json
         two reports side by side with absolute and relative differences
+  infer SCENARIO [--batch 1,8,64,512,2048] [--context N,...] [--phase decode|prefill] [--out DIR]
+        decode (or prefill) step time, latency and cost per token against batch, with the
+        weight-read floor, the compute-bound floor and the break-even batch
+  racks SCENARIO [--scale-up 8,72,144,576] [--out DIR]
+        rack-size study for a MoE model: training and decode step, all-to-all bytes inside and
+        across scale-up domains, per domain size
 
 Run `racksim <command> --help` for a command's options.
 )";
@@ -55,6 +61,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "replay") return racksim::cli::replay_command(args);
   if (command == "memory") return racksim::cli::memory_command(args);
   if (command == "topo") return racksim::cli::topo_command(args);
+  if (command == "infer") return racksim::cli::infer_command(args);
+  if (command == "racks") return racksim::cli::racks_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -1,0 +1,163 @@
+#include "app/inference_run.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/compute_model.h"
+#include "sim/engine.h"
+#include "topologies/topology_graph.h"
+#include "workloads/inference_ledger.h"
+#include "workloads/training_step.h"
+
+namespace racksim::app {
+
+namespace {
+
+constexpr double kSecondsPerHour = 3600;
+constexpr double kMillion = 1e6;
+
+double peak_flops(const config::Scenario& scenario) {
+  const auto& gpu = scenario.hardware().gpu();
+  return to_data_type(scenario.training().dtype()) == DataType::kFp8 ? gpu.fp8_flops_per_s()
+                                                                     : gpu.bf16_flops_per_s();
+}
+
+int gpus_of(const config::Scenario& s) {
+  return s.hardware().nodes() * s.hardware().gpus_per_node();
+}
+
+double ep_time_of_rank(const EventGraph& graph, const sim::SimResult& result, RankId rank) {
+  double total = 0;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (op.rank == rank && op.kind == OpKind::kCollective && op.dim == CommDim::kEp) {
+      total += result.timing[id].end_s - result.timing[id].start_s;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+InferenceAlgebra inference_algebra(const config::Scenario& scenario) {
+  const InferenceStep step =
+      build_inference_step(scenario, inference_shape(scenario, InferencePhase::kDecode));
+  const auto& info = step.info;
+  const double hbm = scenario.hardware().gpu().hbm_bytes_per_s();
+  const double flops = peak_flops(scenario);
+  InferenceAlgebra a;
+  a.gpus = gpus_of(scenario);
+  a.total_params = info.total_params;
+  a.active_params = info.active_params;
+  a.weight_bytes = info.total_params * info.weight_bytes_per_param;
+  for (double bytes : info.stage_weight_bytes)
+    a.weight_read_floor_s += weight_read_floor_s(bytes, hbm);
+  a.compute_time_per_token_s = compute_time_s(1, info.active_params, flops * a.gpus);
+  a.break_even_batch = break_even_batch(flops, hbm, info.total_params, info.active_params,
+                                        info.weight_bytes_per_param);
+  a.price_per_gpu_s = scenario.inference().gpu_hour_price() / kSecondsPerHour;
+  a.cost_floor_per_mtok =
+      compute_cost_floor_per_token(info.active_params, flops, a.price_per_gpu_s) * kMillion;
+  a.kv_bytes_per_sequence = info.kv_bytes_per_sequence;
+  const auto ctx = std::max<int64_t>(1, scenario.inference().context_tokens());
+  a.kv_bytes_per_token = info.kv_bytes_per_sequence / static_cast<double>(ctx);
+  return a;
+}
+
+InferencePoint run_inference(const config::Scenario& scenario, InferencePhase phase) {
+  const InferenceShape shape = inference_shape(scenario, phase);
+  const InferenceStep step = build_inference_step(scenario, shape);
+  const topo::Topology topology = topo::build_cluster(scenario.hardware());
+  std::vector<uint32_t> rank_to_gpu(step.graph.num_ranks());
+  std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
+  sim::SimOptions options = sim::sim_options(scenario.hardware());
+  options.fidelity = scenario.sim().fidelity();
+  const sim::SimResult result =
+      sim::simulate(step.graph, topology, rank_to_gpu,
+                    sim::ComputeModel::from_hardware(scenario.hardware()), options);
+  const InferenceAlgebra algebra = inference_algebra(scenario);
+  InferencePoint p;
+  p.phase = phase == InferencePhase::kDecode ? "decode" : "prefill";
+  p.batch = shape.batch;
+  p.context = phase == InferencePhase::kDecode ? shape.context : shape.prompt;
+  p.gpus = gpus_of(scenario);
+  p.domain_size = topology.spec.scale_up.domain_size;
+  p.step_time_s = result.makespan_s;
+  p.tokens_per_s = step.info.tokens / result.makespan_s;
+  p.latency_per_token_s = result.makespan_s;
+  p.cost_per_mtok =
+      p.gpus * algebra.price_per_gpu_s * result.makespan_s / step.info.tokens * kMillion;
+  p.weight_floor_s = algebra.weight_read_floor_s;
+  p.compute_floor_s =
+      compute_time_s(step.info.tokens, step.info.active_params, peak_flops(scenario) * p.gpus);
+  p.max_weight_bytes =
+      *std::max_element(step.info.weight_bytes.begin(), step.info.weight_bytes.end());
+  p.max_kv_bytes = *std::max_element(step.info.kv_bytes.begin(), step.info.kv_bytes.end());
+  p.ep_time_s = ep_time_of_rank(step.graph, result, 0);
+  for (const auto& pair : result.traffic) {
+    const bool inside = topology.scale_up_domain_of_gpu(rank_to_gpu[pair.source]) ==
+                        topology.scale_up_domain_of_gpu(rank_to_gpu[pair.destination]);
+    (inside ? p.scale_up_bytes : p.scale_out_bytes) += pair.bytes;
+  }
+  const double network = p.scale_up_bytes + p.scale_out_bytes;
+  p.crossing_share = network > 0 ? p.scale_out_bytes / network : 0;
+  return p;
+}
+
+nlohmann::ordered_json to_json(const InferencePoint& p) {
+  return {{"phase", p.phase},
+          {"batch", p.batch},
+          {"context", p.context},
+          {"gpus", p.gpus},
+          {"domain_size", p.domain_size},
+          {"step_time_s", p.step_time_s},
+          {"tokens_per_s", p.tokens_per_s},
+          {"latency_per_token_s", p.latency_per_token_s},
+          {"cost_per_mtok", p.cost_per_mtok},
+          {"weight_floor_s", p.weight_floor_s},
+          {"compute_floor_s", p.compute_floor_s},
+          {"max_weight_bytes", p.max_weight_bytes},
+          {"max_kv_bytes", p.max_kv_bytes},
+          {"ep_time_s", p.ep_time_s},
+          {"scale_up_bytes", p.scale_up_bytes},
+          {"scale_out_bytes", p.scale_out_bytes},
+          {"crossing_share", p.crossing_share}};
+}
+
+InferencePoint inference_point_from_json(const nlohmann::json& j) {
+  InferencePoint p;
+  p.phase = j.at("phase").get<std::string>();
+  p.batch = j.at("batch").get<int64_t>();
+  p.context = j.at("context").get<int64_t>();
+  p.gpus = j.at("gpus").get<int>();
+  p.domain_size = j.at("domain_size").get<int>();
+  p.step_time_s = j.at("step_time_s").get<double>();
+  p.tokens_per_s = j.at("tokens_per_s").get<double>();
+  p.latency_per_token_s = j.at("latency_per_token_s").get<double>();
+  p.cost_per_mtok = j.at("cost_per_mtok").get<double>();
+  p.weight_floor_s = j.at("weight_floor_s").get<double>();
+  p.compute_floor_s = j.at("compute_floor_s").get<double>();
+  p.max_weight_bytes = j.at("max_weight_bytes").get<double>();
+  p.max_kv_bytes = j.at("max_kv_bytes").get<double>();
+  p.ep_time_s = j.at("ep_time_s").get<double>();
+  p.scale_up_bytes = j.at("scale_up_bytes").get<double>();
+  p.scale_out_bytes = j.at("scale_out_bytes").get<double>();
+  p.crossing_share = j.at("crossing_share").get<double>();
+  return p;
+}
+
+nlohmann::ordered_json to_json(const InferenceAlgebra& a) {
+  return {{"gpus", a.gpus},
+          {"total_params", a.total_params},
+          {"active_params", a.active_params},
+          {"weight_bytes", a.weight_bytes},
+          {"weight_read_floor_s", a.weight_read_floor_s},
+          {"compute_time_per_token_s", a.compute_time_per_token_s},
+          {"break_even_batch", a.break_even_batch},
+          {"price_per_gpu_s", a.price_per_gpu_s},
+          {"cost_floor_per_mtok", a.cost_floor_per_mtok},
+          {"kv_bytes_per_sequence", a.kv_bytes_per_sequence},
+          {"kv_bytes_per_token", a.kv_bytes_per_token}};
+}
+
+}  // namespace racksim::app

@@ -1,0 +1,58 @@
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "app/child_process.h"
+#include "app/output_dir.h"
+#include "app/racks_study.h"
+#include "cli/commands.h"
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+
+int racks_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim racks SCENARIO options");
+  options.add_options()("help,h", "show this help")(
+      "scale-up", po::value<std::string>()->default_value("8,72,144,576"),
+      "GPUs per scale-up domain, comma-separated")("no-training", "simulate the decode step only")(
+      "out", po::value<std::string>(), "write racks.json and racks.svg into this directory")(
+      "jobs", po::value<int>(), "simulations at once (default: the CPUs)")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a scenario field (repeatable)")("scenario", po::value<std::string>(),
+                                                "scenario file (.textproto or .json)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help") || !vm.count("scenario")) {
+    std::cout << options << "\n";
+    return vm.count("help") ? 0 : 2;
+  }
+  app::RacksStudySpec spec;
+  spec.scenario = vm["scenario"].as<std::string>();
+  if (vm.count("set")) spec.overrides = vm["set"].as<std::vector<std::string>>();
+  for (int64_t d : parse_int_list("--scale-up", vm["scale-up"].as<std::string>())) {
+    spec.domain_sizes.push_back(static_cast<int>(d));
+  }
+  spec.training = !vm.count("no-training");
+  spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+  std::optional<app::OutputDir> out;
+  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
+  const app::RacksStudy study = app::run_racks_study(spec);
+  std::fputs(app::racks_table(study).c_str(), stdout);
+  bool failed = false;
+  for (const auto& r : study.rows) failed = failed || !r.failures.empty();
+  if (out) {
+    out->write("racks.json",
+               [&](std::ostream& os) { os << app::racks_json(study).dump(2) << "\n"; });
+    out->write("racks.svg", [&](std::ostream& os) { app::write_racks_svg(study, os); });
+    fmt::print("\nwrote {0}/racks.json and {0}/racks.svg\n", out->path().string());
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace racksim::cli
