@@ -8,30 +8,15 @@
 #include <google/protobuf/text_format.h>
 
 #include "app/field_path.h"
+#include "app/scenario_paths.h"
 #include "common/error.h"
 
 namespace racksim::app {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// A relative path is read from the scenario file's folder, unless --set gave it.
-fs::path resolve_path(const std::string& name, const SourceMap& sources) {
-  const fs::path path(name);
-  if (path.is_absolute()) return path;
-  const SourceLocation where = sources.find("calibration");
-  if (where.file.rfind("--set", 0) == 0 || sources.file().empty() ||
-      sources.file().front() == '<') {
-    return path;
-  }
-  return fs::path(sources.file()).parent_path() / path;
-}
-
-}  // namespace
-
 void merge_calibration(config::Scenario* scenario, const SourceMap& sources) {
-  const fs::path path = resolve_path(scenario->calibration(), sources);
+  const fs::path path = path_from_scenario(scenario->calibration(), "calibration", sources);
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     throw InputError(sources.find("calibration"), "calibration",

@@ -18,6 +18,7 @@
 
 #include "app/calibration_file.h"
 #include "app/field_path.h"
+#include "app/hf_config_file.h"
 #include "app/json_locations.h"
 #include "app/text_locations.h"
 #include "topologies/hardware_presets.h"
@@ -278,7 +279,13 @@ bool is_json(const std::string& text, const std::string& path) {
 
 void resolve_model(config::Scenario* scenario, const SourceMap& sources) {
   config::Model model;
-  if (scenario->model().has_preset()) {
+  if (scenario->model().has_hf_config()) {
+    if (scenario->model().has_preset()) {
+      throw InputError(sources.find("model.hf_config"), "model.hf_config",
+                       "give model.preset or model.hf_config, not both");
+    }
+    model = read_hf_config(*scenario, sources);
+  } else if (scenario->model().has_preset()) {
     const std::string& name = scenario->model().preset();
     std::optional<config::Model> preset = model_preset(name);
     if (!preset) {

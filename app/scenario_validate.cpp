@@ -217,6 +217,11 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
                    compute.elementwise());
   check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
   check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
+  if (!(compute.gemm_half_dim() >= 0)) {
+    check.fail("hardware.compute.gemm_half_dim",
+               fmt::format("must be >= 0 elements (0: no shape effect), got {}",
+                           compute.gemm_half_dim()));
+  }
   check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
   check_scale_up_shape(hw, check);
   check_host(hw, check);

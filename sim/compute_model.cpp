@@ -16,6 +16,7 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   m.other_efficiency = hw.compute().elementwise();
   m.hbm_efficiency = hw.compute().hbm();
   m.launch_overhead_s = hw.compute().launch_overhead_s();
+  m.gemm_half_dim = hw.compute().gemm_half_dim();
   return m;
 }
 
@@ -45,13 +46,30 @@ double ComputeModel::efficiency(OpClass op_class) const {
   return 1;
 }
 
+double ComputeModel::efficiency(const Op& op) const {
+  const double base = efficiency(op.op_class);
+  if (op.op_class != OpClass::kGemm || gemm_half_dim <= 0) return base;
+  const double d = gemm_harmonic_dim(op.amount, op.hbm_bytes, bytes_per_element(op.dtype));
+  return gemm_shape_efficiency(base, d, gemm_half_dim);
+}
+
 double ComputeModel::duration_s(const Op& op) const {
   if (op.duration_s >= 0) return op.duration_s;
-  const double flop_rate = peak_flops_per_s(op.dtype) * efficiency(op.op_class);
+  const double flop_rate = peak_flops_per_s(op.dtype) * efficiency(op);
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
   const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
   const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;
   return std::max(compute_s, memory_s) + launch_overhead_s;
+}
+
+double gemm_harmonic_dim(double flops, double hbm_bytes, double elem_bytes) {
+  if (hbm_bytes <= 0 || elem_bytes <= 0) return 0;
+  return 3 * flops / (2 * (hbm_bytes / elem_bytes));
+}
+
+double gemm_shape_efficiency(double peak_efficiency, double harmonic_dim, double half_dim) {
+  if (half_dim <= 0 || harmonic_dim <= 0) return peak_efficiency;
+  return peak_efficiency * harmonic_dim / (harmonic_dim + half_dim);
 }
 
 }  // namespace racksim::sim

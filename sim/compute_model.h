@@ -3,6 +3,8 @@
 //   duration = max(FLOPs / (peak(dtype) x efficiency(class)),
 //                  HBM bytes / (HBM bandwidth x hbm efficiency)) + launch overhead
 //
+// With gemm_half_dim > 0 a GEMM's efficiency depends on its shape (gemm_shape_efficiency).
+//
 // A recorded duration (from a trace) is used as is.
 #pragma once
 
@@ -22,12 +24,24 @@ struct ComputeModel {
   double other_efficiency = 1;
   double hbm_efficiency = 1;
   double launch_overhead_s = 0;
+  double gemm_half_dim = 0;  // 0: GEMM efficiency independent of the shape
 
   static ComputeModel from_hardware(const config::Hardware& hw);
 
   double peak_flops_per_s(DataType dtype) const;
   double efficiency(OpClass op_class) const;
+  // The efficiency of this operation: its class's, shaped for GEMMs.
+  double efficiency(const Op& op) const;
   double duration_s(const Op& op) const;
 };
+
+// The harmonic-mean dimension 3 / (1/m + 1/k + 1/n) of a GEMM of `flops` = 2mkn reading and
+// writing `hbm_bytes` = (mk + kn + mn) x elem_bytes: 3 x flops / (2 x elements). 0 without bytes.
+double gemm_harmonic_dim(double flops, double hbm_bytes, double elem_bytes);
+
+// A saturation curve in the GEMM's size: peak_efficiency x d / (d + half_dim). A GEMM whose
+// smallest dimension is small (d is dominated by it) loads each tile for little work; large
+// GEMMs approach peak_efficiency. half_dim <= 0 or d unknown: peak_efficiency.
+double gemm_shape_efficiency(double peak_efficiency, double harmonic_dim, double half_dim);
 
 }  // namespace racksim::sim

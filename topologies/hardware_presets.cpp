@@ -294,13 +294,29 @@ constexpr std::string_view kMi300x = R"pb(
   pcie { generation: 5 bytes_per_s: 63e9 }
 )pb";
 
+// The cluster of vTrain's multi-node measurements (../shared/reference/measured-a100-*.csv):
+// DGX A100-like nodes with 800 Gb/s of InfiniBand per node, and a compute model calibrated on
+// those measurements (scenarios/calibration/README.md and the README's calibration section).
+constexpr std::string_view kA100VtrainCluster = R"pb(
+  source: "measured-a100-README.md: vTrain (MICRO'24) A100 cluster, 8 GPUs per node on NVLink/NVSwitch, 800 Gb/s inter-node per node (modelled as one 100 Gb/s port per GPU; the measurements give only the per-node rate); GPU figures of hardware.csv A100-80GB-SXM4; compute and link efficiencies fitted by racksim calibrate (scenarios/calibration/)"
+  scale_up { efficiency: 0.82 }
+  scale_out { nic_bits_per_s: 100e9 nics_per_gpu: 1 efficiency: 0.92 }
+  compute {
+    gemm: 0.8
+    gemm_half_dim: 300
+    attention: 0.5
+  }
+)pb";
+
 struct Preset {
   std::string_view name;
   std::string_view text;
+  std::string_view base = {};  // a preset this one starts from
 };
 
-constexpr std::array<Preset, 10> kPresets = {{
+constexpr std::array<Preset, 11> kPresets = {{
     {"dgx-a100", kDgxA100},
+    {"a100-vtrain-cluster", kA100VtrainCluster, "dgx-a100"},
     {"dgx-h100", kDgxH100},
     {"dgx-h200", kDgxH200},
     {"hgx-h800", kHgxH800},
@@ -331,6 +347,7 @@ std::optional<config::Hardware> hardware_preset(std::string_view name) {
   for (const Preset& preset : kPresets) {
     if (preset.name != name) continue;
     config::Hardware hardware = hardware_defaults();
+    if (!preset.base.empty()) hardware = *hardware_preset(preset.base);
     hardware.MergeFrom(parse_builtin(preset.name, preset.text));
     hardware.set_preset(std::string(preset.name));
     return hardware;

@@ -1,0 +1,62 @@
+#include "app/hf_config_file.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/json_locations.h"
+#include "app/scenario_paths.h"
+#include "common/error.h"
+#include "workloads/hf_config.h"
+
+namespace racksim::app {
+namespace {
+
+constexpr const char* kField = "model.hf_config";
+
+// Where a top-level key of the config is written (the file itself when not found).
+SourceLocation key_location(const std::string& text, const std::string& file,
+                            const std::string& key) {
+  if (!key.empty()) {
+    for (const JsonKey& k : scan_json_keys(text, nullptr).keys) {
+      if (k.path == key) return {file, k.line, k.column};
+    }
+  }
+  return {file, 0, 0};
+}
+
+std::string read_text(const std::filesystem::path& path, const SourceMap& sources) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    throw InputError(sources.find(kField), kField,
+                     fmt::format("cannot read the Hugging Face config {}", path.string()));
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+config::Model read_hf_config(const config::Scenario& scenario, const SourceMap& sources) {
+  const std::filesystem::path path =
+      path_from_scenario(scenario.model().hf_config(), kField, sources);
+  const std::string file = path.string();
+  const std::string text = read_text(path, sources);
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError({file, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), 0}, kField,
+                     fmt::format("not valid JSON: {}", e.what()));
+  }
+  try {
+    return model_from_hf_config(config);
+  } catch (const HfConfigError& e) {
+    throw InputError(key_location(text, file, e.key()), kField, e.what());
+  }
+}
+
+}  // namespace racksim::app

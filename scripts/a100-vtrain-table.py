@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Simulates every vTrain row on the a100-vtrain-cluster preset and writes the table of measured
+against simulated step times (scenarios/calibration/a100-vtrain-results.csv) with the errors:
+mean absolute percentage error over all rows, over the rows the preset was fitted on and over
+the held-out ones, and Spearman's rank correlation of the layouts within each model size.
+
+usage: scripts/a100-vtrain-table.py RACKSIM [--jobs N] [--set PATH=VALUE ...]
+"""
+import csv, os, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "calibration")
+BASE = os.path.join(HERE, "a100-vtrain-base.textproto")
+
+
+def rows(name):
+    with open(os.path.join(HERE, name)) as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def simulate(racksim, row, extra):
+    sets = [a for k, v in row.items() if k not in ("group", "measured_step_time_ms")
+            for a in ("--set", f"{k}={v}")]
+    out = subprocess.run([racksim, "run", BASE, *sets, *extra], capture_output=True, text=True,
+                         check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith("step time"))
+    return float(line.split()[2])
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    r = [0.0] * len(values)
+    i = 0
+    while i < len(order):  # ties share the mean rank
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    var = (sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb)) ** 0.5
+    return cov / var
+
+
+def mape(points):
+    return 100 * sum(abs(p["sim_s"] / p["meas_s"] - 1) for p in points) / len(points)
+
+
+def main():
+    racksim = sys.argv[1]
+    args = sys.argv[2:]
+    jobs = 2
+    if args[:1] == ["--jobs"]:
+        jobs, args = int(args[1]), args[2:]
+    points = [dict(r, split="fit") for r in rows("a100-vtrain-fit.csv")]
+    points += [dict(r, split="held-out") for r in rows("a100-vtrain-heldout.csv")]
+    with ThreadPoolExecutor(jobs) as pool:
+        sims = list(pool.map(lambda r: simulate(
+            racksim, {k: v for k, v in r.items() if k != "split"}, args), points))
+    for p, s in zip(points, sims):
+        p["meas_s"] = float(p["measured_step_time_ms"]) / 1000
+        p["sim_s"] = s
+    out = os.path.join(HERE, "a100-vtrain-results.csv")
+    with open(out, "w", newline="") as f:
+        f.write("# measured (vTrain) against simulated (racksim run a100-vtrain-base.textproto, "
+                "preset a100-vtrain-cluster) step times; written by scripts/a100-vtrain-table.py\n")
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["group", "split", "tp", "pp", "dp", "micro_batch", "measured_s", "simulated_s",
+                    "error_pct"])
+        for p in points:
+            w.writerow([p["group"], p["split"], p["layout.tp"], p["layout.pp"], p["layout.dp"],
+                        p["training.micro_batch_size"], f"{p['meas_s']:.4f}", f"{p['sim_s']:.4f}",
+                        f"{100 * (p['sim_s'] / p['meas_s'] - 1):+.1f}"])
+    print(f"MAPE all {len(points)} rows: {mape(points):.1f} %")
+    for split in ("fit", "held-out"):
+        sel = [p for p in points if p["split"] == split]
+        print(f"MAPE {split} ({len(sel)} rows): {mape(sel):.1f} %")
+    for group in sorted({p["group"] for p in points}):
+        sel = [p for p in points if p["group"] == group]
+        rho = spearman([p["meas_s"] for p in sel], [p["sim_s"] for p in sel])
+        print(f"{group}: {len(sel)} layouts, MAPE {mape(sel):.1f} %, Spearman {rho:.3f}")
+    print(f"table: {out}")
+
+
+if __name__ == "__main__":
+    main()
