@@ -34,7 +34,7 @@ std::string write_scenario(const TempDir& dir, const std::string& config_name,
                        model_extra +
                        "}\n"
                        "hardware { preset: \"dgx-h100\" nodes: 1 }\n"
-                       "layout { tp: 8 " + layout + "}\n"
+                       "layout { tp: 8 sequence_parallel: true " + layout + "}\n"
                        "training { global_batch_size: 8 seq_length: 4096 }\n");
 }
 
