@@ -299,12 +299,21 @@ constexpr std::string_view kMi300x = R"pb(
 // those measurements (scenarios/calibration/README.md and the README's calibration section).
 constexpr std::string_view kA100VtrainCluster = R"pb(
   source: "measured-a100-README.md: vTrain (MICRO'24) A100 cluster, 8 GPUs per node on NVLink/NVSwitch, 800 Gb/s inter-node per node (modelled as one 100 Gb/s port per GPU; the measurements give only the per-node rate); GPU figures of hardware.csv A100-80GB-SXM4; compute and link efficiencies fitted by racksim calibrate (scenarios/calibration/)"
-  scale_up { efficiency: 0.82 }
-  scale_out { nic_bits_per_s: 100e9 nics_per_gpu: 1 efficiency: 0.92 }
+  scale_out {
+    nic_bits_per_s: 100e9
+    nics_per_gpu: 1
+    # Fitted (racksim calibrate, 12 of the 41 rows): 83 of the 100 Gb/s line rate.
+    efficiency: 0.833
+  }
   compute {
-    gemm: 0.8
-    gemm_half_dim: 300
-    attention: 0.5
+    # Fitted with the scale-out efficiency on scenarios/calibration/a100-vtrain-fit.csv
+    # (scenarios/calibration/a100-vtrain-fit.log.txt): GEMMs reach 0.511 of the 312 TFLOP/s
+    # FP16 peak as their harmonic-mean dimension grows, half of that at 334; the attention core
+    # (Megatron-DeepSpeed's unfused softmax attention, FLOPs as FlashAttention's) 0.499. The
+    # NVLink efficiency (0.82), HBM efficiency and launch overhead stay the defaults.
+    gemm: 0.511
+    gemm_half_dim: 334
+    attention: 0.499
   }
 )pb";
 
