@@ -30,11 +30,13 @@ std::string write_scenario(const TempDir& dir, const std::string& config_name,
   return dir.write("scenario.textproto",
                    "name: \"hf\"\n"
                    "model {\n"
-                   "  hf_config: \"" + config_name + "\"\n" +
-                       model_extra +
+                   "  hf_config: \"" +
+                       config_name + "\"\n" + model_extra +
                        "}\n"
                        "hardware { preset: \"dgx-h100\" nodes: 1 }\n"
-                       "layout { tp: 8 sequence_parallel: true " + layout + "}\n"
+                       "layout { tp: 8 sequence_parallel: true " +
+                       layout +
+                       "}\n"
                        "training { global_batch_size: 8 seq_length: 4096 }\n");
 }
 
@@ -115,8 +117,8 @@ TEST(app_hf_config, Qwen2MoeSharedExpertIsAWholeNumberOfExperts) {
 TEST(app_hf_config, InlineFieldsOverrideTheConfig) {
   TempDir dir;
   dir.write("config.json", hf_text("llama3-8b.config.json"));
-  const auto loaded =
-      load_scenario(write_scenario(dir, "config.json", "  num_layers: 16\n"), {"model.vocab_size=32000"});
+  const auto loaded = load_scenario(write_scenario(dir, "config.json", "  num_layers: 16\n"),
+                                    {"model.vocab_size=32000"});
   EXPECT_EQ(loaded.scenario.model().num_layers(), 16);
   EXPECT_EQ(loaded.scenario.model().vocab_size(), 32000);
   EXPECT_EQ(loaded.scenario.model().hidden_size(), 4096);
@@ -193,7 +195,8 @@ TEST(app_hf_config, WrongTypeAndBadJsonAndMissingFile) {
   EXPECT_NE(error_of(text).find("'hidden_size' is \"4096\", expected a non-negative integer"),
             std::string::npos);
 
-  const std::string bad_json = error_of("{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  oops\n}\n");
+  const std::string bad_json =
+      error_of("{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  oops\n}\n");
   EXPECT_NE(bad_json.find("config.json:3:"), std::string::npos) << bad_json;
   EXPECT_NE(bad_json.find("not valid JSON"), std::string::npos) << bad_json;
 
@@ -210,8 +213,7 @@ TEST(app_hf_config, WrongTypeAndBadJsonAndMissingFile) {
 }
 
 TEST(app_hf_config, PresetAndHfConfigTogetherAreAnError) {
-  const std::string error =
-      error_of(hf_text("llama3-8b.config.json"), "  preset: \"llama3-8b\"\n");
+  const std::string error = error_of(hf_text("llama3-8b.config.json"), "  preset: \"llama3-8b\"\n");
   EXPECT_NE(error.find("not both"), std::string::npos) << error;
 }
 

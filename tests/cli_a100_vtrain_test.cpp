@@ -44,9 +44,9 @@ double simulate(const Row& row) {
 
 // Each run is a second or less (TP1, few micro-batches).
 TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
-  const std::vector<std::string> gpt_18b = {"model.hidden_size=6144", "model.num_heads=48",
-                                            "model.num_layers=40", "model.ffn_hidden_size=24576",
-                                            "hardware.nodes=32", "training.global_batch_size=1024"};
+  const std::vector<std::string> gpt_18b = {
+      "model.hidden_size=6144",      "model.num_heads=48", "model.num_layers=40",
+      "model.ffn_hidden_size=24576", "hardware.nodes=32",  "training.global_batch_size=1024"};
   std::vector<Row> rows = {
       // 3.6B, TP1 PP1 DP64, micro-batch 8 (fitted on)
       {{"layout.tp=1", "layout.pp=1", "layout.dp=64", "training.micro_batch_size=8"},
@@ -60,8 +60,8 @@ TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
   // 18.4B, TP1 PP8 DP32, micro-batch 4 (fitted on): racksim's worst row, a third too slow (the
   // eight-stage pipeline's bubble and sends weigh more than on the real cluster).
   Row big{gpt_18b, 12.379, 0.3258};
-  for (const char* set : {"layout.tp=1", "layout.pp=8", "layout.dp=32",
-                          "training.micro_batch_size=4"}) {
+  for (const char* set :
+       {"layout.tp=1", "layout.pp=8", "layout.dp=32", "training.micro_batch_size=4"}) {
     big.sets.push_back(set);
   }
   rows.push_back(big);

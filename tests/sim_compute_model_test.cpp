@@ -34,7 +34,8 @@ ComputeModel a100(double half_dim) {
 }
 
 TEST(GemmShapeEfficiency, HarmonicDimensionOfAGemmStep) {
-  for (auto [m, k, n] : {std::array<double, 3>{16384, 3072, 9216}, {4096, 384, 3072}, {1, 4096, 4096}}) {
+  for (auto [m, k, n] :
+       {std::array<double, 3>{16384, 3072, 9216}, {4096, 384, 3072}, {1, 4096, 4096}}) {
     const LayerStep gemm = gemm_step("g", m, k, n, 2);
     const double expected = 3 / (1 / m + 1 / k + 1 / n);
     EXPECT_NEAR(gemm_harmonic_dim(gemm.flops, gemm.hbm_bytes, 2), expected, 1e-9 * expected);

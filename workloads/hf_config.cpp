@@ -33,8 +33,8 @@ std::string shown(const json& value) {
 
 int64_t non_negative_int(const std::string& key, const json& value) {
   if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-    throw HfConfigError(key, fmt::format("'{}' is {}, expected a non-negative integer", key,
-                                         shown(value)));
+    throw HfConfigError(
+        key, fmt::format("'{}' is {}, expected a non-negative integer", key, shown(value)));
   }
   return value.get<int64_t>();
 }
@@ -101,14 +101,17 @@ void require_no_window(const std::string& key, const json& value, Reading&) {
 }
 
 void require_one(const std::string& key, const json& value, Reading&) {
-  if (value != 1) not_modelled(key, value, "racksim models an MoE block in every layer after "
-                                           "the dense ones (expected 1)");
+  if (value != 1)
+    not_modelled(key, value,
+                 "racksim models an MoE block in every layer after "
+                 "the dense ones (expected 1)");
 }
 
 void require_empty(const std::string& key, const json& value, Reading&) {
   if (!value.is_array() || !value.empty()) {
-    not_modelled(key, value, "racksim models dense layers only as the first layers "
-                             "(expected [])");
+    not_modelled(key, value,
+                 "racksim models dense layers only as the first layers "
+                 "(expected [])");
   }
 }
 
@@ -117,8 +120,9 @@ void require_full_attention(const std::string& key, const json& value, Reading&)
                           return v == "full_attention";
                         });
   if (!all_full) {
-    not_modelled(key, value, "racksim models only \"full_attention\" layers for this "
-                             "architecture");
+    not_modelled(key, value,
+                 "racksim models only \"full_attention\" layers for this "
+                 "architecture");
   }
 }
 
@@ -260,15 +264,16 @@ const KeyRule* find_rule(std::span<const KeyRule> rules, std::string_view key) {
 
 std::string architecture_names() {
   std::string names;
-  for (const Architecture& a : kArchitectures) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  for (const Architecture& a : kArchitectures)
+    names += (names.empty() ? "" : ", ") + std::string(a.name);
   return names;
 }
 
 const Architecture& architecture_of(const json& config) {
   const auto it = config.find("architectures");
   if (it == config.end()) {
-    throw HfConfigError("", fmt::format("no 'architectures' key: racksim reads {}",
-                                        architecture_names()));
+    throw HfConfigError(
+        "", fmt::format("no 'architectures' key: racksim reads {}", architecture_names()));
   }
   if (!it->is_array() || it->size() != 1 || !(*it)[0].is_string()) {
     throw HfConfigError("architectures", fmt::format("'architectures' is {}, expected a list "
@@ -279,9 +284,9 @@ const Architecture& architecture_of(const json& config) {
   for (const Architecture& a : kArchitectures) {
     if (a.name == name) return a;
   }
-  throw HfConfigError("architectures",
-                      fmt::format("architecture '{}' is not one racksim reads ({})", name,
-                                  architecture_names()));
+  throw HfConfigError(
+      "architectures",
+      fmt::format("architecture '{}' is not one racksim reads ({})", name, architecture_names()));
 }
 
 // Qwen2-MoE's shared expert is one block of shared_expert_intermediate_size; racksim counts
