@@ -4,7 +4,10 @@ against simulated step times (scenarios/calibration/a100-vtrain-results.csv) wit
 mean absolute percentage error over all rows, over the rows the preset was fitted on and over
 the held-out ones, and Spearman's rank correlation of the layouts within each model size.
 
-usage: scripts/a100-vtrain-table.py RACKSIM [--jobs N] [--set PATH=VALUE ...]
+usage: scripts/a100-vtrain-table.py RACKSIM [--jobs N] [--timeout S] [--set PATH=VALUE ...]
+
+A row whose simulation takes longer than S seconds (default: no limit) is listed as not
+simulated and left out of the errors.
 """
 import csv, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -18,11 +21,14 @@ def rows(name):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
-def simulate(racksim, row, extra):
+def simulate(racksim, row, extra, timeout):
     sets = [a for k, v in row.items() if k not in ("group", "measured_step_time_ms")
             for a in ("--set", f"{k}={v}")]
-    out = subprocess.run([racksim, "run", BASE, *sets, *extra], capture_output=True, text=True,
-                         check=True).stdout
+    try:
+        out = subprocess.run([racksim, "run", BASE, *sets, *extra], capture_output=True,
+                             text=True, check=True, timeout=timeout).stdout
+    except subprocess.TimeoutExpired:
+        return None
     line = next(l for l in out.splitlines() if l.startswith("step time"))
     return float(line.split()[2])
 
@@ -56,17 +62,23 @@ def mape(points):
 def main():
     racksim = sys.argv[1]
     args = sys.argv[2:]
-    jobs = 2
-    if args[:1] == ["--jobs"]:
-        jobs, args = int(args[1]), args[2:]
+    jobs, timeout = 2, None
+    while args[:1] in (["--jobs"], ["--timeout"]):
+        if args[0] == "--jobs":
+            jobs = int(args[1])
+        else:
+            timeout = float(args[1])
+        args = args[2:]
     points = [dict(r, split="fit") for r in rows("a100-vtrain-fit.csv")]
     points += [dict(r, split="held-out") for r in rows("a100-vtrain-heldout.csv")]
     with ThreadPoolExecutor(jobs) as pool:
         sims = list(pool.map(lambda r: simulate(
-            racksim, {k: v for k, v in r.items() if k != "split"}, args), points))
+            racksim, {k: v for k, v in r.items() if k != "split"}, args, timeout), points))
     for p, s in zip(points, sims):
         p["meas_s"] = float(p["measured_step_time_ms"]) / 1000
         p["sim_s"] = s
+    skipped = [p for p in points if p["sim_s"] is None]
+    points = [p for p in points if p["sim_s"] is not None]
     out = os.path.join(HERE, "a100-vtrain-results.csv")
     with open(out, "w", newline="") as f:
         f.write("# measured (vTrain) against simulated (racksim run a100-vtrain-base.textproto, "
@@ -74,6 +86,11 @@ def main():
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["group", "split", "tp", "pp", "dp", "micro_batch", "measured_s", "simulated_s",
                     "error_pct"])
+        for p in skipped:
+            w.writerow([p["group"], p["split"], p["layout.tp"], p["layout.pp"], p["layout.dp"],
+                        p["training.micro_batch_size"],
+                        f"{float(p['measured_step_time_ms']) / 1000:.4f}",
+                        f"not simulated (over {timeout:g} s)", ""])
         for p in points:
             w.writerow([p["group"], p["split"], p["layout.tp"], p["layout.pp"], p["layout.dp"],
                         p["training.micro_batch_size"], f"{p['meas_s']:.4f}", f"{p['sim_s']:.4f}",
