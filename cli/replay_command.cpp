@@ -66,9 +66,11 @@ app::TraceReplayRequest request_from(const po::variables_map& vm) {
       {{"recorded", chakra::ComputeSource::kRecorded}, {"model", chakra::ComputeSource::kModel}});
   if (vm.count("mapping")) r.mapping_file = vm["mapping"].as<std::string>();
   r.expected_ranks = vm["ranks"].as<int>();
-  r.fidelity = choice<config::Simulation::Fidelity>(
-      vm, "fidelity",
-      {{"FULL", config::Simulation::FULL}, {"AGGREGATED", config::Simulation::AGGREGATED}});
+  r.fidelity = choice<config::Simulation::Fidelity>(vm, "fidelity",
+                                                    {{"FULL", config::Simulation::FULL},
+                                                     {"AGGREGATED", config::Simulation::AGGREGATED},
+                                                     {"ANALYTIC", config::Simulation::ANALYTIC},
+                                                     {"AUTO", config::Simulation::AUTO}});
   return r;
 }
 
@@ -102,7 +104,8 @@ int replay_command(const std::vector<std::string>& args) {
       "mapping", po::value<std::string>(), "file with one GPU index per line, rank 0 first")(
       "ranks", po::value<int>()->default_value(-1),
       "expected rank count (checked against the files)")(
-      "fidelity", po::value<std::string>()->default_value("FULL"), "FULL | AGGREGATED")(
+      "fidelity", po::value<std::string>()->default_value("FULL"),
+      "FULL | AGGREGATED | ANALYTIC | AUTO")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a hardware field, e.g. --set hardware.collectives.base_latency_s=0");
