@@ -35,6 +35,7 @@ RacksStudy run_racks_study(const RacksStudySpec& spec) {
   RacksStudy study;
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
   study.ep = std::max(1, loaded.scenario.layout().ep());
+  study.training_fidelity = spec.training_fidelity;
   study.gpus = loaded.scenario.hardware().nodes() * loaded.scenario.hardware().gpus_per_node();
   std::vector<PointJob> jobs;
   for (int domain : spec.domain_sizes) {
@@ -43,10 +44,9 @@ RacksStudy run_racks_study(const RacksStudySpec& spec) {
     decode.args.insert(decode.args.end(), sets.begin(), sets.end());
     jobs.push_back(decode);
     if (!spec.training) continue;
-    PointJob train{{"run", spec.scenario, "--out", "{OUT}", "--report-only", "--set",
-                    "sim.fidelity=AGGREGATED"},
-                   "report.json"};
+    PointJob train{{"run", spec.scenario, "--out", "{OUT}", "--report-only"}, "report.json"};
     train.args.insert(train.args.end(), sets.begin(), sets.end());
+    train.args.insert(train.args.end(), {"--set", "sim.fidelity=" + spec.training_fidelity});
     jobs.push_back(train);
   }
   const auto outcomes = run_points(jobs, spec.jobs);
@@ -93,14 +93,15 @@ std::string racks_table(const RacksStudy& s) {
         d ? fmt::format("{:.1f}%", 100 * d->crossing_share) : "-", 100 * r.closed_form_crossing);
     for (const auto& f : r.failures) out += fmt::format("  failed: {}\n", f);
   }
-  out +=
-      "\ntrain s: one training step (AGGREGATED fidelity); train EP s: its exposed EP "
-      "communication;\n"
-      "decode ms: one decode step of inference.batch sequences; a2a ms: rank 0's dispatch + "
-      "combine;\n"
-      "up/out GB: decode network bytes inside / across scale-up domains; crossing: the share "
-      "across,\n"
-      "formula: (ep - d) / (ep - 1) for a balanced all-to-all, d = EP ranks per domain.\n";
+  out += fmt::format(
+             "\ntrain s: one training step ({} fidelity); train EP s: its exposed EP "
+             "communication;\n",
+             s.training_fidelity) +
+         "decode ms: one decode step of inference.batch sequences; a2a ms: rank 0's dispatch + "
+         "combine;\n"
+         "up/out GB: decode network bytes inside / across scale-up domains; crossing: the share "
+         "across,\n"
+         "formula: (ep - d) / (ep - 1) for a balanced all-to-all, d = EP ranks per domain.\n";
   return out;
 }
 

@@ -22,6 +22,10 @@ struct RacksStudySpec {
   std::vector<std::string> overrides;
   std::vector<int> domain_sizes;
   bool training = true;
+  // The training step's collective fidelity (sim.fidelity): AGGREGATED by default, ANALYTIC for
+  // speed. The decode step keeps the scenario's, as its bytes inside and across domains are
+  // read off the flows.
+  std::string training_fidelity = "AGGREGATED";
   int jobs = 1;
 };
 
@@ -36,6 +40,7 @@ struct RacksRow {
 
 struct RacksStudy {
   std::string title;
+  std::string training_fidelity;
   int ep = 1;
   int gpus = 0;
   std::vector<RacksRow> rows;

@@ -18,6 +18,8 @@ int racks_command(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")(
       "scale-up", po::value<std::string>()->default_value("8,72,144,576"),
       "GPUs per scale-up domain, comma-separated")("no-training", "simulate the decode step only")(
+      "train-fidelity", po::value<std::string>()->default_value("AGGREGATED"),
+      "the training step's sim.fidelity: AGGREGATED or ANALYTIC (faster)")(
       "out", po::value<std::string>(), "write racks.json and racks.svg into this directory")(
       "jobs", po::value<int>(), "simulations at once (default: the CPUs)")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -39,6 +41,7 @@ int racks_command(const std::vector<std::string>& args) {
     spec.domain_sizes.push_back(static_cast<int>(d));
   }
   spec.training = !vm.count("no-training");
+  spec.training_fidelity = vm["train-fidelity"].as<std::string>();
   spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
