@@ -9,6 +9,7 @@
 #include "app/inference_run.h"
 #include "app/output_dir.h"
 #include "app/scenario_loader.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
 
@@ -66,17 +67,9 @@ int infer_command(const std::vector<std::string>& args) {
       "point-out", po::value<std::string>(),
       "simulate the scenario's own batch and context once; write the point as JSON")(
       "scenario", po::value<std::string>(), "scenario file (.textproto or .json)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
-  if (vm.count("help") || !vm.count("scenario")) {
-    std::cout << options << "\n";
-    return vm.count("help") ? 0 : 2;
-  }
-  const auto overrides =
-      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const po::variables_map vm = parse_scenario_command(args, options);
+  if (const auto code = help_or_missing_scenario(vm, options)) return *code;
+  const auto overrides = set_overrides(vm);
   const std::string scenario = vm["scenario"].as<std::string>();
   const InferencePhase phase = phase_of(vm["phase"].as<std::string>());
   if (vm.count("point-out")) {

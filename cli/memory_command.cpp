@@ -7,6 +7,7 @@
 
 #include "analysis/memory_report.h"
 #include "app/scenario_loader.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "workloads/memory_ledger.h"
 
@@ -21,17 +22,9 @@ int memory_command(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario field, e.g. --set training.indexer_chunk_tokens=0 (repeatable)")(
       "scenario", po::value<std::string>(), "scenario file (.textproto or .json)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
-  if (vm.count("help") || !vm.count("scenario")) {
-    std::cout << options << "\n";
-    return vm.count("help") ? 0 : 2;
-  }
-  const auto overrides =
-      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const po::variables_map vm = parse_scenario_command(args, options);
+  if (const auto code = help_or_missing_scenario(vm, options)) return *code;
+  const auto overrides = set_overrides(vm);
   const app::LoadedScenario loaded =
       app::load_scenario(vm["scenario"].as<std::string>(), overrides);
   const std::vector<MemoryLedger> stages = stage_memory_ledgers(loaded.scenario);

@@ -7,6 +7,7 @@
 #include "app/child_process.h"
 #include "app/output_dir.h"
 #include "app/racks_study.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 
 namespace racksim::cli {
@@ -25,18 +26,11 @@ int racks_command(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario field (repeatable)")("scenario", po::value<std::string>(),
                                                 "scenario file (.textproto or .json)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
-  if (vm.count("help") || !vm.count("scenario")) {
-    std::cout << options << "\n";
-    return vm.count("help") ? 0 : 2;
-  }
+  const po::variables_map vm = parse_scenario_command(args, options);
+  if (const auto code = help_or_missing_scenario(vm, options)) return *code;
   app::RacksStudySpec spec;
   spec.scenario = vm["scenario"].as<std::string>();
-  if (vm.count("set")) spec.overrides = vm["set"].as<std::vector<std::string>>();
+  spec.overrides = set_overrides(vm);
   for (int64_t d : parse_int_list("--scale-up", vm["scale-up"].as<std::string>())) {
     spec.domain_sizes.push_back(static_cast<int>(d));
   }

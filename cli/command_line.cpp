@@ -1,0 +1,32 @@
+#include "cli/command_line.h"
+
+#include <iostream>
+
+namespace racksim::cli {
+
+namespace po = boost::program_options;
+
+po::variables_map parse_scenario_command(const std::vector<std::string>& args,
+                                         const po::options_description& options) {
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
+std::optional<int> help_or_missing_scenario(const po::variables_map& vm,
+                                            const po::options_description& options) {
+  if (vm.count("help") || !vm.count("scenario")) {
+    std::cout << options << "\n";
+    return vm.count("help") ? 0 : 2;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> set_overrides(const po::variables_map& vm) {
+  return vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+}  // namespace racksim::cli
