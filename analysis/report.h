@@ -43,7 +43,7 @@ struct StepReport {
   MfuFigures mfu;
   Breakdown breakdown;
   int critical_stage = 0;
-  CriticalPath critical_path;                 // the chain of operations that set the step time
+  CriticalPath critical_path;                  // the chain of operations that set the step time
   std::vector<PathOperation> path_operations;  // its longest operations, grouped by label
   LinkSummary links;  // filled by the caller that has the topology (app/training_run.cpp)
   std::vector<int> stage_of_rank;  // pipeline stage of each rank

@@ -34,7 +34,7 @@ struct InferStudy {
   InferenceAlgebra algebra;
   std::vector<InferencePoint> points;  // contexts outer, batches inner
   std::vector<std::string> failures;
-  std::vector<MemoryRow> memory;  // the lecture's c_mem identity for this model
+  std::vector<MemoryRow> memory;        // the lecture's c_mem identity for this model
   std::vector<PlacementRow> placement;  // expert maps compared (MoE models)
   int ep = 1;
   int pp = 1;

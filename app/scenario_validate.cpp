@@ -111,9 +111,11 @@ void check_host(const config::Hardware& hw, const Checker& check) {
   const config::Host& host = hw.host();
   check.positive_if_set("hardware.host.sockets", host.has_sockets(), host.sockets());
   if (host.sockets() > 0 && hw.gpus_per_node() % host.sockets() != 0) {
-    check.fail("hardware.host.sockets",
-               fmt::format("{} GPUs per node do not split evenly over {} sockets (set hardware.host.sockets)",
-                           hw.gpus_per_node(), host.sockets()));
+    check.fail(
+        "hardware.host.sockets",
+        fmt::format(
+            "{} GPUs per node do not split evenly over {} sockets (set hardware.host.sockets)",
+            hw.gpus_per_node(), host.sockets()));
   }
   check.positive_if_set("hardware.host.pcie_switches_per_socket",
                         host.has_pcie_switches_per_socket(), host.pcie_switches_per_socket());
@@ -218,9 +220,9 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
   check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
   check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
   if (!(compute.gemm_half_dim() >= 0)) {
-    check.fail("hardware.compute.gemm_half_dim",
-               fmt::format("must be >= 0 elements (0: no shape effect), got {}",
-                           compute.gemm_half_dim()));
+    check.fail(
+        "hardware.compute.gemm_half_dim",
+        fmt::format("must be >= 0 elements (0: no shape effect), got {}", compute.gemm_half_dim()));
   }
   check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
   check_scale_up_shape(hw, check);
@@ -308,7 +310,8 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   }
   const int first_stage = scenario.layout().first_stage_layers();
   if (first_stage > 0 && sizes.pp > 1) {
-    if (first_stage >= model.num_layers() || (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
+    if (first_stage >= model.num_layers() ||
+        (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
       check.fail("layout.first_stage_layers",
                  fmt::format("{} layers on the first stage leave {} for the other {} stages, "
                              "which do not hold equal numbers of layers",
@@ -341,19 +344,24 @@ void check_experts(const config::Scenario& scenario, const Sizes& sizes, const C
   const config::Model& model = scenario.model();
   const config::Training& training = scenario.training();
   if (model.num_experts() <= 0) {
-    if (sizes.ep > 1) check.fail("layout.ep", "ep > 1 needs a model with experts (model.num_experts)");
+    if (sizes.ep > 1)
+      check.fail("layout.ep", "ep > 1 needs a model with experts (model.num_experts)");
     return;
   }
-  check.positive("model.experts_per_token", model.has_experts_per_token(), model.experts_per_token());
-  check.positive("model.moe_ffn_hidden_size", model.has_moe_ffn_hidden_size(), model.moe_ffn_hidden_size());
+  check.positive("model.experts_per_token", model.has_experts_per_token(),
+                 model.experts_per_token());
+  check.positive("model.moe_ffn_hidden_size", model.has_moe_ffn_hidden_size(),
+                 model.moe_ffn_hidden_size());
   if (model.experts_per_token() > model.num_experts()) {
-    check.fail("model.experts_per_token", fmt::format("{} experts per token but only {} experts",
-                                                      model.experts_per_token(), model.num_experts()));
+    check.fail("model.experts_per_token",
+               fmt::format("{} experts per token but only {} experts", model.experts_per_token(),
+                           model.num_experts()));
   }
   if ((sizes.tp * sizes.cp * sizes.dp) % sizes.ep != 0) {
-    check.fail("layout.ep", fmt::format("expert parallelism re-splits the tp x cp x dp = {} ranks of "
-                                        "a stage; ep {} does not divide them",
-                                        sizes.tp * sizes.cp * sizes.dp, sizes.ep));
+    check.fail("layout.ep",
+               fmt::format("expert parallelism re-splits the tp x cp x dp = {} ranks of "
+                           "a stage; ep {} does not divide them",
+                           sizes.tp * sizes.cp * sizes.dp, sizes.ep));
   }
   check_divisible(check, "layout.ep", model.num_experts(), sizes.ep,
                   "num_experts {} is not divisible by ep {}: each expert-parallel rank holds "
@@ -372,7 +380,8 @@ void check_experts(const config::Scenario& scenario, const Sizes& sizes, const C
 }
 
 // Context parallelism and the attention kinds.
-void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes,
+                            const Checker& check) {
   const config::Model& model = scenario.model();
   try {
     attention_kinds(model);
@@ -381,9 +390,10 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
   }
   if (sizes.cp > 1 && scenario.layout().cp_algorithm() == config::Layout::ULYSSES &&
       (model.num_heads() / sizes.tp) % sizes.cp != 0) {
-    check.fail("layout.cp", fmt::format("Ulysses splits the {} heads of a TP rank over cp {}, which "
-                                        "does not divide them",
-                                        model.num_heads() / sizes.tp, sizes.cp));
+    check.fail("layout.cp",
+               fmt::format("Ulysses splits the {} heads of a TP rank over cp {}, which "
+                           "does not divide them",
+                           model.num_heads() / sizes.tp, sizes.cp));
   }
 }
 
@@ -391,7 +401,8 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
 void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   const config::Training& training = scenario.training();
   const auto schedule = training.schedule();
-  const int64_t micro_batches = training.global_batch_size() / (training.micro_batch_size() * sizes.dp);
+  const int64_t micro_batches =
+      training.global_batch_size() / (training.micro_batch_size() * sizes.dp);
   const int64_t layers = scenario.model().num_layers();
   const std::string name = config::Training::Schedule_Name(schedule);
   if (sizes.vp > 1 && schedule != config::Training::INTERLEAVED_1F1B) {
@@ -405,26 +416,30 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                     "num_layers {} is not divisible by pp x virtual_stages = {}: every virtual "
                     "stage holds the same number of layers");
     if (micro_batches % sizes.pp != 0) {
-      check.fail("training.global_batch_size",
-                 fmt::format("interleaved 1F1B runs micro-batches in groups of pp: {} micro-batches "
-                             "per data-parallel rank is not a multiple of pp {}",
-                             micro_batches, sizes.pp));
+      check.fail(
+          "training.global_batch_size",
+          fmt::format("interleaved 1F1B runs micro-batches in groups of pp: {} micro-batches "
+                      "per data-parallel rank is not a multiple of pp {}",
+                      micro_batches, sizes.pp));
     }
   }
   if (schedule == config::Training::DUALPIPE) {
     if (sizes.pp < 2 || sizes.pp % 2 != 0) {
-      check.fail("layout.pp", fmt::format("DualPipe needs an even number of stages, got pp {}", sizes.pp));
+      check.fail("layout.pp",
+                 fmt::format("DualPipe needs an even number of stages, got pp {}", sizes.pp));
     }
     if (micro_batches % 2 != 0 || micro_batches < 2 * (sizes.pp - 1)) {
-      check.fail("training.global_batch_size",
-                 fmt::format("DualPipe feeds half the micro-batches from each end: it needs an even "
-                             "number of at least 2 (pp - 1) = {} micro-batches per data-parallel "
-                             "rank, got {}",
-                             2 * (sizes.pp - 1), micro_batches));
+      check.fail(
+          "training.global_batch_size",
+          fmt::format("DualPipe feeds half the micro-batches from each end: it needs an even "
+                      "number of at least 2 (pp - 1) = {} micro-batches per data-parallel "
+                      "rank, got {}",
+                      2 * (sizes.pp - 1), micro_batches));
     }
   }
   if (training.zero_stage() < 0 || training.zero_stage() > 3) {
-    check.fail("training.zero_stage", fmt::format("must be 0, 1, 2 or 3, got {}", training.zero_stage()));
+    check.fail("training.zero_stage",
+               fmt::format("must be 0, 1, 2 or 3, got {}", training.zero_stage()));
   }
   check.positive_if_set("training.grad_bucket_elements", training.has_grad_bucket_elements(),
                         training.grad_bucket_elements());

@@ -21,7 +21,8 @@ namespace po = boost::program_options;
 int run_command(const std::vector<std::string>& args) {
   po::options_description options("racksim run [SCENARIO] options");
   options.add_options()("help,h", "show this help")(
-      "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg into this directory")(
+      "out", po::value<std::string>(),
+      "write report.json, timeline.json and pipeline.svg into this directory")(
       "report-only", "with --out, write report.json alone (sweeps and calibrations)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario field, e.g. --set layout.pp=4 (repeatable)")(

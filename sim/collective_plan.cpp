@@ -294,8 +294,8 @@ std::unique_ptr<CollectivePlan> make_weighted_all_to_all_plan(double bytes,
                                                               const std::vector<double>& table) {
   if (table.size() < 2) throw std::logic_error("weighted all-to-all: empty weights table");
   const bool by_receiver = table[0] == static_cast<double>(WeightedAllToAll::kByReceiver);
-  return std::make_unique<WeightedAllToAllPlan>(bytes, by_receiver,
-                                                std::vector<double>(table.begin() + 1, table.end()));
+  return std::make_unique<WeightedAllToAllPlan>(
+      bytes, by_receiver, std::vector<double>(table.begin() + 1, table.end()));
 }
 
 std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings) {

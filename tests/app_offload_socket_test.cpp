@@ -28,7 +28,7 @@ const char* kScenario =
          hardware { preset: "dgx-h100" }
          layout { tp: 2 dp: 4 }
          training { global_batch_size: 4 seq_length: 2048 offload_optimizer: true }
-)pb";
+    )pb";
 
 // The NUMA node of every copy of each rank.
 std::map<RankId, std::set<uint32_t>> copy_sockets(const std::vector<std::string>& overrides) {

@@ -385,12 +385,15 @@ TEST(app_scenario_loader, FeaturesNeedTheirPrerequisites) {
   ASSERT_TRUE(ep.thrown);
   EXPECT_EQ(ep.field, "layout.ep");
   EXPECT_NE(ep.detail.find("experts"), std::string::npos) << ep.detail;
-  const Caught vp = load_error(small_scenario(""), "scenario.textproto", {"layout.virtual_stages=2"});
+  const Caught vp =
+      load_error(small_scenario(""), "scenario.textproto", {"layout.virtual_stages=2"});
   ASSERT_TRUE(vp.thrown);
   EXPECT_EQ(vp.field, "layout.virtual_stages");
   EXPECT_NE(vp.detail.find("INTERLEAVED_1F1B"), std::string::npos) << vp.detail;
-  EXPECT_NO_THROW(load_scenario_text(small_scenario(""), "s", {"training.schedule=INTERLEAVED_1F1B"}));
-  EXPECT_NO_THROW(load_scenario_text(small_scenario(""), "s", {"training.offload_activations=true"}));
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario(""), "s", {"training.schedule=INTERLEAVED_1F1B"}));
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario(""), "s", {"training.offload_activations=true"}));
   // FP8 on a GPU without it.
   const Caught fp8 = load_error(small_scenario(""), "scenario.textproto",
                                 {"hardware.preset=dgx-a100", "training.dtype=FP8"});

@@ -20,7 +20,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-TransformerModel seed() { return TransformerModel(*model_preset("seed-290b-moe")); }
+TransformerModel seed() {
+  return TransformerModel(*model_preset("seed-290b-moe"));
+}
 
 TEST(SeedModel, TotalsLandOnTheReport) {
   const TransformerModel m = seed();
@@ -164,8 +166,8 @@ TEST(SeedTraffic, AllToAllRingHopAndOffloadBytes) {
   EXPECT_DOUBLE_EQ(t.hop_bytes, entries * (128 + 512) * 2);
   // The offloaded optimizer moves FP32 gradients out and BF16 parameters back once per step.
   const auto s = seed_scenario(262144);
-  const double params = params_on_rank(TransformerModel(s.model()), ParallelLayout::from_config(s.layout()),
-                                       pipeline_map(s), 0);
+  const double params = params_on_rank(TransformerModel(s.model()),
+                                       ParallelLayout::from_config(s.layout()), pipeline_map(s), 0);
   EXPECT_DOUBLE_EQ(t.to_host, params * 4);
   EXPECT_DOUBLE_EQ(t.to_device, params * 2);
 }

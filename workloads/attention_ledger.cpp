@@ -35,9 +35,12 @@ std::vector<AttentionKind> default_hybrid_pattern(const config::HybridAttention&
 double causal_keys(const AttentionSpec& spec, double seq) {
   switch (spec.kind) {
     case AttentionKind::kFull:
-    case AttentionKind::kLatent: return seq / 2;
-    case AttentionKind::kSlidingWindow: return std::min<double>(spec.window, seq);
-    case AttentionKind::kCompressed: return seq / spec.ratio / 2;
+    case AttentionKind::kLatent:
+      return seq / 2;
+    case AttentionKind::kSlidingWindow:
+      return std::min<double>(spec.window, seq);
+    case AttentionKind::kCompressed:
+      return seq / spec.ratio / 2;
     case AttentionKind::kCompressedSparse:
       return std::min<double>(spec.top_k + spec.window, seq);
   }
@@ -49,8 +52,10 @@ double kv_width(const AttentionSpec& spec, int tp) {
   switch (spec.kind) {
     case AttentionKind::kFull:
       return static_cast<double>(spec.kv_heads * (spec.head_dim + spec.v_head_dim)) / tp;
-    case AttentionKind::kLatent: return static_cast<double>(spec.kv_lora_rank + spec.rope_dim);
-    default: return static_cast<double>(spec.head_dim);  // one MQA latent for keys and values
+    case AttentionKind::kLatent:
+      return static_cast<double>(spec.kv_lora_rank + spec.rope_dim);
+    default:
+      return static_cast<double>(spec.head_dim);  // one MQA latent for keys and values
   }
 }
 
@@ -58,11 +63,16 @@ double kv_width(const AttentionSpec& spec, int tp) {
 
 std::string_view to_string(AttentionKind kind) {
   switch (kind) {
-    case AttentionKind::kFull: return "full";
-    case AttentionKind::kLatent: return "mla";
-    case AttentionKind::kSlidingWindow: return "sliding_window";
-    case AttentionKind::kCompressed: return "compressed";
-    case AttentionKind::kCompressedSparse: return "compressed_sparse";
+    case AttentionKind::kFull:
+      return "full";
+    case AttentionKind::kLatent:
+      return "mla";
+    case AttentionKind::kSlidingWindow:
+      return "sliding_window";
+    case AttentionKind::kCompressed:
+      return "compressed";
+    case AttentionKind::kCompressedSparse:
+      return "compressed_sparse";
   }
   return "?";
 }
@@ -74,18 +84,25 @@ std::vector<AttentionKind> attention_kinds(const config::Model& model) {
       h.sliding_window_layers() + h.compressed_layers() + h.compressed_sparse_layers() > 0 ||
       !h.layer_pattern().empty();
   if (!hybrid) {
-    return std::vector<AttentionKind>(layers, model.kv_lora_rank() > 0 ? AttentionKind::kLatent
-                                                                     : AttentionKind::kFull);
+    return std::vector<AttentionKind>(
+        layers, model.kv_lora_rank() > 0 ? AttentionKind::kLatent : AttentionKind::kFull);
   }
   std::vector<AttentionKind> kinds;
   if (!h.layer_pattern().empty()) {
     for (char c : h.layer_pattern()) {
       switch (c) {
-        case 'S': kinds.push_back(AttentionKind::kSlidingWindow); break;
-        case 'H': kinds.push_back(AttentionKind::kCompressed); break;
-        case 'C': kinds.push_back(AttentionKind::kCompressedSparse); break;
+        case 'S':
+          kinds.push_back(AttentionKind::kSlidingWindow);
+          break;
+        case 'H':
+          kinds.push_back(AttentionKind::kCompressed);
+          break;
+        case 'C':
+          kinds.push_back(AttentionKind::kCompressedSparse);
+          break;
         default:
-          throw std::invalid_argument(fmt::format("hybrid layer_pattern: '{}' is not S, H or C", c));
+          throw std::invalid_argument(
+              fmt::format("hybrid layer_pattern: '{}' is not S, H or C", c));
       }
     }
   } else {
@@ -104,8 +121,8 @@ AttentionSpec attention_spec(const config::Model& model, AttentionKind kind) {
   s.hidden = model.hidden_size();
   s.heads = model.num_heads();
   s.kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
-  s.head_dim = model.has_head_dim() ? model.head_dim()
-                                    : (s.heads > 0 ? model.hidden_size() / s.heads : 0);
+  s.head_dim =
+      model.has_head_dim() ? model.head_dim() : (s.heads > 0 ? model.hidden_size() / s.heads : 0);
   s.v_head_dim = model.has_v_head_dim() ? model.v_head_dim() : s.head_dim;
   s.rope_dim = model.qk_rope_head_dim();
   s.q_lora_rank = model.q_lora_rank();
@@ -125,10 +142,13 @@ double attention_params(const AttentionSpec& s) {
   const double q_width = static_cast<double>(s.heads * s.qk_dim());
   const double out = static_cast<double>(s.heads * s.v_head_dim) * h;
   if (s.kind == AttentionKind::kFull) {
-    return h * static_cast<double>((s.heads + s.kv_heads) * s.head_dim + s.kv_heads * s.v_head_dim) + out;
+    return h * static_cast<double>((s.heads + s.kv_heads) * s.head_dim +
+                                   s.kv_heads * s.v_head_dim) +
+           out;
   }
-  const double q = s.q_lora_rank > 0 ? h * s.q_lora_rank + static_cast<double>(s.q_lora_rank) * q_width
-                                     : h * q_width;
+  const double q = s.q_lora_rank > 0
+                       ? h * s.q_lora_rank + static_cast<double>(s.q_lora_rank) * q_width
+                       : h * q_width;
   double kv = 0;
   if (s.kind == AttentionKind::kLatent) {
     kv = h * static_cast<double>(s.kv_lora_rank + s.rope_dim) +
@@ -140,7 +160,8 @@ double attention_params(const AttentionSpec& s) {
   if (s.kind == AttentionKind::kCompressedSparse) {
     const double q_in = s.q_lora_rank > 0 ? static_cast<double>(s.q_lora_rank) : h;
     indexer = q_in * static_cast<double>(s.indexer_heads * s.indexer_head_dim) +
-              h * static_cast<double>(s.indexer_head_dim) + h * static_cast<double>(s.indexer_heads);
+              h * static_cast<double>(s.indexer_head_dim) +
+              h * static_cast<double>(s.indexer_heads);
   }
   return q + kv + indexer + out;
 }
@@ -151,11 +172,14 @@ double attention_coeff(const AttentionSpec& s, bool causal_halving) {
   const double per_key = 2.0 * static_cast<double>(s.heads * (s.qk_dim() + s.v_head_dim));
   switch (s.kind) {
     case AttentionKind::kFull:
-    case AttentionKind::kLatent: return 3 * per_key * halving;
-    case AttentionKind::kCompressed: return 3 * per_key / s.ratio * halving;
+    case AttentionKind::kLatent:
+      return 3 * per_key * halving;
+    case AttentionKind::kCompressed:
+      return 3 * per_key / s.ratio * halving;
     case AttentionKind::kCompressedSparse:
       return 3 * 2.0 * static_cast<double>(s.indexer_heads * s.indexer_head_dim) / s.ratio;
-    case AttentionKind::kSlidingWindow: return 0;
+    case AttentionKind::kSlidingWindow:
+      return 0;
   }
   return 0;
 }
@@ -179,20 +203,23 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
   const double width = kv_width(spec, shape.tp);
   const double flops =
       2 * tokens * keys * heads * static_cast<double>(spec.qk_dim() + spec.v_head_dim);
-  const double hbm = e * (tokens * heads * static_cast<double>(spec.qk_dim() + 2 * spec.v_head_dim) +
-                          key_entries * width);
+  const double hbm =
+      e * (tokens * heads * static_cast<double>(spec.qk_dim() + 2 * spec.v_head_dim) +
+           key_entries * width);
   std::vector<LayerStep> core;
   if (spec.kind == AttentionKind::kCompressedSparse) {
     // The indexer scores every compressed entry before it (causal half), then picks the top-k.
     const double entries = seq / spec.ratio;
     const double idx_heads = static_cast<double>(spec.indexer_heads) / shape.tp;
     const double idx_dim = static_cast<double>(spec.indexer_head_dim);
-    LayerStep scores = attention_step("attn.indexer", 2 * tokens * (entries / 2) * idx_heads * idx_dim,
-                                      e * (tokens * idx_heads * idx_dim + entries * idx_dim + tokens * entries / 2));
+    LayerStep scores = attention_step(
+        "attn.indexer", 2 * tokens * (entries / 2) * idx_heads * idx_dim,
+        e * (tokens * idx_heads * idx_dim + entries * idx_dim + tokens * entries / 2));
     // Chunked indexer recompute: the backward computes the scores again, chunk by chunk.
     if (shape.indexer_chunk_tokens > 0) scores.input_grad_factor += 1;
     core.push_back(scores);
-    core.push_back(elementwise_step("attn.indexer.topk", tokens * entries / 2, tokens * entries / 2, e));
+    core.push_back(
+        elementwise_step("attn.indexer.topk", tokens * entries / 2, tokens * entries / 2, e));
   }
   if (spec.kind != AttentionKind::kFull && spec.kind != AttentionKind::kLatent &&
       spec.kind != AttentionKind::kSlidingWindow) {
@@ -205,7 +232,8 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
     // Ring attention: the rank's block of key/value state visits every other CP rank while the
     // core works on the blocks it has; a sliding window only needs the previous rank's tail.
     const bool window_only = spec.kind == AttentionKind::kSlidingWindow;
-    const double block_entries = window_only ? static_cast<double>(spec.window) : tokens / spec.ratio;
+    const double block_entries =
+        window_only ? static_cast<double>(spec.window) : tokens / spec.ratio;
     double hop_bytes = block_entries * width * e;
     if (spec.kind == AttentionKind::kCompressedSparse) {
       hop_bytes += block_entries * static_cast<double>(spec.indexer_head_dim) * e;  // indexer keys
@@ -223,14 +251,15 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
   if (ulysses) {
     // Ulysses: trade the sequence split for a head split and back.
     const double qkv = tokens * e * (heads * static_cast<double>(spec.qk_dim()) + width);
-    fw.push_back(collective_step("attn.ulysses.in", CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
-                                 CommDim::kCp, qkv));
+    fw.push_back(collective_step("attn.ulysses.in", CollectiveKind::kAllToAll,
+                                 CollectiveKind::kAllToAll, CommDim::kCp, qkv));
   }
   fw.insert(fw.end(), core.begin(), core.end());
   recompute.insert(recompute.end(), core.begin(), core.end());
   if (ulysses) {
-    fw.push_back(collective_step("attn.ulysses.out", CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
-                                 CommDim::kCp, tokens * heads * static_cast<double>(spec.v_head_dim) * e));
+    fw.push_back(collective_step("attn.ulysses.out", CollectiveKind::kAllToAll,
+                                 CollectiveKind::kAllToAll, CommDim::kCp,
+                                 tokens * heads * static_cast<double>(spec.v_head_dim) * e));
   }
 }
 
@@ -240,7 +269,8 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
   const double heads = static_cast<double>(spec.heads) / tp;
   if (spec.kind == AttentionKind::kFull) {
     const double width = static_cast<double>((spec.heads + spec.kv_heads) * spec.head_dim +
-                                             spec.kv_heads * spec.v_head_dim) / tp;
+                                             spec.kv_heads * spec.v_head_dim) /
+                         tp;
     fw.push_back(gemm_step("attn.qkv", tokens, h, width, e));
     return;
   }
@@ -253,7 +283,8 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
     fw.push_back(gemm_step("attn.q", tokens, h, q_width, e));
   }
   if (spec.kind == AttentionKind::kLatent) {
-    fw.push_back(gemm_step("attn.kv_down", tokens, h, static_cast<double>(spec.kv_lora_rank + spec.rope_dim), e));
+    fw.push_back(gemm_step("attn.kv_down", tokens, h,
+                           static_cast<double>(spec.kv_lora_rank + spec.rope_dim), e));
     fw.push_back(gemm_step("attn.kv_up", tokens, static_cast<double>(spec.kv_lora_rank),
                            heads * static_cast<double>(spec.head_dim + spec.v_head_dim), e));
   } else {
@@ -262,8 +293,10 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
   if (spec.kind == AttentionKind::kCompressedSparse) {
     const double q_in = spec.q_lora_rank > 0 ? static_cast<double>(spec.q_lora_rank) : h;
     const double idx_heads = static_cast<double>(spec.indexer_heads) / tp;
-    fw.push_back(gemm_step("attn.indexer_q", tokens, q_in, idx_heads * static_cast<double>(spec.indexer_head_dim), e));
-    fw.push_back(gemm_step("attn.indexer_k", tokens, h, static_cast<double>(spec.indexer_head_dim), e));
+    fw.push_back(gemm_step("attn.indexer_q", tokens, q_in,
+                           idx_heads * static_cast<double>(spec.indexer_head_dim), e));
+    fw.push_back(
+        gemm_step("attn.indexer_k", tokens, h, static_cast<double>(spec.indexer_head_dim), e));
     fw.push_back(gemm_step("attn.indexer_w", tokens, h, idx_heads, e));
   }
 }
@@ -276,7 +309,8 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
   const double h = static_cast<double>(spec.hidden);
   auto& fw = block->forward;
-  fw.push_back(elementwise_step("attn.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
+  fw.push_back(elementwise_step("attn.norm", 2 * norm_tokens * h,
+                                kNormFlopsPerElement * norm_tokens * h, e));
   open_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
   append_projections(spec, tokens, shape.tp, e, fw);
   append_core(spec, shape, tokens, fw, block->selective_recompute);
