@@ -56,6 +56,22 @@ TEST(InferenceRun, DecodeAtALargeBatchIsComputeBound) {
   EXPECT_LT(p.step_time_s / p.compute_floor_s, 1.15);  // plus attention and element-wise work
 }
 
+TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
+  // 8 prompts of 512 tokens on the wide model: 4,096 tokens through every weight, so the step
+  // is 2 N_active x B x P FLOPs at peak, plus attention over the prompt (4 P h per token and
+  // layer against 24 h^2: ~2 %) and the element-wise kernels; time to first token = the step.
+  const auto loaded =
+      tiny({"inference.batch=8", "inference.context_tokens=512", "model.hidden_size=4096",
+            "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
+  const auto algebra = app::inference_algebra(loaded.scenario);
+  const auto p = app::run_inference(loaded.scenario, InferencePhase::kPrefill);
+  const double compute_floor_s = 8 * 512 * algebra.compute_time_per_token_s;
+  EXPECT_GE(p.step_time_s, compute_floor_s);
+  EXPECT_LT(p.step_time_s / compute_floor_s, 1.15);
+  EXPECT_DOUBLE_EQ(p.latency_per_token_s, p.step_time_s);
+  EXPECT_NEAR(p.tokens_per_s, 8 * 512 / p.step_time_s, 1e-6 * p.tokens_per_s);
+}
+
 TEST(InferenceRun, KvReadsAddToTheStepAsContextGrows) {
   // 64 sequences of 64K tokens: 2 layers x 64 x 65536 x 2 x 1024 x 2 bytes of cache read per step.
   const auto loaded = tiny({"inference.batch=64", "inference.context_tokens=65536"});
