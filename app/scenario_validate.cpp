@@ -469,6 +469,26 @@ void validate_hardware(const config::Hardware& hardware, const SourceMap& source
   check_hardware(hardware, Checker(sources));
 }
 
+// The inference section (racksim infer / racks): sizes and a price that make sense, and a layout
+// the inference step models (attention data-parallel, no context parallelism).
+void check_inference(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  if (!scenario.has_inference()) return;
+  const config::Inference& inf = scenario.inference();
+  check.positive_if_set("inference.batch", inf.has_batch(), inf.batch());
+  check.positive_if_set("inference.context_tokens", inf.has_context_tokens(), inf.context_tokens());
+  check.positive_if_set("inference.prompt_tokens", inf.has_prompt_tokens(), inf.prompt_tokens());
+  if (!(inf.gpu_hour_price() >= 0)) {
+    check.fail("inference.gpu_hour_price",
+               fmt::format("a price is dollars per GPU-hour, >= 0; got {}", inf.gpu_hour_price()));
+  }
+  if (sizes.cp > 1) {
+    check.fail("layout.cp",
+               fmt::format("the inference step does not model context parallelism (cp {}); set "
+                           "layout.cp: 1 for a scenario with an inference section",
+                           sizes.cp));
+  }
+}
+
 void validate_scenario(const config::Scenario& scenario, const SourceMap& sources) {
   const Checker check(sources);
   check_model(scenario.model(), check);
@@ -478,6 +498,7 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   check_layout_fits(scenario, sizes, check);
   check_schedule(scenario, sizes, check);
   check_supported(scenario, sizes, check);
+  check_inference(scenario, sizes, check);
   if (scenario.sim().fold_replicas()) {
     if (auto why = fold_refusal(scenario)) check.fail("sim.fold_replicas", "cannot fold: " + *why);
   }

@@ -588,3 +588,26 @@ TEST(app_scenario_loader, JsonScannerTracksNestingStringsAndArrays) {
 
 }  // namespace
 }  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
+  const Caught batch = load_error(small_scenario("  tp: 8\n", "inference {\n  batch: 0\n}\n"));
+  ASSERT_TRUE(batch.thrown);
+  EXPECT_EQ(batch.field, "inference.batch");
+  EXPECT_EQ(batch.where.line, 11);
+  const Caught price =
+      load_error(small_scenario("  tp: 8\n", "inference { gpu_hour_price: -1 }\n"));
+  ASSERT_TRUE(price.thrown);
+  EXPECT_EQ(price.field, "inference.gpu_hour_price");
+  const Caught cp = load_error(small_scenario("  tp: 4\n  cp: 2\n", "inference { batch: 8 }\n"));
+  ASSERT_TRUE(cp.thrown);
+  EXPECT_EQ(cp.field, "layout.cp");
+  EXPECT_NE(cp.detail.find("context parallelism"), std::string::npos) << cp.detail;
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario("  tp: 8\n", "inference { batch: 8 }\n"), "s", {}));
+}
+
+}  // namespace
+}  // namespace racksim::app
