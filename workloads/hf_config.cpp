@@ -197,13 +197,8 @@ constexpr auto kQwen2Keys = std::to_array<KeyRule>({
     {"layer_types", require_full_attention},
 });
 
+// Qwen2-MoE: Qwen2's keys and these.
 constexpr auto kQwen2MoeKeys = std::to_array<KeyRule>({
-    {"head_dim", set_int<&M::set_head_dim>},
-    {"intermediate_size", set_int<&M::set_ffn_hidden_size>},
-    {"use_sliding_window", require_no_window},
-    {"sliding_window", ignore},
-    {"max_window_layers", ignore},
-    {"layer_types", require_full_attention},
     {"num_experts", set_int<&M::set_num_experts>},
     {"num_experts_per_tok", set_int<&M::set_experts_per_token>},
     {"moe_intermediate_size", set_int<&M::set_moe_ffn_hidden_size>},
@@ -244,6 +239,7 @@ constexpr auto kDeepseekV3Keys = std::to_array<KeyRule>({
 struct Architecture {
   std::string_view name;
   std::span<const KeyRule> keys;
+  std::span<const KeyRule> extra_keys = {};  // a variant's keys on top of its base's
 };
 
 const auto kArchitectures = std::to_array<Architecture>({
@@ -251,7 +247,7 @@ const auto kArchitectures = std::to_array<Architecture>({
     {"MistralForCausalLM", kMistralKeys},
     {"MixtralForCausalLM", kMixtralKeys},
     {"Qwen2ForCausalLM", kQwen2Keys},
-    {"Qwen2MoeForCausalLM", kQwen2MoeKeys},
+    {"Qwen2MoeForCausalLM", kQwen2Keys, kQwen2MoeKeys},
     {"DeepseekV3ForCausalLM", kDeepseekV3Keys},
 });
 
@@ -313,6 +309,7 @@ config::Model model_from_hf_config(const json& config) {
   r.model.set_activation(config::Model::SWIGLU);
   for (const auto& [key, value] : config.items()) {
     const KeyRule* rule = find_rule(arch.keys, key);
+    if (rule == nullptr) rule = find_rule(arch.extra_keys, key);
     if (rule == nullptr) rule = find_rule(kCommonKeys, key);
     if (rule == nullptr) {
       throw HfConfigError(key, fmt::format("key '{}' is not one racksim knows for {}: it may "
