@@ -14,8 +14,8 @@
 namespace racksim {
 namespace {
 
-using testing::read_file;
-using testing::run_racksim;
+using testing::ReportRun;
+using testing::run_scenario_report;
 using testing::TempDir;
 
 // Llama-3 8B on 4 x DGX H100, TP4 PP2 DP4: gradient all-reduce across servers.
@@ -34,35 +34,14 @@ layout { tp: 1 pp: 1 dp: 16 ep: 16 }
 training { global_batch_size: 32 micro_batch_size: 1 seq_length: 4096 routing: BALANCED }
 )";
 
-struct RunResult {
-  int exit_code = 0;
-  std::string err;
-  nlohmann::json report;
-};
-
-RunResult run(const TempDir& dir, const std::string& scenario,
-              const std::vector<std::string>& sets) {
-  static int count = 0;
-  const std::string path = dir.write("s.textproto", scenario);
-  const std::string out = (dir.path() / ("out" + std::to_string(count++))).string();
-  std::vector<std::string> args{"run", path, "--out", out, "--report-only"};
-  for (const auto& s : sets) {
-    args.push_back("--set");
-    args.push_back(s);
-  }
-  const auto r = run_racksim(args);
-  RunResult result{r.exit_code, r.err, {}};
-  if (r.exit_code == 0) result.report = nlohmann::json::parse(read_file(out + "/report.json"));
-  return result;
-}
-
 class FoldError : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FoldError, FoldedStepWithinOnePercentOfUnfolded) {
   TempDir dir;
   const std::string scenario = GetParam();
-  const RunResult whole = run(dir, scenario, {"sim.fidelity=FULL"});
-  const RunResult folded = run(dir, scenario, {"sim.fidelity=FULL", "sim.fold_replicas=true"});
+  const ReportRun whole = run_scenario_report(dir, scenario, {"sim.fidelity=FULL"});
+  const ReportRun folded =
+      run_scenario_report(dir, scenario, {"sim.fidelity=FULL", "sim.fold_replicas=true"});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
   const double a = whole.report["step_time_s"].get<double>();
@@ -90,7 +69,7 @@ TEST_P(FoldRefusal, ExitsTwoSayingWhy) {
   TempDir dir;
   std::vector<std::string> sets = c.sets;
   sets.push_back("sim.fold_replicas=true");
-  const RunResult r = run(dir, c.scenario, sets);
+  const ReportRun r = run_scenario_report(dir, c.scenario, sets);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("sim.fold_replicas"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(c.reason), std::string::npos) << r.err;

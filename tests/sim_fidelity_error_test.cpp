@@ -14,8 +14,6 @@
 namespace racksim {
 namespace {
 
-using testing::read_file;
-using testing::run_racksim;
 using testing::TempDir;
 
 // Llama-3 8B on 2 x DGX H100, TP4 PP2 DP2, 8 micro-batches per replica.
@@ -37,17 +35,9 @@ training { global_batch_size: 32 micro_batch_size: 1 seq_length: 4096 routing: B
 
 nlohmann::json run(const TempDir& dir, const std::string& scenario,
                    const std::vector<std::string>& sets) {
-  static int count = 0;
-  const std::string path = dir.write("s.textproto", scenario);
-  const std::string out = (dir.path() / ("out" + std::to_string(count++))).string();
-  std::vector<std::string> args{"run", path, "--out", out, "--report-only"};
-  for (const auto& s : sets) {
-    args.push_back("--set");
-    args.push_back(s);
-  }
-  const auto r = run_racksim(args);
+  const auto r = testing::run_scenario_report(dir, scenario, sets);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(read_file(std::string(out) + "/report.json"));
+  return r.report;
 }
 
 double step_s(const TempDir& dir, const std::string& scenario, const std::string& fidelity,

@@ -68,4 +68,20 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
   return p.string();
 }
 
+ReportRun run_scenario_report(const TempDir& dir, const std::string& scenario_text,
+                              const std::vector<std::string>& sets) {
+  static int runs = 0;  // each run its own output folder (the CLI refuses foreign folders)
+  const std::string path = dir.write("s.textproto", scenario_text);
+  const std::string out = (dir.path() / ("out" + std::to_string(runs++))).string();
+  std::vector<std::string> args{"run", path, "--out", out, "--report-only"};
+  for (const auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  const CommandResult r = run_racksim(args);
+  ReportRun result{r.exit_code, r.err, {}};
+  if (r.exit_code == 0) result.report = nlohmann::json::parse(read_file(out + "/report.json"));
+  return result;
+}
+
 }  // namespace racksim::testing

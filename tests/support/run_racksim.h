@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace racksim::testing {
 
 struct CommandResult {
@@ -33,5 +35,15 @@ class TempDir {
 };
 
 std::string read_file(const std::filesystem::path& path);
+
+// `racksim run` of `scenario_text` (written into `dir`) with `--set` overrides, writing
+// report.json alone into a fresh folder of `dir`; the report is null when the run failed.
+struct ReportRun {
+  int exit_code = -1;
+  std::string err;
+  nlohmann::json report;
+};
+ReportRun run_scenario_report(const TempDir& dir, const std::string& scenario_text,
+                              const std::vector<std::string>& sets);
 
 }  // namespace racksim::testing
