@@ -1,4 +1,4 @@
-// What every `racksim COMMAND SCENARIO [options]` command parses the same way: one positional
+// What the `racksim COMMAND [SCENARIO] [options]` commands parse the same way: one positional
 // scenario file, --help, and repeatable --set overrides.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include "app/output_dir.h"
 #include "app/scenario_loader.h"
 #include "app/training_run.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 
 namespace racksim::cli {
@@ -29,17 +30,12 @@ int run_command(const std::vector<std::string>& args) {
       "emit-chakra", po::value<std::string>(),
       "also write the step as a Chakra trace: DIR/trace.<rank>.et (racksim replay DIR/trace)")(
       "scenario", po::value<std::string>(), "scenario file (.textproto or .json)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_scenario_command(args, options);
   if (vm.count("help")) {
     std::cout << options << "\n";
     return 0;
   }
-  const auto overrides =
-      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto overrides = set_overrides(vm);
   const app::LoadedScenario loaded =
       vm.count("scenario")
           ? app::load_scenario(vm["scenario"].as<std::string>(), overrides)

@@ -10,6 +10,7 @@
 #include "app/child_process.h"
 #include "app/output_dir.h"
 #include "app/sweep.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
 
@@ -42,17 +43,12 @@ int sweep_command(const std::vector<std::string>& args) {
       "write one `racksim run` command per point to this file instead of simulating")(
       "collect", "read the points' reports from --out (after the emitted jobs ran)")(
       "scenario", po::value<std::string>(), "scenario file (default: the built-in one)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_scenario_command(args, options);
   if (vm.count("help")) {
     std::cout << options << "\n";
     return 0;
   }
-  const auto sets =
-      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto sets = set_overrides(vm);
   const app::SweepSpec spec =
       app::parse_sweep(vm.count("scenario") ? vm["scenario"].as<std::string>() : "", sets);
   std::optional<app::OutputDir> out;
