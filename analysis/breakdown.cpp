@@ -76,13 +76,12 @@ TailSegment tail_segment(const EventGraph& graph, const sim::SimResult& result, 
 }
 
 // Charges [from, to) to the most telling activity of the rank's other streams at each moment.
-void add_tail(Breakdown& b, const EventGraph& graph, const sim::SimResult& result, double from,
-              double to) {
+// `side_ops`: the rank's operations on its other streams.
+void add_tail(Breakdown& b, const EventGraph& graph, const sim::SimResult& result,
+              const std::vector<OpId>& side_ops, double from, double to) {
   std::vector<TailSegment> segments;
   std::vector<double> cuts{from, to};
-  for (OpId id = 0; id < graph.size(); ++id) {
-    const Op& op = graph.op(id);
-    if (op.rank != b.rank || graph.streams()[op.stream].kind == StreamKind::kCompute) continue;
+  for (OpId id : side_ops) {
     TailSegment seg = tail_segment(graph, result, id);
     seg.from_s = std::max(seg.from_s, from);
     seg.to_s = std::min(seg.to_s, to);
@@ -120,11 +119,11 @@ void add_tail(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
 }
 
 // The rank's host<->device copies: bytes each way and the union of their running intervals.
-void add_copies(Breakdown& b, const EventGraph& graph, const sim::SimResult& result) {
+void add_copies(Breakdown& b, const EventGraph& graph, const sim::SimResult& result,
+                const std::vector<OpId>& copies) {
   std::vector<std::pair<double, double>> spans;
-  for (OpId id = 0; id < graph.size(); ++id) {
+  for (OpId id : copies) {
     const Op& op = graph.op(id);
-    if (op.rank != b.rank || op.kind != OpKind::kCopy) continue;
     (op.copy_direction == CopyDirection::kDeviceToHost ? b.copy_to_host_bytes
                                                        : b.copy_to_device_bytes) += op.amount;
     spans.emplace_back(result.timing[id].start_s, result.timing[id].end_s);
@@ -177,17 +176,24 @@ Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, 
   b.rank = rank;
   b.step_time_s = step_time_s;
   double cursor = 0;
+  std::vector<OpId> side_ops;  // the rank's operations on its other streams
+  std::vector<OpId> copies;    // its host<->device copies
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
-    if (op.rank != rank || graph.streams()[op.stream].kind != StreamKind::kCompute) continue;
+    if (op.rank != rank) continue;
+    if (op.kind == OpKind::kCopy) copies.push_back(id);
+    if (graph.streams()[op.stream].kind != StreamKind::kCompute) {
+      side_ops.push_back(id);
+      continue;
+    }
     const sim::OpTiming& t = result.timing[id];
     if (t.start_s > cursor) add_idle(b, graph, result, id, cursor, t.start_s);
     const double busy_from = std::max(cursor, t.start_s);
     if (t.end_s > busy_from) add_busy(b, op.phase, t.end_s - busy_from);
     cursor = std::max(cursor, t.end_s);
   }
-  if (step_time_s > cursor) add_tail(b, graph, result, cursor, step_time_s);
-  add_copies(b, graph, result);
+  if (step_time_s > cursor) add_tail(b, graph, result, side_ops, cursor, step_time_s);
+  add_copies(b, graph, result, copies);
   return b;
 }
 
