@@ -28,7 +28,7 @@ int memory_command(const std::vector<std::string>& args) {
   const app::LoadedScenario loaded =
       app::load_scenario(vm["scenario"].as<std::string>(), overrides);
   const std::vector<MemoryLedger> stages = stage_memory_ledgers(loaded.scenario);
-  const MemoryLedger worst = worst_memory_ledger(loaded.scenario);
+  const MemoryLedger& worst = fullest(stages);
   if (vm.count("json")) {
     nlohmann::ordered_json j;
     j["scenario"] = loaded.scenario.name();

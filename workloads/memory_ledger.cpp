@@ -236,13 +236,16 @@ std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& s) {
   return stages;
 }
 
-MemoryLedger worst_memory_ledger(const config::Scenario& s) {
-  std::vector<MemoryLedger> stages = stage_memory_ledgers(s);
+const MemoryLedger& fullest(const std::vector<MemoryLedger>& ledgers) {
   size_t worst = 0;
-  for (size_t i = 1; i < stages.size(); ++i) {
-    if (stages[i].peak_bytes() > stages[worst].peak_bytes()) worst = i;
+  for (size_t i = 1; i < ledgers.size(); ++i) {
+    if (ledgers[i].peak_bytes() > ledgers[worst].peak_bytes()) worst = i;
   }
-  return std::move(stages[worst]);
+  return ledgers.at(worst);
+}
+
+MemoryLedger worst_memory_ledger(const config::Scenario& s) {
+  return fullest(stage_memory_ledgers(s));
 }
 
 }  // namespace racksim

@@ -63,4 +63,7 @@ MemoryLedger worst_memory_ledger(const config::Scenario& scenario);
 // The ledger of the first rank of each pipeline stage (ranks of one stage hold the same).
 std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& scenario);
 
+// Of these ledgers, the one with the highest peak (the first such on ties).
+const MemoryLedger& fullest(const std::vector<MemoryLedger>& ledgers);
+
 }  // namespace racksim
