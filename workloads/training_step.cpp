@@ -49,6 +49,9 @@ class RankStep {
     // Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
     const std::vector<std::vector<double>>& expert_rank_shares;
     OffloadStreams offload_streams;
+    // Per layer, what it keeps for its backward (the bytes activation offload moves); empty
+    // without activation offload.
+    const std::vector<double>& offloaded_activation_bytes;
   };
 
   RankStep(const Shared& shared, EventGraph* graph, RankId rank)
@@ -288,7 +291,7 @@ class RankStep {
     if (!s_.scenario.training().offload_activations()) return;
     stashed_[{mb, l}] = writer_.graph().add_copy(
         copy_context(s_.offload_streams.to_host, {Phase::kForward, mb, l}), "activations.to_host",
-        CopyDirection::kDeviceToHost, numa_node_of(rank_), layer_activation_bytes(s_.scenario, l),
+        CopyDirection::kDeviceToHost, numa_node_of(rank_), s_.offloaded_activation_bytes[l],
         chain.inputs());
   }
 
@@ -303,7 +306,7 @@ class RankStep {
     chain.pending.push_back(writer_.graph().add_copy(
         copy_context(s_.offload_streams.to_device, {Phase::kBackward, mb, l}),
         "activations.to_device", CopyDirection::kHostToDevice, numa_node_of(rank_),
-        layer_activation_bytes(s_.scenario, l), deps));
+        s_.offloaded_activation_bytes[l], deps));
   }
 
   OpContext copy_context(StreamId stream, const OpTag& tag) const {
@@ -701,8 +704,15 @@ TrainingStep build_training_step(const config::Scenario& scenario,
   const auto shares = expert_rank_shares(scenario, model);
   const OffloadStreams offload =
       add_offload_streams(graph, t.offload_optimizer() || t.offload_activations());
-  const RankStep::Shared shared{scenario, model, layout,  map,       layers, embedding, head,
-                                m,        main,  overlap, dp_stream, shares, offload};
+  std::vector<double> offloaded_bytes;
+  if (t.offload_activations()) {
+    for (int l = 0; l < model.layers(); ++l) {
+      offloaded_bytes.push_back(layer_activation_bytes(scenario, l));
+    }
+  }
+  const RankStep::Shared shared{
+      scenario, model, layout,  map,       layers, embedding, head,
+      m,        main,  overlap, dp_stream, shares, offload,   offloaded_bytes};
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     if (!only_ranks.empty() && !only_ranks[r]) continue;
     RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
