@@ -26,8 +26,15 @@ std::string cell(const std::optional<double>& v, double scale) {
 }  // namespace
 
 double network_crossing_share(int ep, int domain) {
-  const int d = std::min(ep, domain);
-  return ep > 1 ? static_cast<double>(ep - d) / (ep - 1) : 0.0;
+  if (ep <= 1) return 0.0;
+  // Each rank sends 1 / (ep - 1) of its bytes to every other rank; those outside its own
+  // domain cross. The last domain may be partial (256 ranks in domains of 72: 72, 72, 72, 40).
+  double crossing = 0;
+  for (int first = 0; first < ep; first += domain) {
+    const int size = std::min(domain, ep - first);
+    crossing += static_cast<double>(size) * (ep - size);
+  }
+  return crossing / (static_cast<double>(ep) * (ep - 1));
 }
 
 RacksStudy run_racks_study(const RacksStudySpec& spec) {
@@ -36,12 +43,16 @@ RacksStudy run_racks_study(const RacksStudySpec& spec) {
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
   study.ep = std::max(1, loaded.scenario.layout().ep());
   study.training_fidelity = spec.training_fidelity;
+  study.decode_fidelity = spec.decode_fidelity;
   study.gpus = loaded.scenario.hardware().nodes() * loaded.scenario.hardware().gpus_per_node();
   std::vector<PointJob> jobs;
   for (int domain : spec.domain_sizes) {
     PointJob decode{{"infer", spec.scenario, "--point-out", "{OUT}/point.json"}, "point.json"};
     const auto sets = set_args(spec.overrides, domain);
     decode.args.insert(decode.args.end(), sets.begin(), sets.end());
+    if (!spec.decode_fidelity.empty()) {
+      decode.args.insert(decode.args.end(), {"--set", "sim.fidelity=" + spec.decode_fidelity});
+    }
     jobs.push_back(decode);
     if (!spec.training) continue;
     PointJob train{{"run", spec.scenario, "--out", "{OUT}", "--report-only"}, "report.json"};
@@ -97,11 +108,13 @@ std::string racks_table(const RacksStudy& s) {
              "\ntrain s: one training step ({} fidelity); train EP s: its exposed EP "
              "communication;\n",
              s.training_fidelity) +
-         "decode ms: one decode step of inference.batch sequences; a2a ms: rank 0's dispatch + "
-         "combine;\n"
+         fmt::format("decode ms: one decode step of inference.batch sequences ({} fidelity); a2a ms: "
+                     "rank 0's dispatch + combine;\n",
+                     s.decode_fidelity.empty() ? "the scenario's" : s.decode_fidelity) +
          "up/out GB: decode network bytes inside / across scale-up domains; crossing: the share "
          "across,\n"
-         "formula: (ep - d) / (ep - 1) for a balanced all-to-all, d = EP ranks per domain.\n";
+         "formula: (ep - d) / (ep - 1) for a balanced all-to-all, d = EP ranks per domain\n"
+         "(weighted by domain when the last domain is partial).\n";
   return out;
 }
 
@@ -134,7 +147,12 @@ void write_racks_svg(const RacksStudy& s, std::ostream& os) {
 }
 
 nlohmann::ordered_json racks_json(const RacksStudy& s) {
-  nlohmann::ordered_json j{{"title", s.title}, {"gpus", s.gpus}, {"ep", s.ep}};
+  nlohmann::ordered_json j{{"title", s.title},
+                           {"gpus", s.gpus},
+                           {"ep", s.ep},
+                           {"training_fidelity", s.training_fidelity},
+                           {"decode_fidelity", s.decode_fidelity.empty() ? "scenario"
+                                                                         : s.decode_fidelity}};
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : s.rows) {
     nlohmann::ordered_json row{{"domain_size", r.domain_size},

@@ -23,9 +23,11 @@ struct RacksStudySpec {
   std::vector<int> domain_sizes;
   bool training = true;
   // The training step's collective fidelity (sim.fidelity): AGGREGATED by default, ANALYTIC for
-  // speed. The decode step keeps the scenario's, as its bytes inside and across domains are
-  // read off the flows.
+  // speed.
   std::string training_fidelity = "AGGREGATED";
+  // The decode step's; empty keeps the scenario's sim.fidelity. ANALYTIC collectives still count
+  // their bytes per rank pair, so the bytes inside and across domains are the same.
+  std::string decode_fidelity;
   int jobs = 1;
 };
 
@@ -41,6 +43,7 @@ struct RacksRow {
 struct RacksStudy {
   std::string title;
   std::string training_fidelity;
+  std::string decode_fidelity;  // empty: the scenario's
   int ep = 1;
   int gpus = 0;
   std::vector<RacksRow> rows;
@@ -49,8 +52,9 @@ struct RacksStudy {
 RacksStudy run_racks_study(const RacksStudySpec& spec);
 
 // Share of a balanced all-to-all's network bytes (a rank's bytes to itself stay off the
-// network) that cross a domain boundary, for ep consecutive ranks in domains of `domain`
-// GPUs with ep and domain dividing each other: (ep - d) / (ep - 1), d = min(ep, domain).
+// network) that cross a domain boundary, for ep consecutive ranks starting a domain, in domains
+// of `domain` GPUs: sum over domains of s (ep - s) / (ep (ep - 1)), s the ranks in each (the
+// last domain may be partial); (ep - d) / (ep - 1) with d = min(ep, domain) when they divide.
 double network_crossing_share(int ep, int domain);
 
 std::string racks_table(const RacksStudy& study);

@@ -21,6 +21,8 @@ int racks_command(const std::vector<std::string>& args) {
       "GPUs per scale-up domain, comma-separated")("no-training", "simulate the decode step only")(
       "train-fidelity", po::value<std::string>()->default_value("AGGREGATED"),
       "the training step's sim.fidelity: AGGREGATED or ANALYTIC (faster)")(
+      "decode-fidelity", po::value<std::string>(),
+      "the decode step's sim.fidelity (default: the scenario's); ANALYTIC for large EP groups")(
       "out", po::value<std::string>(), "write racks.json and racks.svg into this directory")(
       "jobs", po::value<int>(), "simulations at once (default: the CPUs)")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -36,6 +38,7 @@ int racks_command(const std::vector<std::string>& args) {
   }
   spec.training = !vm.count("no-training");
   spec.training_fidelity = vm["train-fidelity"].as<std::string>();
+  if (vm.count("decode-fidelity")) spec.decode_fidelity = vm["decode-fidelity"].as<std::string>();
   spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());

@@ -1,6 +1,7 @@
 #include "sim/analytic_model.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace racksim::sim {
@@ -33,6 +34,7 @@ LinearCost analytic_cost(const CollectivePlan& unit_plan, const std::vector<Rank
   const int phases =
       unit_plan.phases_alike() ? std::min(1, unit_plan.num_phases()) : unit_plan.num_phases();
   const double repeat = unit_plan.phases_alike() ? unit_plan.num_phases() : 1;
+  std::vector<std::map<uint32_t, double>> per_peer(members);
   for (int phase = 0; phase < phases; ++phase) {
     load.clear();
     double latency = 0;
@@ -47,6 +49,7 @@ LinearCost analytic_cost(const CollectivePlan& unit_plan, const std::vector<Rank
         const auto& hops = fabric.route(from, to);
         latency = std::max(latency, fabric.latency_s(hops));
         if (t.max_bytes_per_s > 0) capped = std::max(capped, t.bytes / t.max_bytes_per_s);
+        per_peer[m][t.to] += repeat * t.bytes;
         for (const topo::Hop& hop : hops) {
           const DirectedLink link = directed_link(hop);
           load[link] += t.bytes;
@@ -61,6 +64,10 @@ LinearCost analytic_cost(const CollectivePlan& unit_plan, const std::vector<Rank
     cost.seconds_per_byte += repeat * busiest;
     std::sort(cost.links.begin(), cost.links.end());
     cost.links.erase(std::unique(cost.links.begin(), cost.links.end()), cost.links.end());
+  }
+  cost.sends.resize(members);
+  for (uint32_t m = 0; m < members; ++m) {
+    for (const auto& [to, bytes] : per_peer[m]) cost.sends[m].push_back({to, bytes});
   }
   return cost;
 }

@@ -47,11 +47,20 @@ class FabricView {
   std::vector<uint32_t> rank_to_gpu_;
 };
 
+// Bytes a member sends to one peer over a whole collective, per byte of the collective.
+struct PeerShare {
+  uint32_t to = 0;  // member index
+  double bytes_per_byte = 0;
+};
+
 // A collective's cost on an idle fabric: duration = latency_s + bytes x seconds_per_byte.
 struct LinearCost {
   double latency_s = 0;
   double seconds_per_byte = 0;
   std::vector<DirectedLink> links;  // every link its transfers cross, sorted, unique
+  // [member]: what it sends to each peer on another GPU, so that an analytic collective still
+  // counts its traffic per rank pair (crossing shares, link summaries) though it runs no flows.
+  std::vector<std::vector<PeerShare>> sends;
   double duration_s(double bytes) const {
     return bytes > 0 ? latency_s + bytes * seconds_per_byte : 0;
   }

@@ -40,6 +40,7 @@ struct Replay::CollectiveRun {
   uint32_t expected = 0;        // members that join (all, or the simulated ones when folded)
   bool folded = false;          // some members are mirrors of simulated ones
   double analytic_s = -1;       // >= 0: the collective takes this long, without flows
+  const LinearCost* analytic_cost = nullptr;  // set with analytic_s
   double bytes = 0;
 };
 
@@ -357,11 +358,16 @@ void Replay::execute_collective(size_t index, OpId op) {
     }
     delay += run.extra_latency_steps * latency;
   }
+  const double data_start_s = s4u::Engine::get_clock() + delay - run.analytic_s;
   if (delay > 0) {
     ++activities_;
     s4u::this_actor::sleep_for(delay);
   }
-  if (run.analytic_s < 0) run_phases(run, member, actor);
+  if (run.analytic_s < 0) {
+    run_phases(run, member, actor);
+  } else {
+    log_analytic_traffic(run, member, data_start_s);
+  }
   const uint64_t key = run_key(o);
   if (++run.finished == run.expected) runs_.erase(key);  // `run` is gone after this
   complete(op, arrival, s4u::Engine::get_clock());
@@ -425,6 +431,16 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
   }
 }
 
+// What an analytic collective would have sent, for the traffic summary: each of the member's
+// peers over the collective's whole data time.
+void Replay::log_analytic_traffic(const CollectiveRun& run, uint32_t member, double start_s) {
+  const double end_s = s4u::Engine::get_clock();
+  for (const PeerShare& send : run.analytic_cost->sends[member]) {
+    flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[send.to],
+                     send.bytes_per_byte * run.bytes, start_s, end_s);
+  }
+}
+
 bool Replay::simulated(RankId rank) const {
   return options_.simulated_ranks.empty() || options_.simulated_ranks[rank];
 }
@@ -450,6 +466,7 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
     if (run.folded || fidelity == config::Simulation::ANALYTIC ||
         link_activity_->idle(cost.links, now)) {
       run.analytic_s = cost.duration_s(run.bytes);
+      run.analytic_cost = &cost;
       if (link_activity_) {
         link_activity_->reserve(cost.links,
                                 now + options_.collective_base_latency_s + run.analytic_s);

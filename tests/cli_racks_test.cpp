@@ -55,10 +55,42 @@ TEST(RacksCommand, LargerDomainsNeverSlowAndCrossLess) {
   EXPECT_NE(read_file(out / "racks.svg").find("ep=16"), std::string::npos);
 }
 
+// ANALYTIC collectives run no flows but still count their bytes per rank pair: the decode's
+// bytes inside and across domains equal AGGREGATED's, and its step stays within 5 % of it.
+TEST(RacksCommand, AnalyticDecodeCountsTheSameBytesAsFlows) {
+  TempDir dir;
+  const std::string scenario = dir.write("toy.textproto", kToy);
+  std::vector<nlohmann::json> rows;
+  for (const char* fidelity : {"AGGREGATED", "ANALYTIC"}) {
+    const auto out = dir.path() / fidelity;
+    const auto r = run_racksim({"racks", scenario, "--scale-up", "4,12", "--no-training",
+                                "--decode-fidelity", fidelity, "--out", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    rows.push_back(nlohmann::json::parse(read_file(out / "racks.json"))["rows"]);
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& flows = rows[0][i]["decode"];
+    const auto& analytic = rows[1][i]["decode"];
+    EXPECT_NEAR(analytic["scale_out_bytes"].get<double>(), flows["scale_out_bytes"].get<double>(),
+                1e-6 * flows["scale_out_bytes"].get<double>() + 1);
+    EXPECT_NEAR(analytic["scale_up_bytes"].get<double>(), flows["scale_up_bytes"].get<double>(),
+                1e-6 * flows["scale_up_bytes"].get<double>() + 1);
+    EXPECT_NEAR(analytic["step_time_s"].get<double>(), flows["step_time_s"].get<double>(),
+                0.05 * flows["step_time_s"].get<double>());
+    // 16 ranks in domains of 12: 12 and 4, so (12 x 4 + 4 x 12) / (16 x 15) = 40 % crosses.
+    EXPECT_NEAR(analytic["crossing_share"].get<double>(),
+                app::network_crossing_share(16, rows[1][i]["domain_size"].get<int>()), 1e-9);
+  }
+}
+
 TEST(RacksCommand, NetworkCrossingShareClosedForm) {
   EXPECT_DOUBLE_EQ(app::network_crossing_share(64, 8), 56.0 / 63);
   EXPECT_DOUBLE_EQ(app::network_crossing_share(64, 72), 0);
   EXPECT_DOUBLE_EQ(app::network_crossing_share(256, 128), 128.0 / 255);  // about half: the lecture
+  // A partial last domain: 256 ranks in domains of 72 (72, 72, 72, 40).
+  EXPECT_DOUBLE_EQ(app::network_crossing_share(256, 72),
+                   (3 * 72.0 * 184 + 40.0 * 216) / (256.0 * 255));
+  EXPECT_DOUBLE_EQ(app::network_crossing_share(16, 12), 96.0 / 240);
 }
 
 }  // namespace
