@@ -108,9 +108,10 @@ std::string racks_table(const RacksStudy& s) {
              "\ntrain s: one training step ({} fidelity); train EP s: its exposed EP "
              "communication;\n",
              s.training_fidelity) +
-         fmt::format("decode ms: one decode step of inference.batch sequences ({} fidelity); a2a ms: "
-                     "rank 0's dispatch + combine;\n",
-                     s.decode_fidelity.empty() ? "the scenario's" : s.decode_fidelity) +
+         fmt::format(
+             "decode ms: one decode step of inference.batch sequences ({} fidelity); a2a ms: "
+             "rank 0's dispatch + combine;\n",
+             s.decode_fidelity.empty() ? "the scenario's" : s.decode_fidelity) +
          "up/out GB: decode network bytes inside / across scale-up domains; crossing: the share "
          "across,\n"
          "formula: (ep - d) / (ep - 1) for a balanced all-to-all, d = EP ranks per domain\n"
@@ -147,12 +148,12 @@ void write_racks_svg(const RacksStudy& s, std::ostream& os) {
 }
 
 nlohmann::ordered_json racks_json(const RacksStudy& s) {
-  nlohmann::ordered_json j{{"title", s.title},
-                           {"gpus", s.gpus},
-                           {"ep", s.ep},
-                           {"training_fidelity", s.training_fidelity},
-                           {"decode_fidelity", s.decode_fidelity.empty() ? "scenario"
-                                                                         : s.decode_fidelity}};
+  nlohmann::ordered_json j{
+      {"title", s.title},
+      {"gpus", s.gpus},
+      {"ep", s.ep},
+      {"training_fidelity", s.training_fidelity},
+      {"decode_fidelity", s.decode_fidelity.empty() ? "scenario" : s.decode_fidelity}};
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : s.rows) {
     nlohmann::ordered_json row{{"domain_size", r.domain_size},

@@ -20,6 +20,7 @@
 #include "app/field_path.h"
 #include "app/hf_config_file.h"
 #include "app/json_locations.h"
+#include "app/scenario_paths.h"
 #include "app/text_locations.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model_presets.h"
@@ -423,7 +424,23 @@ void apply_override(const std::string& assignment, config::Scenario* scenario, S
   sources->set(path, {"--set " + assignment, 0, 0});
 }
 
+// Data files named by the scenario are read relative to it, wherever racksim runs.
+void resolve_data_paths(config::Scenario* scenario, const SourceMap& sources) {
+  if (scenario->training().has_routing_file()) {
+    scenario->mutable_training()->set_routing_file(
+        path_from_scenario(scenario->training().routing_file(), "training.routing_file", sources)
+            .string());
+  }
+  if (scenario->expert_placement().has_token_routing_file()) {
+    scenario->mutable_expert_placement()->set_token_routing_file(
+        path_from_scenario(scenario->expert_placement().token_routing_file(),
+                           "expert_placement.token_routing_file", sources)
+            .string());
+  }
+}
+
 void resolve_presets(config::Scenario* scenario, const SourceMap& sources) {
+  resolve_data_paths(scenario, sources);
   resolve_model(scenario, sources);
   resolve_hardware(scenario, sources);
   resolve_training(scenario->mutable_training());

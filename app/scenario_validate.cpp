@@ -9,6 +9,7 @@
 #include "app/scenario_loader.h"
 #include "app/symmetry_fold.h"
 #include "workloads/attention_ledger.h"
+#include "workloads/token_routing.h"
 
 namespace racksim::app {
 namespace {
@@ -340,6 +341,25 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
 }
 
 // Mixture of experts and expert parallelism.
+void check_expert_placement(const config::Scenario& scenario, const Checker& check) {
+  const config::ExpertPlacement& placement = scenario.expert_placement();
+  if (placement.redundant_per_rank() < 0) {
+    check.fail(
+        "expert_placement.redundant_per_rank",
+        fmt::format("replica slots per rank are >= 0; got {}", placement.redundant_per_rank()));
+  }
+  if (placement.strategy() == config::ExpertPlacement::BY_COOCCURRENCE &&
+      !placement.has_token_routing_file()) {
+    check.fail("expert_placement.strategy",
+               "BY_COOCCURRENCE needs expert_placement.token_routing_file (which experts the "
+               "tokens choose together)");
+  }
+  if (placement.has_token_routing_file()) {  // read now: a bad line fails before any output
+    read_token_routing(placement.token_routing_file(), scenario.model().num_experts(),
+                       scenario.model().experts_per_token(), "expert_placement.token_routing_file");
+  }
+}
+
 void check_experts(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   const config::Model& model = scenario.model();
   const config::Training& training = scenario.training();
@@ -377,6 +397,7 @@ void check_experts(const config::Scenario& scenario, const Sizes& sizes, const C
   if (training.routing() == config::Training::FROM_FILE && training.routing_file().empty()) {
     check.fail("training.routing_file", "FROM_FILE routing needs a routing_file");
   }
+  check_expert_placement(scenario, check);
 }
 
 // Context parallelism and the attention kinds.

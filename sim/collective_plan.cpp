@@ -138,10 +138,11 @@ RingSet build_rings(const std::vector<int>& domain_of_member,
   // Members per domain, in member order (which is ascending rank order).
   std::map<int, std::vector<uint32_t>> by_domain;
   for (uint32_t i = 0; i < n; ++i) by_domain[domain_of_member[i]].push_back(i);
-  const size_t per_domain = by_domain.begin()->second.size();
-  const bool uniform = std::all_of(by_domain.begin(), by_domain.end(),
-                                   [&](const auto& d) { return d.second.size() == per_domain; });
-  if (by_domain.size() == 1 || !uniform || per_domain == 1) return single_ring(n);
+  // As many channels as the smallest domain has members: a partial last domain (256 GPUs in
+  // domains of 72) still gets one channel per rail it has, not a single ring.
+  size_t g = n;
+  for (const auto& d : by_domain) g = std::min(g, d.second.size());
+  if (by_domain.size() == 1 || g == 1) return single_ring(n);
 
   std::vector<std::vector<uint32_t>> domains;
   for (auto& [domain, members] : by_domain) {
@@ -151,26 +152,24 @@ RingSet build_rings(const std::vector<int>& domain_of_member,
     });
     domains.push_back(members);
   }
-  const size_t g = per_domain;
   RingSet rings;
   rings.next.assign(g, std::vector<uint32_t>(n));
   rings.prev.assign(g, std::vector<uint32_t>(n));
+  std::vector<uint32_t> path;
   for (size_t c = 0; c < g; ++c) {
     // Channel c crosses between domains on two rails only, a = c and b = c + 1: even domains
     // are entered at a and left from b, odd ones entered at b and left from a, so every hop
     // between servers stays on one rail (with an odd number of domains the closing hop cannot).
     // Over all channels each NIC sends and receives one chunk per step.
-    std::vector<size_t> path{c};
-    for (size_t k = 2; k < g; ++k) path.push_back((c + k) % g);
-    path.push_back((c + 1) % g);
     std::vector<uint32_t> order;
     order.reserve(n);
     for (size_t d = 0; d < domains.size(); ++d) {
-      if (d % 2 == 0) {
-        for (size_t k = 0; k < g; ++k) order.push_back(domains[d][path[k]]);
-      } else {
-        for (size_t k = g; k-- > 0;) order.push_back(domains[d][path[k]]);
-      }
+      const size_t size = domains[d].size();
+      path.assign({domains[d][c]});
+      for (size_t k = 2; k < size; ++k) path.push_back(domains[d][(c + k) % size]);
+      path.push_back(domains[d][(c + 1) % size]);
+      if (d % 2 == 1) std::reverse(path.begin(), path.end());
+      order.insert(order.end(), path.begin(), path.end());
     }
     link_ring(order, &rings.next[c], &rings.prev[c]);
   }

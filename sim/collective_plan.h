@@ -53,8 +53,8 @@ struct RingSet {
 
 // `domain_of_member[i]`: the scale-up domain (server, NVL72 rack) of member i;
 // `local_index_of_member[i]`: its GPU index inside that domain. One channel when all members
-// share a domain or the domains hold different numbers of members; otherwise one channel per
-// member of a domain.
+// share a domain or a domain has one member; otherwise one channel per member of the smallest
+// domain.
 RingSet build_rings(const std::vector<int>& domain_of_member,
                     const std::vector<int>& local_index_of_member);
 

@@ -9,6 +9,7 @@
 #include "workloads/inference_ledger.h"
 #include "workloads/layout.h"
 #include "workloads/rank_writer.h"
+#include "workloads/token_routing.h"
 #include "workloads/training_step.h"
 
 namespace racksim {
@@ -236,13 +237,15 @@ class InferenceWriter {
     InferenceStepInfo& info = out_->info;
     const int ep = layout_.ep();
     const int per_node = std::max(1, scenario_.hardware().gpus_per_node());
+    const std::optional<TokenRouting> sample = scenario_token_routing(scenario_);
+    const CoOccurrence cooccurrence = sample ? token_cooccurrence(*sample) : CoOccurrence{};
     int moe_index = 0;
     for (int l = 0; l < model_.layers(); ++l) {
       const MlpSpec& spec = model_.mlp(l);
       if (!spec.moe) continue;
-      auto shares = expert_shares(scenario_.training(), spec.experts, moe_index++);
-      ExpertPlacementMap map =
-          place_experts(scenario_.expert_placement(), shares, ep, std::min(per_node, ep));
+      auto shares = layer_expert_shares(scenario_, sample, spec.experts, moe_index++);
+      ExpertPlacementMap map = place_experts(scenario_.expert_placement(), shares, ep,
+                                             std::min(per_node, ep), cooccurrence);
       auto ranks = placed_rank_shares(map, shares);
       uint32_t dispatch = 0;
       uint32_t combine = 0;

@@ -1,0 +1,53 @@
+// A sample of routing decisions read from a file: the experts each token chose. It gives the
+// per-expert token shares, which experts are chosen together (for the BY_COOCCURRENCE map), and
+// how many node copies a node-deduplicated dispatch sends per token under a placement.
+//
+// File format (expert_placement.token_routing_file): one token per line, the 0-based ids of the
+// experts it chose (model.experts_per_token of them, distinct), separated by spaces or commas;
+// blank lines and lines starting with '#' are skipped. One sample serves every MoE layer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/scenario.pb.h"
+#include "workloads/expert_placement.h"
+
+namespace racksim {
+
+struct TokenRouting {
+  int64_t experts = 0;
+  std::vector<std::vector<int>> tokens;  // [token]: the experts it chose
+};
+
+// Throws InputError naming `path`, the line and `field` on a malformed line, an expert id out
+// of [0, experts), a repeated expert or a token with other than `top_k` experts.
+TokenRouting read_token_routing(const std::string& path, int64_t experts, int top_k,
+                                const std::string& field);
+
+// The scenario's expert_placement.token_routing_file, read; nullopt when none is given.
+std::optional<TokenRouting> scenario_token_routing(const config::Scenario& scenario);
+
+// The experts' token shares in MoE layer `moe_layer`: the sample's when there is one, else
+// training.routing's.
+std::vector<double> layer_expert_shares(const config::Scenario& scenario,
+                                        const std::optional<TokenRouting>& sample, int64_t experts,
+                                        int moe_layer);
+
+// Each expert's share of the token copies (sums to 1).
+std::vector<double> token_shares(const TokenRouting& routing);
+
+// How often each pair of experts was chosen by one token.
+CoOccurrence token_cooccurrence(const TokenRouting& routing);
+
+// The mean number of OTHER nodes a token is sent to when the dispatch sends it once per
+// destination node (DeepSeek-V3's node-limited dispatch: one copy crosses the network, NVLink
+// forwards it inside the node), averaged over tokens and over sender nodes (attention data
+// parallelism spreads the senders evenly). An expert with replicas is served on the sender's
+// node if it holds one, else on a node the token already goes to, else on its first replica's.
+double remote_node_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
+                                    int ranks_per_node);
+
+}  // namespace racksim
