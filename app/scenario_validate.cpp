@@ -354,6 +354,11 @@ void check_expert_placement(const config::Scenario& scenario, const Checker& che
                "BY_COOCCURRENCE needs expert_placement.token_routing_file (which experts the "
                "tokens choose together)");
   }
+  if (placement.node_dedup_dispatch() && !placement.has_token_routing_file()) {
+    check.fail("expert_placement.node_dedup_dispatch",
+               "a deduplicated dispatch needs expert_placement.token_routing_file (which experts "
+               "each token chooses together)");
+  }
   if (placement.has_token_routing_file()) {  // read now: a bad line fails before any output
     read_token_routing(placement.token_routing_file(), scenario.model().num_experts(),
                        scenario.model().experts_per_token(), "expert_placement.token_routing_file");

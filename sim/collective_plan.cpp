@@ -119,6 +119,27 @@ class WeightedAllToAllPlan final : public CollectivePlan {
   std::vector<double> shares_;
 };
 
+// kMatrix: member i sends bytes x m[i n + j] to member j (zero-byte transfers still arrive, so
+// every member expects n - 1 arrivals).
+class MatrixAllToAllPlan final : public CollectivePlan {
+ public:
+  MatrixAllToAllPlan(double bytes, uint32_t members, const std::vector<double>& table)
+      : bytes_(bytes), n_(members), matrix_(table.begin() + 1, table.end()) {}
+  int num_phases() const override { return 1; }
+  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
+    for (uint32_t k = 1; k < n_; ++k) {
+      const uint32_t to = (member + k) % n_;
+      out->push_back({to, bytes_ * matrix_[static_cast<size_t>(member) * n_ + to]});
+    }
+  }
+  uint32_t arrivals(uint32_t, int) const override { return n_ - 1; }
+
+ private:
+  double bytes_;
+  uint32_t n_;
+  std::vector<double> matrix_;
+};
+
 class EmptyPlan final : public CollectivePlan {
  public:
   int num_phases() const override { return 0; }
@@ -292,6 +313,11 @@ std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, con
 std::unique_ptr<CollectivePlan> make_weighted_all_to_all_plan(double bytes,
                                                               const std::vector<double>& table) {
   if (table.size() < 2) throw std::logic_error("weighted all-to-all: empty weights table");
+  if (table[0] == static_cast<double>(WeightedAllToAll::kMatrix)) {
+    const size_t n = weighted_all_to_all_members(table);
+    if (n == 0) throw std::logic_error("weighted all-to-all: a matrix table is not n x n");
+    return std::make_unique<MatrixAllToAllPlan>(bytes, static_cast<uint32_t>(n), table);
+  }
   const bool by_receiver = table[0] == static_cast<double>(WeightedAllToAll::kByReceiver);
   return std::make_unique<WeightedAllToAllPlan>(
       bytes, by_receiver, std::vector<double>(table.begin() + 1, table.end()));

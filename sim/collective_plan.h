@@ -118,8 +118,9 @@ std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, con
 std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings);
 
 // An uneven all-to-all (a skewed MoE routing): `table` is an EventGraph weights table (its
-// first entry the WeightedAllToAll mode, then one share per member). Under kByReceiver member i
-// sends bytes x share[j] to member j; under kBySender it sends bytes x share[i] to every member.
+// first entry the WeightedAllToAll mode, then one share per member or an n x n matrix). Under
+// kByReceiver member i sends bytes x share[j] to member j; under kBySender it sends
+// bytes x share[i] to every member; under kMatrix bytes x m[i n + j] to member j.
 std::unique_ptr<CollectivePlan> make_weighted_all_to_all_plan(double bytes,
                                                               const std::vector<double>& table);
 

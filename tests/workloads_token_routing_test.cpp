@@ -67,6 +67,24 @@ TEST(TokenRouting, NodeDedupCountsDestinationNodesOnce) {
                    (1 + 1 + 2 + 2) / 4.0);
 }
 
+TEST(TokenRouting, DedupMatrixLandsOnTheSendersRailAndForwards) {
+  // 8 experts on 2 nodes of 2 ranks (experts 2r, 2r + 1 on rank r); the token picks experts 4
+  // and 6, served by ranks 2 and 3 on node 1.
+  TempDir dir;
+  const TokenRouting r = read_token_routing(dir.write("r.txt", "4 6\n"), 8, 2, kField);
+  const auto m = node_dedup_dispatch_matrix(contiguous_placement(8, 4), r, 2);
+  ASSERT_EQ(m.size(), 16u);
+  auto at = [&](int i, int j) { return m[i * 4 + j]; };
+  // Per byte of a sender's one-copy-per-expert dispatch (2 copies per token):
+  EXPECT_DOUBLE_EQ(at(0, 2), 0.5);  // rank 0 (rail 0): one copy to node 1, landing on rank 2
+  EXPECT_DOUBLE_EQ(at(0, 3), 0.0);  // ... not a second one to rank 3
+  EXPECT_DOUBLE_EQ(at(1, 3), 0.5);  // rank 1 (rail 1) lands on rank 3
+  // Rank 2 forwards rank 0's token to rank 3 and sends its own there: 2 x 0.5.
+  EXPECT_DOUBLE_EQ(at(2, 3), 1.0);
+  EXPECT_DOUBLE_EQ(at(3, 2), 1.0);
+  EXPECT_DOUBLE_EQ(at(0, 1) + at(1, 0) + at(2, 0) + at(3, 1), 0.0);
+}
+
 // 16 experts on 2 nodes; every token chooses a pair (e, e + 8) that contiguous placement splits
 // over the two nodes.
 constexpr const char* kMoe = R"(name: "toy co-occurrence"
@@ -98,6 +116,31 @@ TEST(TokenRouting, InferComparesCoOccurrencePlacement) {
   }
   EXPECT_DOUBLE_EQ(contiguous, 1.0);    // every pair split: every token crosses once
   EXPECT_DOUBLE_EQ(cooccurrence, 0.5);  // pairs kept together: the other node's senders cross
+}
+
+// The decode step with node_dedup_dispatch: co-occurrence placement halves the bytes that cross
+// nodes (half the senders reach the pair's node once) against contiguous placement, whose
+// split pairs cross once per token with or without deduplication.
+TEST(TokenRouting, DedupDispatchInTheDecodeStep) {
+  TempDir dir;
+  std::string sample;
+  for (int e = 0; e < 8; ++e) sample += std::to_string(e) + " " + std::to_string(e + 8) + "\n";
+  dir.write("routing.txt", sample);
+  const auto scenario = dir.write("moe.textproto", kMoe);
+  auto scale_out = [&](const std::string& strategy, bool dedup) {
+    const auto out = dir.path() / (strategy + (dedup ? "-dedup" : ""));
+    const auto r = run_racksim(
+        {"infer", scenario, "--batch", "64", "--out", out.string(), "--set",
+         "expert_placement.strategy=" + strategy, "--set",
+         std::string("expert_placement.node_dedup_dispatch=") + (dedup ? "true" : "false")});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto j = nlohmann::json::parse(read_file(out / "infer.json"));
+    return j["points"][0]["scale_out_bytes"].get<double>();
+  };
+  const double contiguous = scale_out("CONTIGUOUS", true);
+  EXPECT_GT(contiguous, 0);
+  EXPECT_NEAR(scale_out("CONTIGUOUS", false), contiguous, 1e-9 * contiguous);
+  EXPECT_NEAR(scale_out("BY_COOCCURRENCE", true), 0.5 * contiguous, 1e-9 * contiguous);
 }
 
 TEST(TokenRouting, CoOccurrenceWithoutASampleAndBadSampleLinesExitTwo) {

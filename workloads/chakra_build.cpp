@@ -389,9 +389,10 @@ class TraceGraphBuilder {
     op.dim = n.dim != kUnset ? static_cast<CommDim>(n.dim) : group_dim(n);
     if (n.weights != 0) {
       const auto& table = trace_.graph.weights(declared_weights_.at(n.weights));
-      if (op.collective != CollectiveKind::kAllToAll || table.size() != members.size() + 1) {
+      if (op.collective != CollectiveKind::kAllToAll ||
+          weighted_all_to_all_members(table) != members.size()) {
         fail(r, fmt::format("weights table {} needs an all-to-all over {} members", n.weights,
-                            table.size() - 1));
+                            weighted_all_to_all_members(table)));
       }
       op.weights = declared_weights_.at(n.weights);
     }

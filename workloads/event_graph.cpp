@@ -1,6 +1,7 @@
 #include "workloads/event_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -54,6 +55,14 @@ CommId EventGraph::add_communicator(std::vector<RankId> members) {
   auto [it, inserted] = communicator_ids_.try_emplace(std::move(key), communicators_.size());
   if (inserted) communicators_.push_back(std::move(members));
   return it->second;
+}
+
+size_t weighted_all_to_all_members(const std::vector<double>& table) {
+  if (table.empty()) return 0;
+  const size_t entries = table.size() - 1;
+  if (table[0] != static_cast<double>(WeightedAllToAll::kMatrix)) return entries;
+  const auto n = static_cast<size_t>(std::llround(std::sqrt(static_cast<double>(entries))));
+  return n * n == entries ? n : 0;
 }
 
 uint32_t EventGraph::add_weights(std::vector<double> table) {

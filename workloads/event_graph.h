@@ -80,8 +80,14 @@ inline constexpr int kNumCommDims = 6;
 //   kByReceiver (MoE dispatch): each member sends amount x share[j] to member j, so members
 //     receive in proportion to their shares (their experts' load);
 //   kBySender (MoE combine, the way back): member i sends amount x share[i] to every member, so
-//     members send in proportion to their shares.
-enum class WeightedAllToAll : uint8_t { kByReceiver = 0, kBySender = 1 };
+//     members send in proportion to their shares;
+//   kMatrix (a node-deduplicated dispatch and its combine): the rest of the table is an n x n
+//     row-major matrix m and member i sends amount x m[i n + j] to member j. Rows need not sum
+//     to 1: a token crossing once per node sends less than one copy per expert.
+enum class WeightedAllToAll : uint8_t { kByReceiver = 0, kBySender = 1, kMatrix = 2 };
+
+// Members of an all-to-all its weights table describes (a share per member, or an n x n matrix).
+size_t weighted_all_to_all_members(const std::vector<double>& table);
 
 // Copy direction for kCopy operations.
 enum class CopyDirection : uint8_t { kHostToDevice, kDeviceToHost };
@@ -153,7 +159,7 @@ class EventGraph {
 
   // Per-member shares of an uneven all-to-all (a skewed MoE routing), interned like labels.
   // The table's first entry says how to read the rest (WeightedAllToAll); the others are one
-  // non-negative share per communicator member, summing to 1.
+  // non-negative share per communicator member, summing to 1, or an n x n matrix (kMatrix).
   uint32_t add_weights(std::vector<double> table);
   const std::vector<double>& weights(uint32_t id) const { return weights_[id - 1]; }
   size_t num_weights() const { return weights_.size(); }

@@ -249,7 +249,9 @@ class InferenceWriter {
       auto ranks = placed_rank_shares(map, shares);
       uint32_t dispatch = 0;
       uint32_t combine = 0;
-      if (ep > 1 && imbalance(ranks) > 1 + 1e-12) {
+      if (ep > 1 && sample && scenario_.expert_placement().node_dedup_dispatch()) {
+        std::tie(dispatch, combine) = add_dedup_weights(map, *sample, std::min(per_node, ep));
+      } else if (ep > 1 && imbalance(ranks) > 1 + 1e-12) {
         std::vector<double> table{static_cast<double>(WeightedAllToAll::kByReceiver)};
         table.insert(table.end(), ranks.begin(), ranks.end());
         dispatch = out_->graph.add_weights(table);
@@ -261,6 +263,21 @@ class InferenceWriter {
       info.expert_rank_shares.push_back(std::move(ranks));
       info.placements.push_back(std::move(map));
     }
+  }
+
+  // The dispatch as a kMatrix table and the combine as its transpose.
+  std::pair<uint32_t, uint32_t> add_dedup_weights(const ExpertPlacementMap& map,
+                                                  const TokenRouting& sample, int ranks_per_node) {
+    const std::vector<double> m = node_dedup_dispatch_matrix(map, sample, ranks_per_node);
+    const auto n = static_cast<size_t>(map.ranks);
+    std::vector<double> forward{static_cast<double>(WeightedAllToAll::kMatrix)};
+    forward.insert(forward.end(), m.begin(), m.end());
+    std::vector<double> back(forward.size());
+    back[0] = forward[0];
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) back[1 + j * n + i] = m[i * n + j];
+    }
+    return {out_->graph.add_weights(std::move(forward)), out_->graph.add_weights(std::move(back))};
   }
 
   const config::Scenario& scenario_;

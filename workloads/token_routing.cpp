@@ -40,19 +40,39 @@ std::vector<int> parse_token(const std::string& line, const std::string& path, i
   return token;
 }
 
-// The nodes holding a replica of each expert, in rank order.
-std::vector<std::vector<int>> nodes_of_experts(const ExpertPlacementMap& map, int ranks_per_node) {
-  std::vector<std::vector<int>> nodes(map.share.size());
+// The ranks holding a replica of each expert, in rank order.
+std::vector<std::vector<int>> holders_of_experts(const ExpertPlacementMap& map) {
+  std::vector<std::vector<int>> holders(map.share.size());
   for (size_t e = 0; e < map.share.size(); ++e) {
     for (int j = 0; j < map.ranks; ++j) {
-      const int node = j / ranks_per_node;
-      if (map.share[e][j] > 0 &&
-          std::find(nodes[e].begin(), nodes[e].end(), node) == nodes[e].end()) {
-        nodes[e].push_back(node);
-      }
+      if (map.share[e][j] > 0) holders[e].push_back(j);
     }
   }
-  return nodes;
+  return holders;
+}
+
+// The rank serving each expert a token chose, sent from `sender_node`: a replica on the sender's
+// node first, then one on a node the token already reaches, else the first replica. `reached`
+// gets the other nodes the token goes to, in first-reached order.
+void route_token(const std::vector<int>& token, const std::vector<std::vector<int>>& holders,
+                 int sender_node, int ranks_per_node, std::vector<int>* served_by,
+                 std::vector<int>* reached) {
+  served_by->clear();
+  reached->clear();
+  for (int e : token) {
+    const auto& ranks = holders[e];
+    auto on = [&](int node) {
+      return std::find_if(ranks.begin(), ranks.end(),
+                          [&](int r) { return r / ranks_per_node == node; });
+    };
+    auto pick = on(sender_node);
+    for (size_t k = 0; pick == ranks.end() && k < reached->size(); ++k) pick = on((*reached)[k]);
+    if (pick == ranks.end()) {
+      pick = ranks.begin();
+      reached->push_back(*pick / ranks_per_node);
+    }
+    served_by->push_back(*pick);
+  }
 }
 
 }  // namespace
@@ -121,24 +141,52 @@ CoOccurrence token_cooccurrence(const TokenRouting& routing) {
 
 double remote_node_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
                                     int ranks_per_node) {
-  const auto expert_nodes = nodes_of_experts(map, ranks_per_node);
+  const auto holders = holders_of_experts(map);
   const int nodes = std::max(1, (map.ranks + ranks_per_node - 1) / ranks_per_node);
   double copies = 0;
+  std::vector<int> served_by;
   std::vector<int> reached;
   for (int sender = 0; sender < nodes; ++sender) {
     for (const auto& token : routing.tokens) {
-      reached.clear();
-      for (int e : token) {
-        const auto& holders = expert_nodes[e];
-        if (std::find(holders.begin(), holders.end(), sender) != holders.end()) continue;
-        const auto shared =
-            std::find_first_of(holders.begin(), holders.end(), reached.begin(), reached.end());
-        if (shared == holders.end()) reached.push_back(holders.front());
-      }
+      route_token(token, holders, sender, ranks_per_node, &served_by, &reached);
       copies += static_cast<double>(reached.size());
     }
   }
   return copies / (static_cast<double>(nodes) * static_cast<double>(routing.tokens.size()));
+}
+
+std::vector<double> node_dedup_dispatch_matrix(const ExpertPlacementMap& map,
+                                               const TokenRouting& routing, int ranks_per_node) {
+  const auto holders = holders_of_experts(map);
+  const auto n = static_cast<size_t>(map.ranks);
+  std::vector<double> matrix(n * n, 0.0);
+  auto landing_rank = [&](int node, int rail) {
+    return static_cast<size_t>(std::min(node * ranks_per_node + rail, map.ranks - 1));
+  };
+  std::vector<int> served_by;
+  std::vector<int> reached;
+  for (int sender = 0; sender < map.ranks; ++sender) {
+    const int node = sender / ranks_per_node;
+    const int rail = sender % ranks_per_node;
+    for (const auto& token : routing.tokens) {
+      route_token(token, holders, node, ranks_per_node, &served_by, &reached);
+      // A GPU serving several of the token's experts gets it once.
+      std::sort(served_by.begin(), served_by.end());
+      served_by.erase(std::unique(served_by.begin(), served_by.end()), served_by.end());
+      for (int rank : served_by) {
+        const int target_node = rank / ranks_per_node;
+        // Inside the sender's node straight over NVLink; elsewhere from the landing GPU.
+        const size_t from =
+            target_node == node ? static_cast<size_t>(sender) : landing_rank(target_node, rail);
+        if (from != static_cast<size_t>(rank)) matrix[from * n + rank] += 1;
+      }
+      for (int target_node : reached) matrix[sender * n + landing_rank(target_node, rail)] += 1;
+    }
+  }
+  const double copies = static_cast<double>(routing.tokens.size()) *
+                        static_cast<double>(routing.tokens.front().size());
+  for (double& m : matrix) m /= copies;
+  return matrix;
 }
 
 }  // namespace racksim

@@ -50,4 +50,13 @@ CoOccurrence token_cooccurrence(const TokenRouting& routing);
 double remote_node_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
                                     int ranks_per_node);
 
+// The dispatch of a node-deduplicated all-to-all as an EP x EP matrix (row-major, for a kMatrix
+// weights table): entry [i][j] is the bytes rank i sends to rank j per byte of its one-copy-per-
+// expert dispatch. A token crosses to each other node once, landing on the GPU of the sender's
+// rail (local index), which forwards it over NVLink to the ranks serving its experts there (the
+// forwarding is charged to the landing rank, in the same all-to-all); experts on the sender's node
+// get their copies over NVLink directly. The combine is the transpose.
+std::vector<double> node_dedup_dispatch_matrix(const ExpertPlacementMap& map,
+                                               const TokenRouting& routing, int ranks_per_node);
+
 }  // namespace racksim
