@@ -1,6 +1,8 @@
 #include "topologies/bisection_tiers.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 namespace racksim::topo {
 namespace {
