@@ -51,6 +51,33 @@ nlohmann::ordered_json nics_json(const std::vector<topo::NicChoice>& nics) {
   return out;
 }
 
+// One line per tier: the block's GPUs and the bisection of its halves.
+std::string tiers_text(const std::vector<topo::TierBisection>& tiers) {
+  if (tiers.empty()) return "";
+  std::string out = "bisection per tier (per direction, a block cut in halves):\n";
+  for (const topo::TierBisection& t : tiers) {
+    out += fmt::format("  {:<16}{:>6} GPUs {:>11.1f} GB/s (formula)", t.tier, t.gpus,
+                       gb(t.formula_bytes_per_s));
+    if (t.max_flow_bytes_per_s >= 0)
+      out += fmt::format(", {:.1f} GB/s (max-flow)", gb(t.max_flow_bytes_per_s));
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json tiers_json(const std::vector<topo::TierBisection>& tiers) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const topo::TierBisection& t : tiers) {
+    out.push_back({{"tier", t.tier},
+                   {"gpus", t.gpus},
+                   {"formula_bytes_per_s", t.formula_bytes_per_s},
+                   {"max_flow_bytes_per_s", t.max_flow_bytes_per_s >= 0
+                                                ? nlohmann::ordered_json(t.max_flow_bytes_per_s)
+                                                : nlohmann::ordered_json(nullptr)}});
+  }
+  return out;
+}
+
 double peak_rss_bytes() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -128,6 +155,7 @@ std::string topology_text(const std::string& title, const topo::TopologySummary&
     out += fmt::format("  {:<24}{:>18.1f} GB/s per node\n", "ring all-reduce bound",
                        gb(s.ring_scale_out_bytes_per_s));
   }
+  out += tiers_text(s.bisection_tiers);
   if (!s.nics.empty()) {
     out += "NICs of node 0 (NCCL's choice):\n";
     for (const topo::NicChoice& c : s.nics) out += "  " + nic_line(c) + "\n";
@@ -172,6 +200,7 @@ nlohmann::ordered_json topology_json(const topo::TopologySummary& s) {
                       ? nlohmann::ordered_json(gb(s.bisection_max_flow_bytes_per_s))
                       : nlohmann::ordered_json(nullptr)},
                  {"ring_all_reduce_bound_gb_per_s", gb(s.ring_scale_out_bytes_per_s)}};
+  j["bisection_per_tier"] = tiers_json(s.bisection_tiers);
   j["nics"] = nics_json(s.nics);
   if (!s.nics_what_if.empty()) {
     j["nic_what_if"] = {

@@ -41,6 +41,15 @@ TEST(CliTopo, DgxH100ClusterHasItsCountsAndNoWarnings) {
   // 4 nodes in one scalable unit: half the nodes' NICs, 2 x 8 x 46 GB/s.
   EXPECT_NEAR(j["fabric"]["bisection_gb_per_s"].get<double>(), 736, 1e-6);
   EXPECT_NEAR(j["fabric"]["bisection_max_flow_gb_per_s"].get<double>(), 736, 1e-6);
+  // Per tier: the NVSwitch cut (4 x 369 GB/s), then the unit, which is the whole cluster.
+  const auto& tiers = j["bisection_per_tier"];
+  ASSERT_EQ(tiers.size(), 2u) << tiers;
+  EXPECT_EQ(tiers[0]["tier"], "scale-up domain");
+  EXPECT_EQ(tiers[0]["gpus"], 8);
+  EXPECT_NEAR(tiers[0]["formula_bytes_per_s"].get<double>(), 4 * 450e9 * 0.82, 1);
+  EXPECT_NEAR(tiers[0]["max_flow_bytes_per_s"].get<double>(), 4 * 450e9 * 0.82, 1);
+  EXPECT_EQ(tiers[1]["gpus"], 32);
+  EXPECT_NEAR(tiers[1]["formula_bytes_per_s"].get<double>(), 736e9, 1);
 }
 
 TEST(CliTopo, Gb200RackIsOneSeventyTwoGpuDomain) {

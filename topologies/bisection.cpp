@@ -1,5 +1,8 @@
 #include "topologies/bisection.h"
 
+#include <utility>
+#include <vector>
+
 #include <boost/graph/push_relabel_max_flow.hpp>
 
 #include "topologies/fabric_search.h"
@@ -44,45 +47,78 @@ bool in_fabric(const Vertex& v) {
          (v.kind == VertexKind::kNic && v.link_layer == LinkLayer::kInfiniband);
 }
 
+bool carries(const Topology& t, EdgeId e, CutNetwork network) {
+  if (network == CutNetwork::kScaleUp) return t.graph[e].link_class == LinkClass::kNvlink;
+  return in_fabric(t.graph[boost::source(e, t.graph)]) &&
+         in_fabric(t.graph[boost::target(e, t.graph)]);
+}
+
+// The endpoints of a cut's members: every GPU vertex (by global index) for scale-up, every
+// InfiniBand NIC with its node for scale-out.
+std::vector<std::pair<VertexId, int>> members(const Topology& t, CutNetwork network) {
+  std::vector<std::pair<VertexId, int>> out;
+  if (network == CutNetwork::kScaleUp) {
+    for (size_t g = 0; g < t.gpus.size(); ++g) out.emplace_back(t.gpus[g], static_cast<int>(g));
+    return out;
+  }
+  for (auto [it, end] = boost::vertices(t.graph); it != end; ++it) {
+    const Vertex& v = t.graph[*it];
+    if (v.kind == VertexKind::kNic && v.link_layer == LinkLayer::kInfiniband)
+      out.emplace_back(*it, v.node);
+  }
+  return out;
+}
+
 }  // namespace
 
-double bisection_formula_bytes_per_s(const ClusterSpec& spec) {
+double scale_out_bisection_formula_bytes_per_s(const ClusterSpec& spec, int block_nodes) {
   double per_node = 0;
   for (const PortSpec& port : spec.node.ports) {
     if (port.link_layer == LinkLayer::kInfiniband) per_node += spec.port_bytes_per_s(port);
   }
+  const FabricSpec& f = spec.fabric;
   double factor = 1;
-  if (spec.units() > 1) factor *= spec.fabric.oversubscription;
-  if (spec.pods() > 1) factor *= spec.fabric.pod_oversubscription;
-  return (spec.nodes / 2) * per_node / factor;
+  if (block_nodes > f.nodes_per_unit) factor *= f.oversubscription;
+  if (f.tiers == 3 && f.units_per_pod >= 1 && block_nodes > f.units_per_pod * f.nodes_per_unit)
+    factor *= f.pod_oversubscription;
+  return (block_nodes / 2) * per_node / factor;
 }
 
-double bisection_max_flow_bytes_per_s(const Topology& topology) {
+double bisection_formula_bytes_per_s(const ClusterSpec& spec) {
+  return scale_out_bisection_formula_bytes_per_s(spec, spec.nodes);
+}
+
+double bisection_max_flow_bytes_per_s(const Topology& topology, const BisectionCut& cut) {
   const Graph& g = topology.graph;
   const size_t n = boost::num_vertices(g);
   const size_t source = n;
   const size_t sink = n + 1;
   FlowNetwork network(n + 2);
   for (EdgeId e : topology.edges) {
+    if (!carries(topology, e, cut.network)) continue;
     const VertexId u = boost::source(e, g);
     const VertexId v = boost::target(e, g);
-    if (!in_fabric(g[u]) || !in_fabric(g[v])) continue;
     network.add_arc(u, v, g[e].bytes_per_s);
     network.add_arc(v, u, g[e].bytes_per_s);
   }
-  // Far more than any link: the NICs' own links bound what the halves can send.
+  // Far more than any link: the members' own links bound what the halves can send.
   constexpr double kUnbounded = 1e30;
-  const int half = topology.nodes / 2;
-  for (auto [it, end] = boost::vertices(g); it != end; ++it) {
-    const Vertex& v = g[*it];
-    if (v.kind != VertexKind::kNic || v.link_layer != LinkLayer::kInfiniband) continue;
-    if (v.node < half) {
-      network.add_arc(source, *it, kUnbounded);
-    } else if (v.node < 2 * half) {
-      network.add_arc(*it, sink, kUnbounded);
+  const int half = cut.count / 2;
+  for (const auto& [vertex, member] : members(topology, cut.network)) {
+    const int at = member - cut.first;
+    if (at < 0 || at >= 2 * half) continue;
+    if (at < half) {
+      network.add_arc(source, vertex, kUnbounded);
+    } else {
+      network.add_arc(vertex, sink, kUnbounded);
     }
   }
   return network.max_flow(source, sink);
+}
+
+double bisection_max_flow_bytes_per_s(const Topology& topology) {
+  return bisection_max_flow_bytes_per_s(topology,
+                                        BisectionCut{CutNetwork::kScaleOut, 0, topology.nodes});
 }
 
 }  // namespace racksim::topo

@@ -207,6 +207,8 @@ TopologySummary summarize(const Topology& t, const config::Hardware& hw, int max
     if (s.gpus <= max_flow_gpus)
       s.bisection_max_flow_bytes_per_s = bisection_max_flow_bytes_per_s(t);
   }
+  s.bisection_tiers = bisection_per_tier(spec);
+  if (s.gpus <= max_flow_gpus) add_max_flow(t, s.bisection_tiers);
   s.nics = nic_choices(t);
   for (const NicChoice& c : s.nics) s.nic_bytes_per_s += channel_bytes_per_s(spec, c);
   if (!s.nics.empty()) s.nic_bytes_per_s /= static_cast<double>(s.nics.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "proto/scenario.pb.h"
+#include "topologies/bisection_tiers.h"
 #include "topologies/topology_graph.h"
 
 namespace racksim::topo {
@@ -49,6 +50,7 @@ struct TopologySummary {
   std::vector<TierSummary> tiers;
   double bisection_bytes_per_s = 0;            // formula (bisection.h)
   double bisection_max_flow_bytes_per_s = -1;  // on the graph, when small enough (< 0: skipped)
+  std::vector<TierBisection> bisection_tiers;  // scale-up domain, unit, pod, cluster
   std::vector<NicChoice> nics;                 // per GPU of node 0
   std::vector<NicChoice> nics_what_if;  // with treat_all_nics_as_ib flipped (mixed ports only)
   // Bound of a ring all-reduce across nodes, per node (busbw): every channel leaves on its GPU's
