@@ -191,13 +191,13 @@ nlohmann::ordered_json infer_json(const InferStudy& s) {
         {{"map", p.map},
          {"imbalance", p.imbalance},
          {"slowest_expert_time_s", p.slowest_expert_time_s},
-         {"cross_node_bytes", p.cross_node_bytes},
-         {"cross_node_share", p.cross_node_share},
-         {"dedup_cross_node_bytes", p.dedup_cross_node_bytes
-                                        ? nlohmann::ordered_json(*p.dedup_cross_node_bytes)
+         {"cross_domain_bytes", p.cross_domain_bytes},
+         {"cross_domain_share", p.cross_domain_share},
+         {"dedup_cross_domain_bytes", p.dedup_cross_domain_bytes
+                                        ? nlohmann::ordered_json(*p.dedup_cross_domain_bytes)
                                         : nlohmann::ordered_json()},
-         {"remote_nodes_per_token", p.remote_nodes_per_token
-                                        ? nlohmann::ordered_json(*p.remote_nodes_per_token)
+         {"remote_domains_per_token", p.remote_domains_per_token
+                                        ? nlohmann::ordered_json(*p.remote_domains_per_token)
                                         : nlohmann::ordered_json()}});
   }
   j["failures"] = s.failures;

@@ -40,7 +40,7 @@ struct LayerCost {
   const config::Scenario& s;
   const MlpSpec& spec;
   int ep = 1;
-  int per_node = 1;
+  int per_domain = 1;  // EP ranks per scale-up domain
   double routed = 0;  // token copies one EP group routes per step
   double e_act = 2;
   double e_w = 2;
@@ -53,7 +53,7 @@ struct LayerCost {
     config::ExpertPlacement p;
     p.set_strategy(c.strategy);
     p.set_redundant_per_rank(c.replicas);
-    const ExpertPlacementMap map = place_experts(p, shares, ep, per_node, co);
+    const ExpertPlacementMap map = place_experts(p, shares, ep, per_domain, co);
     const auto load = placed_rank_shares(map, shares);
     row->imbalance = std::max(row->imbalance, imbalance(load));
     const double expert_params = 3.0 * static_cast<double>(spec.hidden * spec.expert_ffn);
@@ -65,14 +65,14 @@ struct LayerCost {
     }
     row->slowest_expert_time_s += weight * slowest;
     const double token_bytes = static_cast<double>(spec.hidden) * e_act;
-    const double share = crossing_share(map, shares, per_node);
-    row->cross_node_share = share;  // alike in every layer but under per-layer routing skew
-    row->cross_node_bytes += weight * routed * token_bytes * share;
+    const double share = crossing_share(map, shares, per_domain);
+    row->cross_domain_share = share;  // alike in every layer but under per-layer routing skew
+    row->cross_domain_bytes += weight * routed * token_bytes * share;
     if (sample) {
-      const double copies = remote_node_copies_per_token(map, *sample, per_node);
-      row->remote_nodes_per_token = copies;
-      row->dedup_cross_node_bytes =
-          row->dedup_cross_node_bytes.value_or(0) +
+      const double copies = remote_node_copies_per_token(map, *sample, per_domain);
+      row->remote_domains_per_token = copies;
+      row->dedup_cross_domain_bytes =
+          row->dedup_cross_domain_bytes.value_or(0) +
           weight * routed / static_cast<double>(spec.top_k) * copies * token_bytes;
     }
   }
@@ -96,7 +96,7 @@ std::vector<PlacementRow> placement_rows(const config::Scenario& s) {
   const MlpSpec& spec = model.mlp(moe_layers.front());
   LayerCost cost{s, spec};
   cost.ep = std::max(1, s.layout().ep());
-  cost.per_node = std::min(cost.ep, std::max(1, s.hardware().gpus_per_node()));
+  cost.per_domain = expert_domain_size(s);
   cost.e_act = bytes_per_element(to_data_type(s.training().dtype()));
   cost.e_w = s.inference().weight_dtype() == config::DTYPE_UNSPECIFIED
                  ? cost.e_act
@@ -136,21 +136,22 @@ std::string placement_table(const std::vector<PlacementRow>& rows) {
       "\nexpert placement (all MoE layers, per decode step at the scenario's batch; routing from "
       "expert_placement.token_routing_file or training.routing):\n";
   out += fmt::format("  {:<30} {:>10} {:>15} {:>15} {:>7} {:>15} {:>12}\n", "map", "imbalance",
-                     "slowest GPU ms", "cross-node MB", "share", "node-dedup MB", "nodes/token");
+                     "slowest GPU ms", "cross-domain MB", "share", "dedup MB", "domains/token");
   for (const auto& r : rows) {
     out += fmt::format(
         "  {:<30} {:>10.3f} {:>15.4g} {:>15.4g} {:>6.1f}% {:>15} {:>12}\n", r.map, r.imbalance,
-        r.slowest_expert_time_s * 1e3, r.cross_node_bytes / 1e6, 100 * r.cross_node_share,
-        r.dedup_cross_node_bytes ? fmt::format("{:.4g}", *r.dedup_cross_node_bytes / 1e6) : "-",
-        r.remote_nodes_per_token ? fmt::format("{:.3f}", *r.remote_nodes_per_token) : "-");
+        r.slowest_expert_time_s * 1e3, r.cross_domain_bytes / 1e6, 100 * r.cross_domain_share,
+        r.dedup_cross_domain_bytes ? fmt::format("{:.4g}", *r.dedup_cross_domain_bytes / 1e6) : "-",
+        r.remote_domains_per_token ? fmt::format("{:.3f}", *r.remote_domains_per_token) : "-");
   }
   out +=
       "  imbalance: busiest GPU's tokens over the mean, worst layer; slowest GPU: its expert "
       "roofline time summed over\n"
-      "  the layers; cross-node: one copy per chosen expert on another node; node-dedup (with a "
-      "token routing sample):\n"
-      "  one copy per destination node, forwarded inside the node over NVLink (DeepSeek-V3's "
-      "dispatch).\n";
+      "  the layers; cross-domain: one copy per chosen expert in another scale-up domain (a node "
+      "of HGX servers, an\n"
+      "  NVL72 rack); dedup (with a token routing sample): one copy per destination domain, "
+      "forwarded inside it over\n"
+      "  NVLink (DeepSeek-V3's dispatch; expert_placement.node_dedup_dispatch simulates it).\n";
   return out;
 }
 

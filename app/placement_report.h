@@ -2,8 +2,9 @@
 // map, the slowest rank's expert time per step (per layer the roofline at peak of its tokens'
 // FLOPs against its touched experts' weights, summed over the layers), the imbalance factor
 // (busiest rank's tokens over the mean, in the worst layer), and the dispatch bytes per step
-// that leave a node: one copy per chosen expert, and, with a token routing sample, one copy per
-// destination node (a node-deduplicated dispatch). Token shares come from
+// that leave a scale-up domain (a node of HGX servers, an NVL72 rack): one copy per chosen
+// expert, and, with a token routing sample, one copy per destination domain (a deduplicated
+// dispatch). Token shares come from
 // expert_placement.token_routing_file when given, else training.routing (balanced, seeded Zipf,
 // or a file of per-expert token counts).
 #pragma once
@@ -20,12 +21,12 @@ struct PlacementRow {
   std::string map;
   double imbalance = 1;              // worst MoE layer
   double slowest_expert_time_s = 0;  // per step: summed over the MoE layers
-  double cross_node_bytes = 0;       // per step, all MoE layers (dispatch; the combine mirrors it)
-  double cross_node_share = 0;       // of the dispatch's token copies
+  double cross_domain_bytes = 0;       // per step, all MoE layers (dispatch; the combine mirrors it)
+  double cross_domain_share = 0;       // of the dispatch's token copies
   // With a token routing sample: the same traffic when each token crosses once per destination
-  // node, and that number of node copies per token.
-  std::optional<double> dedup_cross_node_bytes;
-  std::optional<double> remote_nodes_per_token;
+  // domain, and that number of domain copies per token.
+  std::optional<double> dedup_cross_domain_bytes;
+  std::optional<double> remote_domains_per_token;
 };
 
 // Empty when the model has no MoE layer.

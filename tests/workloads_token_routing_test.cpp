@@ -110,9 +110,9 @@ TEST(TokenRouting, InferComparesCoOccurrencePlacement) {
   const auto j = nlohmann::json::parse(read_file(out / "infer.json"));
   double contiguous = -1, cooccurrence = -1;
   for (const auto& row : j["placement"]) {
-    if (row["map"] == "contiguous") contiguous = row["remote_nodes_per_token"].get<double>();
+    if (row["map"] == "contiguous") contiguous = row["remote_domains_per_token"].get<double>();
     if (row["map"] == "by co-occurrence")
-      cooccurrence = row["remote_nodes_per_token"].get<double>();
+      cooccurrence = row["remote_domains_per_token"].get<double>();
   }
   EXPECT_DOUBLE_EQ(contiguous, 1.0);    // every pair split: every token crosses once
   EXPECT_DOUBLE_EQ(cooccurrence, 0.5);  // pairs kept together: the other node's senders cross

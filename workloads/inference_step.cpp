@@ -236,7 +236,7 @@ class InferenceWriter {
   void plan_experts() {
     InferenceStepInfo& info = out_->info;
     const int ep = layout_.ep();
-    const int per_node = std::max(1, scenario_.hardware().gpus_per_node());
+    const int domain = expert_domain_size(scenario_);
     const std::optional<TokenRouting> sample = scenario_token_routing(scenario_);
     const CoOccurrence cooccurrence = sample ? token_cooccurrence(*sample) : CoOccurrence{};
     int moe_index = 0;
@@ -245,12 +245,17 @@ class InferenceWriter {
       if (!spec.moe) continue;
       auto shares = layer_expert_shares(scenario_, sample, spec.experts, moe_index++);
       ExpertPlacementMap map = place_experts(scenario_.expert_placement(), shares, ep,
-                                             std::min(per_node, ep), cooccurrence);
+                                             domain, cooccurrence);
       auto ranks = placed_rank_shares(map, shares);
       uint32_t dispatch = 0;
       uint32_t combine = 0;
       if (ep > 1 && sample && scenario_.expert_placement().node_dedup_dispatch()) {
-        std::tie(dispatch, combine) = add_dedup_weights(map, *sample, std::min(per_node, ep));
+        // One sample serves every layer: the map, and so the matrices, repeat.
+        if (info.placements.empty() || info.placements.back().share != map.share) {
+          std::tie(dispatch, combine) = add_dedup_weights(map, *sample, domain);
+        } else {
+          std::tie(dispatch, combine) = weights_.back();
+        }
       } else if (ep > 1 && imbalance(ranks) > 1 + 1e-12) {
         std::vector<double> table{static_cast<double>(WeightedAllToAll::kByReceiver)};
         table.insert(table.end(), ranks.begin(), ranks.end());

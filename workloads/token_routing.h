@@ -27,6 +27,11 @@ struct TokenRouting {
 TokenRouting read_token_routing(const std::string& path, int64_t experts, int top_k,
                                 const std::string& field);
 
+// GPUs of an EP group that share a scale-up domain (hardware.scale_up.domain_size, else a
+// node): the group placement keeps co-chosen experts in, and a deduplicated dispatch reaches
+// once and forwards inside over NVLink (a node of HGX servers, a whole NVL72 rack).
+int expert_domain_size(const config::Scenario& scenario);
+
 // The scenario's expert_placement.token_routing_file, read; nullopt when none is given.
 std::optional<TokenRouting> scenario_token_routing(const config::Scenario& scenario);
 
