@@ -85,6 +85,16 @@ TEST(TokenRouting, DedupMatrixLandsOnTheSendersRailAndForwards) {
   EXPECT_DOUBLE_EQ(at(0, 1) + at(1, 0) + at(2, 0) + at(3, 1), 0.0);
 }
 
+TEST(TokenRouting, DedupMatrixWrapsRailsInAPartialLastDomain) {
+  // 6 experts on 3 ranks in domains of 2: {0, 1} and a partial {2}. A token of experts 1 and 4
+  // (ranks 0 and 2) sent from rank 1 (rail 1) lands on rank 2, the partial domain's only GPU.
+  TempDir dir;
+  const TokenRouting r = read_token_routing(dir.write("r.txt", "1 4\n"), 6, 2, kField);
+  const auto m = node_dedup_dispatch_matrix(contiguous_placement(6, 3), r, 2);
+  EXPECT_DOUBLE_EQ(m[1 * 3 + 2], 0.5);
+  EXPECT_DOUBLE_EQ(m[1 * 3 + 0], 0.5);  // expert 1 on rank 0, inside the sender's domain
+}
+
 // 16 experts on 2 nodes; every token chooses a pair (e, e + 8) that contiguous placement splits
 // over the two nodes.
 constexpr const char* kMoe = R"(name: "toy co-occurrence"

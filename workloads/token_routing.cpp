@@ -167,8 +167,11 @@ std::vector<double> node_dedup_dispatch_matrix(const ExpertPlacementMap& map,
   const auto holders = holders_of_experts(map);
   const auto n = static_cast<size_t>(map.ranks);
   std::vector<double> matrix(n * n, 0.0);
+  // The GPU of the sender's rail in `node`; a partial last domain wraps the rails around so that
+  // no GPU of it lands the copies of several rails.
   auto landing_rank = [&](int node, int rail) {
-    return static_cast<size_t>(std::min(node * ranks_per_node + rail, map.ranks - 1));
+    const int first = node * ranks_per_node;
+    return static_cast<size_t>(first + rail % std::min(ranks_per_node, map.ranks - first));
   };
   std::vector<int> served_by;
   std::vector<int> reached;
