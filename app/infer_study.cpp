@@ -194,11 +194,11 @@ nlohmann::ordered_json infer_json(const InferStudy& s) {
          {"cross_domain_bytes", p.cross_domain_bytes},
          {"cross_domain_share", p.cross_domain_share},
          {"dedup_cross_domain_bytes", p.dedup_cross_domain_bytes
-                                        ? nlohmann::ordered_json(*p.dedup_cross_domain_bytes)
-                                        : nlohmann::ordered_json()},
+                                          ? nlohmann::ordered_json(*p.dedup_cross_domain_bytes)
+                                          : nlohmann::ordered_json()},
          {"remote_domains_per_token", p.remote_domains_per_token
-                                        ? nlohmann::ordered_json(*p.remote_domains_per_token)
-                                        : nlohmann::ordered_json()}});
+                                          ? nlohmann::ordered_json(*p.remote_domains_per_token)
+                                          : nlohmann::ordered_json()}});
   }
   j["failures"] = s.failures;
   return j;

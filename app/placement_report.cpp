@@ -41,7 +41,7 @@ struct LayerCost {
   const MlpSpec& spec;
   int ep = 1;
   int per_domain = 1;  // EP ranks per scale-up domain
-  double routed = 0;  // token copies one EP group routes per step
+  double routed = 0;   // token copies one EP group routes per step
   double e_act = 2;
   double e_w = 2;
   double flops_per_s = 0;

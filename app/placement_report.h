@@ -21,8 +21,8 @@ struct PlacementRow {
   std::string map;
   double imbalance = 1;              // worst MoE layer
   double slowest_expert_time_s = 0;  // per step: summed over the MoE layers
-  double cross_domain_bytes = 0;       // per step, all MoE layers (dispatch; the combine mirrors it)
-  double cross_domain_share = 0;       // of the dispatch's token copies
+  double cross_domain_bytes = 0;     // per step, all MoE layers (dispatch; the combine mirrors it)
+  double cross_domain_share = 0;     // of the dispatch's token copies
   // With a token routing sample: the same traffic when each token crosses once per destination
   // domain, and that number of domain copies per token.
   std::optional<double> dedup_cross_domain_bytes;

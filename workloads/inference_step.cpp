@@ -244,8 +244,8 @@ class InferenceWriter {
       const MlpSpec& spec = model_.mlp(l);
       if (!spec.moe) continue;
       auto shares = layer_expert_shares(scenario_, sample, spec.experts, moe_index++);
-      ExpertPlacementMap map = place_experts(scenario_.expert_placement(), shares, ep,
-                                             domain, cooccurrence);
+      ExpertPlacementMap map =
+          place_experts(scenario_.expert_placement(), shares, ep, domain, cooccurrence);
       auto ranks = placed_rank_shares(map, shares);
       uint32_t dispatch = 0;
       uint32_t combine = 0;

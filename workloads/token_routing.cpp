@@ -102,8 +102,8 @@ TokenRouting read_token_routing(const std::string& path, int64_t experts, int to
 
 int expert_domain_size(const config::Scenario& scenario) {
   const auto& hw = scenario.hardware();
-  const int domain = hw.scale_up().has_domain_size() ? hw.scale_up().domain_size()
-                                                     : hw.gpus_per_node();
+  const int domain =
+      hw.scale_up().has_domain_size() ? hw.scale_up().domain_size() : hw.gpus_per_node();
   return std::max(1, std::min(domain, std::max(1, scenario.layout().ep())));
 }
 
