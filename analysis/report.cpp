@@ -103,6 +103,8 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.analytic_collectives = result.analytic_collectives;
   r.flow_collectives = result.flow_collectives;
   r.folded_replicas = s.sim().fold_replicas() ? s.layout().dp() : 1;
+  r.routes_computed = result.routes_computed;
+  r.gpu_pairs = result.gpu_pairs;
   return r;
 }
 
@@ -233,7 +235,9 @@ nlohmann::ordered_json report_json(const StepReport& r) {
               {"wall_s", r.sim_wall_s},
               {"analytic_collectives", r.analytic_collectives},
               {"flow_collectives", r.flow_collectives},
-              {"folded_replicas", r.folded_replicas}};
+              {"folded_replicas", r.folded_replicas},
+              {"routes_computed", r.routes_computed},
+              {"gpu_pairs", r.gpu_pairs}};
   return j;
 }
 
@@ -339,6 +343,8 @@ std::string report_text(const StepReport& r) {
   out += fmt::format(
       "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
       r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);
+  out += fmt::format("Routes: {} computed on demand (an all-pairs table would hold {} GPU pairs)\n",
+                     r.routes_computed, r.gpu_pairs);
   if (r.folded_replicas > 1) {
     out += fmt::format(
         "Folded: one data-parallel replica simulated for {} (cross-replica collectives "

@@ -56,6 +56,8 @@ struct StepReport {
   uint64_t analytic_collectives = 0;  // collectives timed by the analytic model
   uint64_t flow_collectives = 0;      // collectives run as flows
   int folded_replicas = 1;            // data-parallel replicas one simulated replica stands for
+  uint64_t routes_computed = 0;       // by the platform's router, on demand
+  uint64_t gpu_pairs = 0;             // ordered GPU pairs (what an all-pairs table would hold)
 };
 
 MfuFigures mfu_figures(const config::Scenario& scenario, double step_time_s);

@@ -95,6 +95,8 @@ SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
   replay.start();
   engine.run();
   SimResult result = replay.finish();
+  result.routes_computed = platform->router().routes_computed();
+  result.gpu_pairs = static_cast<uint64_t>(topology.num_gpus()) * (topology.num_gpus() - 1);
   result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

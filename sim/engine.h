@@ -63,6 +63,10 @@ struct SimResult {
   // Collectives run from the analytic model (ANALYTIC, AUTO, folded) and with flows.
   uint64_t analytic_collectives = 0;
   uint64_t flow_collectives = 0;
+  // Routes the platform computed (GPU/CPU pairs that communicated), against the ordered GPU
+  // pairs an all-pairs table would hold.
+  uint64_t routes_computed = 0;
+  uint64_t gpu_pairs = 0;
   // What the network carried, per (source rank, destination rank) pair (sim/flow_log.h), and
   // the resolution of its busy intervals (0: exact).
   std::vector<PairTraffic> traffic;

@@ -33,6 +33,8 @@ class Router {
   // Sum of the hops' one-way latencies, and the smallest hop bandwidth.
   double latency_s(const std::vector<Hop>& hops) const;
   double bottleneck_bytes_per_s(const std::vector<Hop>& hops) const;
+  // Routes computed so far: only the pairs asked for, never an all-pairs table.
+  size_t routes_computed() const { return routes_.size(); }
 
  private:
   std::vector<Hop> compute_route(VertexId src, VertexId dst);
