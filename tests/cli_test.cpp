@@ -161,6 +161,10 @@ TEST(Cli, ReportHasTheStableKeysAndTheBreakdownAddsUp) {
   EXPECT_NEAR(total, step, 1e-3 * step);
   EXPECT_TRUE(j["sim"].contains("events"));
   EXPECT_TRUE(j["sim"].contains("wall_s"));
+  // Routes are computed for the pairs that communicate, not for all pairs: 16 GPUs, 240 pairs.
+  EXPECT_EQ(j["sim"]["gpu_pairs"].get<int>(), 16 * 15);
+  EXPECT_GT(j["sim"]["routes_computed"].get<int>(), 0);
+  EXPECT_LT(j["sim"]["routes_computed"].get<int>(), 16 * 15 / 2);
   // The timeline is Chrome trace-event JSON.
   const auto timeline = nlohmann::json::parse(read_file(dir.path() / "out" / "timeline.json"));
   EXPECT_GT(timeline["traceEvents"].size(), 1000u);
