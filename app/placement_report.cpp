@@ -37,7 +37,6 @@ std::vector<Candidate> candidates(bool have_sample) {
 // What one MoE layer costs under every map; the layer counts `weight` times (layers whose
 // routing is alike are costed once).
 struct LayerCost {
-  const config::Scenario& s;
   const MlpSpec& spec;
   int ep = 1;
   int per_domain = 1;  // EP ranks per scale-up domain
@@ -46,6 +45,19 @@ struct LayerCost {
   double e_w = 2;
   double flops_per_s = 0;
   double hbm = 0;
+
+  // The slowest rank's expert roofline: its tokens' FLOPs against its touched experts' weights.
+  double slowest_expert_time_s(const ExpertPlacementMap& map, const std::vector<double>& shares,
+                               const std::vector<double>& load) const {
+    const double expert_params = 3.0 * static_cast<double>(spec.hidden * spec.expert_ffn);
+    double slowest = 0;
+    for (int j = 0; j < ep; ++j) {
+      const double flops = 2 * routed * load[j] * expert_params;
+      const double bytes = expected_touched_experts(map, shares, j, routed) * expert_params * e_w;
+      slowest = std::max(slowest, std::max(flops / flops_per_s, bytes / hbm));
+    }
+    return slowest;
+  }
 
   void add(const Candidate& c, const std::vector<double>& shares,
            const std::optional<TokenRouting>& sample, const CoOccurrence& co, double weight,
@@ -56,14 +68,7 @@ struct LayerCost {
     const ExpertPlacementMap map = place_experts(p, shares, ep, per_domain, co);
     const auto load = placed_rank_shares(map, shares);
     row->imbalance = std::max(row->imbalance, imbalance(load));
-    const double expert_params = 3.0 * static_cast<double>(spec.hidden * spec.expert_ffn);
-    double slowest = 0;
-    for (int j = 0; j < ep; ++j) {
-      const double flops = 2 * routed * load[j] * expert_params;
-      const double bytes = expected_touched_experts(map, shares, j, routed) * expert_params * e_w;
-      slowest = std::max(slowest, std::max(flops / flops_per_s, bytes / hbm));
-    }
-    row->slowest_expert_time_s += weight * slowest;
+    row->slowest_expert_time_s += weight * slowest_expert_time_s(map, shares, load);
     const double token_bytes = static_cast<double>(spec.hidden) * e_act;
     const double share = crossing_share(map, shares, per_domain);
     row->cross_domain_share = share;  // alike in every layer but under per-layer routing skew
@@ -94,7 +99,7 @@ std::vector<PlacementRow> placement_rows(const config::Scenario& s) {
   }
   if (moe_layers.empty()) return {};
   const MlpSpec& spec = model.mlp(moe_layers.front());
-  LayerCost cost{s, spec};
+  LayerCost cost{spec};
   cost.ep = std::max(1, s.layout().ep());
   cost.per_domain = expert_domain_size(s);
   cost.e_act = bytes_per_element(to_data_type(s.training().dtype()));
