@@ -14,7 +14,6 @@
 namespace racksim {
 namespace {
 
-using testing::run_racksim;
 using testing::TempDir;
 
 // Llama-3 8B cut to 2 layers (the gradients are mostly the embeddings: about 2 GB), pure DP
@@ -28,16 +27,14 @@ const char* kScenario =
 
 TEST(NicWhatIf, MisclassifiedNicsSlowATwoNodeStepByTheRingBounds) {
   TempDir dir;
-  const std::string scenario = dir.write("s.textproto", kScenario);
-  auto run = [&](const std::string& name, const std::string& what_if) {
-    const auto result =
-        run_racksim({"run", scenario, "--report-only", "--out", (dir.path() / name).string(),
-                     "--set", "hardware.scale_out.treat_all_nics_as_ib=" + what_if});
+  auto run = [&](const std::string& what_if) {
+    const auto result = testing::run_scenario_report(
+        dir, kScenario, {"hardware.scale_out.treat_all_nics_as_ib=" + what_if});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    return nlohmann::json::parse(testing::read_file(dir.path() / name / "report.json"));
+    return result.report;
   };
-  const auto nccl = run("nccl", "false");
-  const auto what_if = run("what_if", "true");
+  const auto nccl = run("false");
+  const auto what_if = run("true");
   EXPECT_GT(what_if["step_time_s"].get<double>(), nccl["step_time_s"].get<double>());
   // NCCL's choice: GPUs 2 and 3 share a 400G NIC, 8 channels x 46 / 2 GB/s; the what-if puts
   // GPU 3 on 100 GbE, 8 channels x 10.625 GB/s.
