@@ -9,10 +9,29 @@
 #include "app/racks_study.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "common/error.h"
+#include "proto/scenario.pb.h"
 
 namespace racksim::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// A fidelity name as sim.fidelity spells it; bad input stops before any simulation.
+std::string fidelity_option(const std::string& option, const std::string& value) {
+  config::Simulation::Fidelity fidelity;
+  if (!config::Simulation::Fidelity_Parse(value, &fidelity) ||
+      fidelity == config::Simulation::FIDELITY_UNSPECIFIED) {
+    throw InputError({"command line", 0, 0}, option,
+                     fmt::format("'{}' is not a fidelity (expected one of FULL, AGGREGATED, "
+                                 "ANALYTIC, AUTO)",
+                                 value));
+  }
+  return value;
+}
+
+}  // namespace
 
 int racks_command(const std::vector<std::string>& args) {
   po::options_description options("racksim racks SCENARIO options");
@@ -37,8 +56,12 @@ int racks_command(const std::vector<std::string>& args) {
     spec.domain_sizes.push_back(static_cast<int>(d));
   }
   spec.training = !vm.count("no-training");
-  spec.training_fidelity = vm["train-fidelity"].as<std::string>();
-  if (vm.count("decode-fidelity")) spec.decode_fidelity = vm["decode-fidelity"].as<std::string>();
+  spec.training_fidelity =
+      fidelity_option("--train-fidelity", vm["train-fidelity"].as<std::string>());
+  if (vm.count("decode-fidelity")) {
+    spec.decode_fidelity =
+        fidelity_option("--decode-fidelity", vm["decode-fidelity"].as<std::string>());
+  }
   spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());

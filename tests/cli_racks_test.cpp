@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "app/racks_study.h"
 #include "tests/support/run_racksim.h"
 
@@ -81,6 +83,18 @@ TEST(RacksCommand, AnalyticDecodeCountsTheSameBytesAsFlows) {
     EXPECT_NEAR(analytic["crossing_share"].get<double>(),
                 app::network_crossing_share(16, rows[1][i]["domain_size"].get<int>()), 1e-9);
   }
+}
+
+TEST(RacksCommand, ABadFidelityIsAnInputError) {
+  TempDir dir;
+  const std::string scenario = dir.write("toy.textproto", kToy);
+  const auto out = dir.path() / "out";
+  const auto r =
+      run_racksim({"racks", scenario, "--decode-fidelity", "FAST", "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--decode-fidelity"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("domain"), std::string::npos) << "no table on bad input";
+  EXPECT_FALSE(std::filesystem::exists(out / "racks.json"));
 }
 
 TEST(RacksCommand, NetworkCrossingShareClosedForm) {
