@@ -74,7 +74,7 @@ struct LayerCost {
     row->cross_domain_share = share;  // alike in every layer but under per-layer routing skew
     row->cross_domain_bytes += weight * routed * token_bytes * share;
     if (sample) {
-      const double copies = remote_node_copies_per_token(map, *sample, per_domain);
+      const double copies = remote_domain_copies_per_token(map, *sample, per_domain);
       row->remote_domains_per_token = copies;
       row->dedup_cross_domain_bytes =
           row->dedup_cross_domain_bytes.value_or(0) +

@@ -57,13 +57,13 @@ TEST(TokenRouting, NodeDedupCountsDestinationNodesOnce) {
   TempDir dir;
   const TokenRouting r = read_token_routing(dir.write("r.txt", "0 1\n"), 4, 2, kField);
   // Contiguous: 0 and 1 on node 0. Node 0's senders send nothing off-node, node 1's one copy.
-  EXPECT_DOUBLE_EQ(remote_node_copies_per_token(contiguous_placement(4, 2), r, 1), 0.5);
+  EXPECT_DOUBLE_EQ(remote_domain_copies_per_token(contiguous_placement(4, 2), r, 1), 0.5);
   // Split (0, 2 on node 0; 1, 3 on node 1): each sender reaches the other node once.
   ExpertPlacementMap split = contiguous_placement(4, 2);
   split.share = {{1, 0}, {0, 1}, {1, 0}, {0, 1}};
-  EXPECT_DOUBLE_EQ(remote_node_copies_per_token(split, r, 1), 1.0);
+  EXPECT_DOUBLE_EQ(remote_domain_copies_per_token(split, r, 1), 1.0);
   // Four nodes of one expert each: a token reaches 2 nodes, 1 or 2 of them remote.
-  EXPECT_DOUBLE_EQ(remote_node_copies_per_token(contiguous_placement(4, 4), r, 1),
+  EXPECT_DOUBLE_EQ(remote_domain_copies_per_token(contiguous_placement(4, 4), r, 1),
                    (1 + 1 + 2 + 2) / 4.0);
 }
 
@@ -72,7 +72,7 @@ TEST(TokenRouting, DedupMatrixLandsOnTheSendersRailAndForwards) {
   // and 6, served by ranks 2 and 3 on node 1.
   TempDir dir;
   const TokenRouting r = read_token_routing(dir.write("r.txt", "4 6\n"), 8, 2, kField);
-  const auto m = node_dedup_dispatch_matrix(contiguous_placement(8, 4), r, 2);
+  const auto m = dedup_dispatch_matrix(contiguous_placement(8, 4), r, 2);
   ASSERT_EQ(m.size(), 16u);
   auto at = [&](int i, int j) { return m[i * 4 + j]; };
   // Per byte of a sender's one-copy-per-expert dispatch (2 copies per token):
@@ -90,7 +90,7 @@ TEST(TokenRouting, DedupMatrixWrapsRailsInAPartialLastDomain) {
   // (ranks 0 and 2) sent from rank 1 (rail 1) lands on rank 2, the partial domain's only GPU.
   TempDir dir;
   const TokenRouting r = read_token_routing(dir.write("r.txt", "1 4\n"), 6, 2, kField);
-  const auto m = node_dedup_dispatch_matrix(contiguous_placement(6, 3), r, 2);
+  const auto m = dedup_dispatch_matrix(contiguous_placement(6, 3), r, 2);
   EXPECT_DOUBLE_EQ(m[1 * 3 + 2], 0.5);
   EXPECT_DOUBLE_EQ(m[1 * 3 + 0], 0.5);  // expert 1 on rank 0, inside the sender's domain
 }

@@ -273,7 +273,7 @@ class InferenceWriter {
   // The dispatch as a kMatrix table and the combine as its transpose.
   std::pair<uint32_t, uint32_t> add_dedup_weights(const ExpertPlacementMap& map,
                                                   const TokenRouting& sample, int ranks_per_node) {
-    const std::vector<double> m = node_dedup_dispatch_matrix(map, sample, ranks_per_node);
+    const std::vector<double> m = dedup_dispatch_matrix(map, sample, ranks_per_node);
     const auto n = static_cast<size_t>(map.ranks);
     std::vector<double> forward{static_cast<double>(WeightedAllToAll::kMatrix)};
     forward.insert(forward.end(), m.begin(), m.end());

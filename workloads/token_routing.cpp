@@ -51,25 +51,25 @@ std::vector<std::vector<int>> holders_of_experts(const ExpertPlacementMap& map) 
   return holders;
 }
 
-// The rank serving each expert a token chose, sent from `sender_node`: a replica on the sender's
-// node first, then one on a node the token already reaches, else the first replica. `reached`
-// gets the other nodes the token goes to, in first-reached order.
+// The rank serving each expert a token chose, sent from `sender_domain`: a replica in the
+// sender's domain first, then one in a domain the token already reaches, else the first
+// replica. `reached` gets the other domains the token goes to, in first-reached order.
 void route_token(const std::vector<int>& token, const std::vector<std::vector<int>>& holders,
-                 int sender_node, int ranks_per_node, std::vector<int>* served_by,
+                 int sender_domain, int ranks_per_domain, std::vector<int>* served_by,
                  std::vector<int>* reached) {
   served_by->clear();
   reached->clear();
   for (int e : token) {
     const auto& ranks = holders[e];
-    auto on = [&](int node) {
+    auto on = [&](int domain) {
       return std::find_if(ranks.begin(), ranks.end(),
-                          [&](int r) { return r / ranks_per_node == node; });
+                          [&](int r) { return r / ranks_per_domain == domain; });
     };
-    auto pick = on(sender_node);
+    auto pick = on(sender_domain);
     for (size_t k = 0; pick == ranks.end() && k < reached->size(); ++k) pick = on((*reached)[k]);
     if (pick == ranks.end()) {
       pick = ranks.begin();
-      reached->push_back(*pick / ranks_per_node);
+      reached->push_back(*pick / ranks_per_domain);
     }
     served_by->push_back(*pick);
   }
@@ -146,51 +146,51 @@ CoOccurrence token_cooccurrence(const TokenRouting& routing) {
   return co;
 }
 
-double remote_node_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
-                                    int ranks_per_node) {
+double remote_domain_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
+                                      int ranks_per_domain) {
   const auto holders = holders_of_experts(map);
-  const int nodes = std::max(1, (map.ranks + ranks_per_node - 1) / ranks_per_node);
+  const int domains = std::max(1, (map.ranks + ranks_per_domain - 1) / ranks_per_domain);
   double copies = 0;
   std::vector<int> served_by;
   std::vector<int> reached;
-  for (int sender = 0; sender < nodes; ++sender) {
+  for (int sender = 0; sender < domains; ++sender) {
     for (const auto& token : routing.tokens) {
-      route_token(token, holders, sender, ranks_per_node, &served_by, &reached);
+      route_token(token, holders, sender, ranks_per_domain, &served_by, &reached);
       copies += static_cast<double>(reached.size());
     }
   }
-  return copies / (static_cast<double>(nodes) * static_cast<double>(routing.tokens.size()));
+  return copies / (static_cast<double>(domains) * static_cast<double>(routing.tokens.size()));
 }
 
-std::vector<double> node_dedup_dispatch_matrix(const ExpertPlacementMap& map,
-                                               const TokenRouting& routing, int ranks_per_node) {
+std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
+                                          const TokenRouting& routing, int ranks_per_domain) {
   const auto holders = holders_of_experts(map);
   const auto n = static_cast<size_t>(map.ranks);
   std::vector<double> matrix(n * n, 0.0);
-  // The GPU of the sender's rail in `node`; a partial last domain wraps the rails around so that
-  // no GPU of it lands the copies of several rails.
-  auto landing_rank = [&](int node, int rail) {
-    const int first = node * ranks_per_node;
-    return static_cast<size_t>(first + rail % std::min(ranks_per_node, map.ranks - first));
+  // The GPU of the sender's rail (index inside its domain) in `domain`; a partial last domain
+  // wraps the rails around so that no GPU of it lands the copies of several rails.
+  auto landing_rank = [&](int domain, int rail) {
+    const int first = domain * ranks_per_domain;
+    return static_cast<size_t>(first + rail % std::min(ranks_per_domain, map.ranks - first));
   };
   std::vector<int> served_by;
   std::vector<int> reached;
   for (int sender = 0; sender < map.ranks; ++sender) {
-    const int node = sender / ranks_per_node;
-    const int rail = sender % ranks_per_node;
+    const int domain = sender / ranks_per_domain;
+    const int rail = sender % ranks_per_domain;
     for (const auto& token : routing.tokens) {
-      route_token(token, holders, node, ranks_per_node, &served_by, &reached);
+      route_token(token, holders, domain, ranks_per_domain, &served_by, &reached);
       // A GPU serving several of the token's experts gets it once.
       std::sort(served_by.begin(), served_by.end());
       served_by.erase(std::unique(served_by.begin(), served_by.end()), served_by.end());
       for (int rank : served_by) {
-        const int target_node = rank / ranks_per_node;
-        // Inside the sender's node straight over NVLink; elsewhere from the landing GPU.
+        const int target = rank / ranks_per_domain;
+        // Inside the sender's domain straight over NVLink; elsewhere from the landing GPU.
         const size_t from =
-            target_node == node ? static_cast<size_t>(sender) : landing_rank(target_node, rail);
+            target == domain ? static_cast<size_t>(sender) : landing_rank(target, rail);
         if (from != static_cast<size_t>(rank)) matrix[from * n + rank] += 1;
       }
-      for (int target_node : reached) matrix[sender * n + landing_rank(target_node, rail)] += 1;
+      for (int target : reached) matrix[sender * n + landing_rank(target, rail)] += 1;
     }
   }
   const double copies = static_cast<double>(routing.tokens.size()) *

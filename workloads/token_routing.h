@@ -1,6 +1,8 @@
 // A sample of routing decisions read from a file: the experts each token chose. It gives the
 // per-expert token shares, which experts are chosen together (for the BY_COOCCURRENCE map), and
-// how many node copies a node-deduplicated dispatch sends per token under a placement.
+// how many copies a deduplicated dispatch sends per token under a placement. Its groups are
+// scale-up domains (DeepSeek-V3 deduplicates per node because its nodes are its NVLink domains;
+// an NVL72 rack forwards inside the whole rack): "domain" below.
 //
 // File format (expert_placement.token_routing_file): one token per line, the 0-based ids of the
 // experts it chose (model.experts_per_token of them, distinct), separated by spaces or commas;
@@ -47,21 +49,21 @@ std::vector<double> token_shares(const TokenRouting& routing);
 // How often each pair of experts was chosen by one token.
 CoOccurrence token_cooccurrence(const TokenRouting& routing);
 
-// The mean number of OTHER nodes a token is sent to when the dispatch sends it once per
-// destination node (DeepSeek-V3's node-limited dispatch: one copy crosses the network, NVLink
-// forwards it inside the node), averaged over tokens and over sender nodes (attention data
-// parallelism spreads the senders evenly). An expert with replicas is served on the sender's
-// node if it holds one, else on a node the token already goes to, else on its first replica's.
-double remote_node_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
-                                    int ranks_per_node);
+// The mean number of OTHER domains a token is sent to when the dispatch sends it once per
+// destination domain (DeepSeek-V3's dispatch: one copy crosses the network, NVLink forwards it
+// inside the domain), averaged over tokens and over sender domains (attention data parallelism
+// spreads the senders evenly). An expert with replicas is served in the sender's domain if it
+// holds one, else in a domain the token already goes to, else on its first replica.
+double remote_domain_copies_per_token(const ExpertPlacementMap& map, const TokenRouting& routing,
+                                      int ranks_per_domain);
 
-// The dispatch of a node-deduplicated all-to-all as an EP x EP matrix (row-major, for a kMatrix
+// The dispatch of a domain-deduplicated all-to-all as an EP x EP matrix (row-major, for a kMatrix
 // weights table): entry [i][j] is the bytes rank i sends to rank j per byte of its one-copy-per-
-// expert dispatch. A token crosses to each other node once, landing on the GPU of the sender's
+// expert dispatch. A token crosses to each other domain once, landing on the GPU of the sender's
 // rail (local index), which forwards it over NVLink to the ranks serving its experts there (the
-// forwarding is charged to the landing rank, in the same all-to-all); experts on the sender's node
-// get their copies over NVLink directly. The combine is the transpose.
-std::vector<double> node_dedup_dispatch_matrix(const ExpertPlacementMap& map,
-                                               const TokenRouting& routing, int ranks_per_node);
+// forwarding is charged to the landing rank, in the same all-to-all); experts in the sender's
+// domain get their copies over NVLink directly. The combine is the transpose.
+std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
+                                          const TokenRouting& routing, int ranks_per_domain);
 
 }  // namespace racksim
