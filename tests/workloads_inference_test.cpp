@@ -142,6 +142,24 @@ TEST(ExpertPlacement, CoOccurrenceKeepsPairsOnOneNode) {
   for (int e = 0; e < experts / 2; ++e) EXPECT_EQ(node_of(e), node_of(e + experts / 2)) << e;
 }
 
+TEST(ExpertPlacement, CoOccurrenceFillsAPartialLastDomainByItsRanks) {
+  // 6 experts on 3 ranks in domains of 2 (ranks 0-1, and rank 2 alone); pairs (0, 3), (1, 4),
+  // (2, 5) are always chosen together: the full domain takes two pairs, the partial one one.
+  CoOccurrence co(6, std::vector<double>(6, 0.0));
+  for (int e = 0; e < 3; ++e) co[e][e + 3] = co[e + 3][e] = 1;
+  config::ExpertPlacement p;
+  p.set_strategy(config::ExpertPlacement::BY_COOCCURRENCE);
+  const auto map = place_experts(p, std::vector<double>(6, 1.0 / 6), 3, 2, co);
+  auto domain_of = [&](int e) {
+    for (int j = 0; j < 3; ++j) {
+      if (map.share[e][j] > 0) return j / 2;
+    }
+    return -1;
+  };
+  for (int e = 0; e < 3; ++e) EXPECT_EQ(domain_of(e), domain_of(e + 3)) << e;
+  EXPECT_EQ(map.experts_on_rank(), (std::vector<int>{2, 2, 2}));
+}
+
 TEST(ExpertPlacement, TouchedExpertsGrowWithTheRoutedTokens) {
   const std::vector<double> shares(256, 1.0 / 256);
   const auto map = contiguous_placement(256, 1);

@@ -56,12 +56,15 @@ ExpertPlacementMap by_load(const std::vector<double>& shares, int ranks) {
 // each node's experts over its ranks by load.
 ExpertPlacementMap by_cooccurrence(const std::vector<double>& shares, int ranks, int ranks_per_node,
                                    const CoOccurrence& co) {
-  const int nodes = std::max(1, ranks / ranks_per_node);
-  const size_t per_node = shares.size() / nodes;
+  // A partial last group (256 ranks in domains of 72) holds experts in proportion to its ranks.
+  const int nodes = (ranks + ranks_per_node - 1) / ranks_per_node;
+  const size_t per_rank = shares.size() / static_cast<size_t>(ranks);
   std::vector<bool> placed(shares.size(), false);
   ExpertPlacementMap map = empty_map(shares.size(), ranks);
   const auto order = by_share_descending(shares);
   for (int n = 0; n < nodes; ++n) {
+    const int node_ranks = std::min(ranks_per_node, ranks - n * ranks_per_node);
+    const size_t per_node = per_rank * static_cast<size_t>(node_ranks);
     std::vector<int> members;
     for (int e : order) {
       if (!placed[e]) {
@@ -84,9 +87,9 @@ ExpertPlacementMap by_cooccurrence(const std::vector<double>& shares, int ranks,
     }
     std::vector<double> node_shares;
     for (int e : members) node_shares.push_back(shares[e]);
-    const ExpertPlacementMap inner = by_load(node_shares, ranks_per_node);
+    const ExpertPlacementMap inner = by_load(node_shares, node_ranks);
     for (size_t i = 0; i < members.size(); ++i) {
-      for (int j = 0; j < ranks_per_node; ++j) {
+      for (int j = 0; j < node_ranks; ++j) {
         map.share[members[i]][n * ranks_per_node + j] = inner.share[i][j];
       }
     }
@@ -150,7 +153,7 @@ ExpertPlacementMap place_experts(const config::ExpertPlacement& placement,
       map = by_load(shares, ranks);
       break;
     case config::ExpertPlacement::BY_COOCCURRENCE:
-      map = cooccurrence.empty() || ranks_per_node >= ranks || ranks % ranks_per_node != 0
+      map = cooccurrence.empty() || ranks_per_node >= ranks
                 ? by_load(shares, ranks)
                 : by_cooccurrence(shares, ranks, ranks_per_node, cooccurrence);
       break;
