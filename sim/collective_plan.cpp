@@ -96,48 +96,44 @@ class AllToAllPlan final : public CollectivePlan {
   double per_peer_;
 };
 
-// All pairs at once with per-pair sizes from the members' shares.
+// All pairs at once with per-pair sizes from an EventGraph weights table (WeightedAllToAll):
+// member i sends bytes x weight(i, j) to member j. Zero-byte transfers still arrive, so every
+// member expects n - 1 arrivals.
 class WeightedAllToAllPlan final : public CollectivePlan {
  public:
-  WeightedAllToAllPlan(double bytes, bool by_receiver, std::vector<double> shares)
-      : bytes_(bytes), by_receiver_(by_receiver), shares_(std::move(shares)) {}
-  int num_phases() const override { return 1; }
-  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
-    const uint32_t n = static_cast<uint32_t>(shares_.size());
-    for (uint32_t k = 1; k < n; ++k) {
-      const uint32_t to = (member + k) % n;
-      out->push_back({to, bytes_ * shares_[by_receiver_ ? to : member]});
-    }
+  WeightedAllToAllPlan(double bytes, const std::vector<double>& table)
+      : bytes_(bytes),
+        mode_(static_cast<WeightedAllToAll>(table[0])),
+        n_(static_cast<uint32_t>(weighted_all_to_all_members(table))),
+        weights_(table.begin() + 1, table.end()) {
+    if (n_ == 0) throw std::logic_error("weighted all-to-all: a matrix table is not n x n");
   }
-  uint32_t arrivals(uint32_t, int) const override {
-    return static_cast<uint32_t>(shares_.size()) - 1;
-  }
-
- private:
-  double bytes_;
-  bool by_receiver_;
-  std::vector<double> shares_;
-};
-
-// kMatrix: member i sends bytes x m[i n + j] to member j (zero-byte transfers still arrive, so
-// every member expects n - 1 arrivals).
-class MatrixAllToAllPlan final : public CollectivePlan {
- public:
-  MatrixAllToAllPlan(double bytes, uint32_t members, const std::vector<double>& table)
-      : bytes_(bytes), n_(members), matrix_(table.begin() + 1, table.end()) {}
   int num_phases() const override { return 1; }
   void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
     for (uint32_t k = 1; k < n_; ++k) {
       const uint32_t to = (member + k) % n_;
-      out->push_back({to, bytes_ * matrix_[static_cast<size_t>(member) * n_ + to]});
+      out->push_back({to, bytes_ * weight(member, to)});
     }
   }
   uint32_t arrivals(uint32_t, int) const override { return n_ - 1; }
 
  private:
+  double weight(uint32_t from, uint32_t to) const {
+    switch (mode_) {
+      case WeightedAllToAll::kByReceiver:
+        return weights_[to];
+      case WeightedAllToAll::kBySender:
+        return weights_[from];
+      case WeightedAllToAll::kMatrix:
+        break;
+    }
+    return weights_[static_cast<size_t>(from) * n_ + to];
+  }
+
   double bytes_;
+  WeightedAllToAll mode_;
   uint32_t n_;
-  std::vector<double> matrix_;
+  std::vector<double> weights_;  // a share per member, or the n x n matrix
 };
 
 class EmptyPlan final : public CollectivePlan {
@@ -313,14 +309,7 @@ std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, con
 std::unique_ptr<CollectivePlan> make_weighted_all_to_all_plan(double bytes,
                                                               const std::vector<double>& table) {
   if (table.size() < 2) throw std::logic_error("weighted all-to-all: empty weights table");
-  if (table[0] == static_cast<double>(WeightedAllToAll::kMatrix)) {
-    const size_t n = weighted_all_to_all_members(table);
-    if (n == 0) throw std::logic_error("weighted all-to-all: a matrix table is not n x n");
-    return std::make_unique<MatrixAllToAllPlan>(bytes, static_cast<uint32_t>(n), table);
-  }
-  const bool by_receiver = table[0] == static_cast<double>(WeightedAllToAll::kByReceiver);
-  return std::make_unique<WeightedAllToAllPlan>(
-      bytes, by_receiver, std::vector<double>(table.begin() + 1, table.end()));
+  return std::make_unique<WeightedAllToAllPlan>(bytes, table);
 }
 
 std::unique_ptr<CollectivePlan> make_plan(CollectiveKind kind, double bytes, const RingSet& rings) {
