@@ -358,7 +358,6 @@ void Replay::execute_collective(size_t index, OpId op) {
     }
     delay += run.extra_latency_steps * latency;
   }
-  const double data_start_s = s4u::Engine::get_clock() + delay - run.analytic_s;
   if (delay > 0) {
     ++activities_;
     s4u::this_actor::sleep_for(delay);
@@ -366,7 +365,7 @@ void Replay::execute_collective(size_t index, OpId op) {
   if (run.analytic_s < 0) {
     run_phases(run, member, actor);
   } else {
-    log_analytic_traffic(run, member, data_start_s);
+    log_analytic_traffic(run, member);
   }
   const uint64_t key = run_key(o);
   if (++run.finished == run.expected) runs_.erase(key);  // `run` is gone after this
@@ -432,9 +431,10 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
 }
 
 // What an analytic collective would have sent, for the traffic summary: each of the member's
-// peers over the collective's whole data time.
-void Replay::log_analytic_traffic(const CollectiveRun& run, uint32_t member, double start_s) {
+// peers over the collective's data time, which ends now.
+void Replay::log_analytic_traffic(const CollectiveRun& run, uint32_t member) {
   const double end_s = s4u::Engine::get_clock();
+  const double start_s = end_s - run.analytic_s;
   for (const PeerShare& send : run.analytic_cost->sends[member]) {
     flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[send.to],
                      send.bytes_per_byte * run.bytes, start_s, end_s);

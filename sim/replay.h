@@ -57,7 +57,7 @@ class Replay {
   void execute_send(OpId op);
   void execute_collective(size_t actor, OpId op);
   void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
-  void log_analytic_traffic(const CollectiveRun& run, uint32_t member, double start_s);
+  void log_analytic_traffic(const CollectiveRun& run, uint32_t member);
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
   void choose_execution(CollectiveRun& run, const Op& op);
