@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <type_traits>
 
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -104,45 +105,44 @@ InferencePoint run_inference(const config::Scenario& scenario, InferencePhase ph
   return p;
 }
 
+namespace {
+
+// Every field of a point with its JSON key, in the order the JSON lists them: the one list
+// both directions use (a point travels from a child process to its study as JSON).
+template <typename Point, typename Visit>
+void visit_fields(Point& p, Visit&& visit) {
+  visit("phase", p.phase);
+  visit("batch", p.batch);
+  visit("context", p.context);
+  visit("gpus", p.gpus);
+  visit("domain_size", p.domain_size);
+  visit("step_time_s", p.step_time_s);
+  visit("tokens_per_s", p.tokens_per_s);
+  visit("latency_per_token_s", p.latency_per_token_s);
+  visit("cost_per_mtok", p.cost_per_mtok);
+  visit("weight_floor_s", p.weight_floor_s);
+  visit("compute_floor_s", p.compute_floor_s);
+  visit("max_weight_bytes", p.max_weight_bytes);
+  visit("max_kv_bytes", p.max_kv_bytes);
+  visit("ep_time_s", p.ep_time_s);
+  visit("scale_up_bytes", p.scale_up_bytes);
+  visit("scale_out_bytes", p.scale_out_bytes);
+  visit("crossing_share", p.crossing_share);
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const InferencePoint& p) {
-  return {{"phase", p.phase},
-          {"batch", p.batch},
-          {"context", p.context},
-          {"gpus", p.gpus},
-          {"domain_size", p.domain_size},
-          {"step_time_s", p.step_time_s},
-          {"tokens_per_s", p.tokens_per_s},
-          {"latency_per_token_s", p.latency_per_token_s},
-          {"cost_per_mtok", p.cost_per_mtok},
-          {"weight_floor_s", p.weight_floor_s},
-          {"compute_floor_s", p.compute_floor_s},
-          {"max_weight_bytes", p.max_weight_bytes},
-          {"max_kv_bytes", p.max_kv_bytes},
-          {"ep_time_s", p.ep_time_s},
-          {"scale_up_bytes", p.scale_up_bytes},
-          {"scale_out_bytes", p.scale_out_bytes},
-          {"crossing_share", p.crossing_share}};
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  visit_fields(p, [&](const char* key, const auto& value) { j[key] = value; });
+  return j;
 }
 
 InferencePoint inference_point_from_json(const nlohmann::json& j) {
   InferencePoint p;
-  p.phase = j.at("phase").get<std::string>();
-  p.batch = j.at("batch").get<int64_t>();
-  p.context = j.at("context").get<int64_t>();
-  p.gpus = j.at("gpus").get<int>();
-  p.domain_size = j.at("domain_size").get<int>();
-  p.step_time_s = j.at("step_time_s").get<double>();
-  p.tokens_per_s = j.at("tokens_per_s").get<double>();
-  p.latency_per_token_s = j.at("latency_per_token_s").get<double>();
-  p.cost_per_mtok = j.at("cost_per_mtok").get<double>();
-  p.weight_floor_s = j.at("weight_floor_s").get<double>();
-  p.compute_floor_s = j.at("compute_floor_s").get<double>();
-  p.max_weight_bytes = j.at("max_weight_bytes").get<double>();
-  p.max_kv_bytes = j.at("max_kv_bytes").get<double>();
-  p.ep_time_s = j.at("ep_time_s").get<double>();
-  p.scale_up_bytes = j.at("scale_up_bytes").get<double>();
-  p.scale_out_bytes = j.at("scale_out_bytes").get<double>();
-  p.crossing_share = j.at("crossing_share").get<double>();
+  visit_fields(p, [&](const char* key, auto& value) {
+    value = j.at(key).get<std::decay_t<decltype(value)>>();
+  });
   return p;
 }
 
