@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_racksim.h"
+#include "tests/support/test_scenarios.h"
 
 namespace racksim {
 namespace {
@@ -24,14 +25,7 @@ layout { tp: 4 pp: 2 dp: 2 }
 training { global_batch_size: 16 micro_batch_size: 1 seq_length: 4096 schedule: ONE_F_ONE_B }
 )";
 
-// A 2-layer Mixtral with 16 experts, one per GPU over 2 x DGX H100: dispatch and combine
-// all-to-all over NVLink and the rails at once.
-constexpr const char* kMoe = R"(
-model { preset: "mixtral-8x7b" num_layers: 2 num_experts: 16 }
-hardware { preset: "dgx-h100" nodes: 2 }
-layout { tp: 1 pp: 1 dp: 16 ep: 16 }
-training { global_batch_size: 32 micro_batch_size: 1 seq_length: 4096 routing: BALANCED }
-)";
+constexpr const char* kMoe = testing::kMoeEp16TwoNodes;
 
 nlohmann::json run(const TempDir& dir, const std::string& scenario,
                    const std::vector<std::string>& sets) {
