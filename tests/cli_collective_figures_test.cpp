@@ -1,4 +1,4 @@
-// `racksim collective` against the published figures of ../shared/reference/collective-figures.md
+// `racksim collective` against the published figures of docs/sources.md §7
 // (within 5%), with the efficiency factors documented in topologies/hardware_presets.cpp:
 //   DGX H100, 8 GPUs: ring ~370 GB/s busbw, NVLS ~480 GB/s;
 //   16 H100 over 2 nodes (8 x 400G NDR per node): ~350 GB/s (1,984 H200, default algorithm);

@@ -1,4 +1,4 @@
-// The algebra of inference (the lecture ../shared/seeds/004_*) and the inference step's ledger:
+// The algebra of inference (the lecture Reiner Pope's lecture, docs/sources.md §10) and the inference step's ledger:
 // floors, break-even batch, KV bytes per token per attention kind, the PP-does-not-help-KV
 // identity, expert placement maps and the all-to-all boundary-crossing share.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The model ledger of MoE, MLA and hybrid-attention models against published totals and the seed
-// report's figures (../shared/reference/seed-case-290b-moe.md), without simulation.
+// report's figures (docs/seed-case.md), without simulation.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Hardware presets as protobuf text format, so that a preset reads like the scenario section a
-// user would write. Every figure comes from ../shared/reference/hardware.csv (8-GPU servers,
-// dense BF16, bandwidth per direction); the defaults come from hardware-facts.md §4-5 and
-// collective-figures.md.
+// user would write. Every figure comes from data/hardware.csv (8-GPU servers,
+// dense BF16, bandwidth per direction); the defaults come from docs/sources.md §4-5 and
+// docs/sources.md §7.
 #include "topologies/hardware_presets.h"
 
 #include <google/protobuf/text_format.h>
@@ -19,30 +19,30 @@ constexpr std::string_view kDefaults = R"pb(
   gpus_per_node: 8
   nodes: 1
   scale_up {
-    # One GPU -> NVSwitch -> GPU hop. hardware-facts.md §4: NVLink alpha ~1-2 us per step
+    # One GPU -> NVSwitch -> GPU hop. docs/sources.md §4: NVLink alpha ~1-2 us per step
     # (NCCL's model: 0.6-3.4 us per NVLink hop depending on the protocol).
     latency_s: 1.5e-6
     # NCCL's topology model: 18 links x 20.6 GB/s = 371 of 450 GB/s on H100
-    # (collective-figures.md; measured ring busbw ~370 GB/s).
+    # (docs/sources.md §7; measured ring busbw ~370 GB/s).
     efficiency: 0.82
-    # Eight GPUs behind the NVSwitches of one HGX board (hardware.csv scaleup_domain).
+    # Eight GPUs behind the NVSwitches of one HGX board (data/hardware.csv scaleup_domain).
     domain_size: 8
     # NVLS all-reduce on DGX H100 measured ~480 GB/s busbw (algbw ~275 GB/s) for >= 256 MB
-    # (collective-figures.md). Each port carries (n+1)/n x the buffer, so busbw =
+    # (docs/sources.md §7). Each port carries (n+1)/n x the buffer, so busbw =
     # 2(n-1)/(n+1) x port rate: 480 x 9/14 = 309 GB/s per port = 0.686 of 450.
     nvls_efficiency: 0.686
   }
   scale_out {
-    # One NIC per GPU on every 8-GPU server in hardware.csv (nics_per_gpu).
+    # One NIC per GPU on every 8-GPU server in data/hardware.csv (nics_per_gpu).
     nics_per_gpu: 1
-    # NIC TX/RX 0.3-0.8 us plus the HDR/NDR port ~0.6 us (hardware-facts.md §4).
+    # NIC TX/RX 0.3-0.8 us plus the HDR/NDR port ~0.6 us (docs/sources.md §4).
     nic_latency_s: 1.5e-6
-    # leaf -> spine -> leaf adds ~1 us, i.e. ~0.5 us per link (hardware-facts.md §4).
+    # leaf -> spine -> leaf adds ~1 us, i.e. ~0.5 us per link (docs/sources.md §4).
     switch_latency_s: 0.5e-6
-    # NDR 400G reaches 46 of 50 GB/s in nccl-tests (collective-figures.md).
+    # NDR 400G reaches 46 of 50 GB/s in nccl-tests (docs/sources.md §7).
     efficiency: 0.92
     # DGX SuperPOD scalable unit: 32 nodes, one leaf per rail, 4 spines, non-blocking
-    # (hardware-facts.md §5).
+    # (docs/sources.md §5).
     nodes_per_leaf: 32
     spines: 4
     oversubscription: 1
@@ -55,7 +55,7 @@ constexpr std::string_view kDefaults = R"pb(
   node_kind: HGX
   host {
     # DGX H100 / typical HGX: 2 sockets, 2 PCIe switches per socket, each with 2 GPUs and
-    # 2 NICs (hardware-facts.md §3).
+    # 2 NICs (docs/sources.md §3).
     sockets: 2
     pcie_switches_per_socket: 2
     # Not in the reference: an estimate for 4 UPI 2.0 links at 16 GT/s (~32 GB/s each way
@@ -71,12 +71,12 @@ constexpr std::string_view kDefaults = R"pb(
     # A PCIe switch hop costs a few hundred ns; an estimate, not a measurement.
     latency_s: 0.5e-6
     # TLP/DLLP overhead. Conservative: a Gen5 x16 link moved ~58 of 63 GB/s
-    # (hardware-facts.md §6 item 3).
+    # (docs/sources.md §6 item 3).
     efficiency: 0.85
   }
   compute {
     # Fractions of the peak reached by Megatron-style kernels; starting points to calibrate
-    # against measured-a100-*.csv, not measurements themselves.
+    # against vTrain's A100 measurements (docs/sources.md §9), not measurements themselves.
     gemm: 0.75
     attention: 0.60
     elementwise: 0.90
@@ -85,7 +85,7 @@ constexpr std::string_view kDefaults = R"pb(
   }
   collectives {
     # NCCL's base latency per call: 6.6 us (ring LL) to 8.4 us (simple)
-    # (collective-figures.md, NCCL tuning.cc).
+    # (docs/sources.md §7, NCCL tuning.cc).
     base_latency_s: 6e-6
     algorithm: AUTO
     # NCCL enables PXN by default; racksim leaves it off unless asked, so that the default
@@ -95,7 +95,7 @@ constexpr std::string_view kDefaults = R"pb(
 )pb";
 
 constexpr std::string_view kDgxA100 = R"pb(
-  source: "hardware.csv A100-80GB-SXM4: NVIDIA A100 datasheet (via glennklockwood.com/garden/processors/A100); DGX A100 = 8x ConnectX-6 HDR 200G (1 per GPU) [HIGH]; no FP8 support"
+  source: "data/hardware.csv A100-80GB-SXM4: NVIDIA A100 datasheet (via glennklockwood.com/garden/processors/A100); DGX A100 = 8x ConnectX-6 HDR 200G (1 per GPU) [HIGH]; no FP8 support"
   gpu {
     name: "A100-80GB-SXM4"
     bf16_flops_per_s: 312e12
@@ -108,12 +108,12 @@ constexpr std::string_view kDgxA100 = R"pb(
   scale_out { nic_bits_per_s: 200e9 nics_per_gpu: 1 }
   pcie { generation: 4 bytes_per_s: 31.5e9 }
   # 2 EPYC 7742 sockets, 4 PCIe Gen4 switches (2 per socket), each with 2 GPUs and 2 CX-6;
-  # 1 TB of memory in the base configuration (hardware-facts.md §3).
+  # 1 TB of memory in the base configuration (docs/sources.md §3).
   host { memory_bytes: 0.5e12 }
 )pb";
 
 constexpr std::string_view kDgxH100 = R"pb(
-  source: "hardware.csv H100-SXM5: NVIDIA H100 page (1979/3958 sparse, halved); NVLink4 900 GB/s bidir; DGX H100 user guide 8x CX-7 400G [HIGH]"
+  source: "data/hardware.csv H100-SXM5: NVIDIA H100 page (1979/3958 sparse, halved); NVLink4 900 GB/s bidir; DGX H100 user guide 8x CX-7 400G [HIGH]"
   gpu {
     name: "H100-SXM5"
     bf16_flops_per_s: 989e12
@@ -126,12 +126,12 @@ constexpr std::string_view kDgxH100 = R"pb(
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
-  # 2 TB DDR5 over 2 sockets (hardware-facts.md §3, BasePOD).
+  # 2 TB DDR5 over 2 sockets (docs/sources.md §3, BasePOD).
   host { memory_bytes: 1e12 }
 )pb";
 
 constexpr std::string_view kDgxH200 = R"pb(
-  source: "hardware.csv H200-SXM: NVIDIA H200 spec (same GH100 compute as H100); MLCommons NVIDIA H200-SXM-141GB system JSON (18x NVLink4 900 GB/s, PCIe Gen5 x16); DGX H200 = DGX H100 networking [HIGH]"
+  source: "data/hardware.csv H200-SXM: NVIDIA H200 spec (same GH100 compute as H100); MLCommons NVIDIA H200-SXM-141GB system JSON (18x NVLink4 900 GB/s, PCIe Gen5 x16); DGX H200 = DGX H100 networking [HIGH]"
   gpu {
     name: "H200-SXM"
     bf16_flops_per_s: 989e12
@@ -148,7 +148,7 @@ constexpr std::string_view kDgxH200 = R"pb(
 )pb";
 
 constexpr std::string_view kHgxH800 = R"pb(
-  source: "hardware.csv H800-SXM5: DeepSeek ISCA'25 arXiv 2505.09343 (NVLink 900->400 GB/s bidir; 8x400G IB CX7 per node); DeepSeek-V3 report measured NVLink 160 GB/s vs IB 50 GB/s; compute = H100 SXM [HIGH bw / MED compute]"
+  source: "data/hardware.csv H800-SXM5: DeepSeek ISCA'25 arXiv 2505.09343 (NVLink 900->400 GB/s bidir; 8x400G IB CX7 per node); DeepSeek-V3 report measured NVLink 160 GB/s vs IB 50 GB/s; compute = H100 SXM [HIGH bw / MED compute]"
   gpu {
     name: "H800-SXM5"
     bf16_flops_per_s: 989e12
@@ -164,7 +164,7 @@ constexpr std::string_view kHgxH800 = R"pb(
 )pb";
 
 constexpr std::string_view kHgxB200 = R"pb(
-  source: "hardware.csv B200-HGX: NVIDIA HGX/DGX B200 spec (FP16/BF16 36 PF sparse per 8 GPU, 1440 GB total, 64 TB/s); DGX B200: 8x CX-7 400G; MLCommons Nebius B200 JSON (PCIe Gen5 x16) [HIGH]; 192 GB physical/announced"
+  source: "data/hardware.csv B200-HGX: NVIDIA HGX/DGX B200 spec (FP16/BF16 36 PF sparse per 8 GPU, 1440 GB total, 64 TB/s); DGX B200: 8x CX-7 400G; MLCommons Nebius B200 JSON (PCIe Gen5 x16) [HIGH]; 192 GB physical/announced"
   gpu {
     name: "B200-HGX"
     bf16_flops_per_s: 2250e12
@@ -175,12 +175,12 @@ constexpr std::string_view kHgxB200 = R"pb(
   }
   scale_up { bytes_per_s: 900e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
-  # Blackwell lists Gen6, but DGX/HGX B200 hosts are Gen5 x16 (hardware-facts.md §6 item 3).
+  # Blackwell lists Gen6, but DGX/HGX B200 hosts are Gen5 x16 (docs/sources.md §6 item 3).
   pcie { generation: 5 bytes_per_s: 63e9 }
 )pb";
 
 constexpr std::string_view kHgxB300 = R"pb(
-  source: "hardware.csv B300-HGX: NVIDIA HGX/DGX B300 spec (FP16/BF16 36 PF sparse per 8 GPU; up to 2.3 TB); DGX B300: 8x CX-8 800G; nvidia-smi shows 275040 MiB (=288.4 GB, source of '~275'); FP4 dense ~13.1-13.5 PF [HIGH bf16/mem, MED fp4]"
+  source: "data/hardware.csv B300-HGX: NVIDIA HGX/DGX B300 spec (FP16/BF16 36 PF sparse per 8 GPU; up to 2.3 TB); DGX B300: 8x CX-8 800G; nvidia-smi shows 275040 MiB (=288.4 GB, source of '~275'); FP4 dense ~13.1-13.5 PF [HIGH bf16/mem, MED fp4]"
   gpu {
     name: "B300-HGX"
     bf16_flops_per_s: 2250e12
@@ -192,19 +192,19 @@ constexpr std::string_view kHgxB300 = R"pb(
   }
   scale_up { bytes_per_s: 900e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 800e9 nics_per_gpu: 1 }
-  # Gen6 x16 by spec; measured ~58 GB/s on a Gen5 host (hardware-facts.md §6 item 3).
+  # Gen6 x16 by spec; measured ~58 GB/s on a Gen5 host (docs/sources.md §6 item 3).
   pcie { generation: 6 bytes_per_s: 121e9 }
   # DGX B300: each CX-8 carries its own PCIe Gen6 switch shared by one GPU and its NIC
-  # (hardware-facts.md §3): 4 switches per socket, each with 1 GPU and 1 NIC.
+  # (docs/sources.md §3): 4 switches per socket, each with 1 GPU and 1 NIC.
   host { pcie_switches_per_socket: 4 }
 )pb";
 
-// The seed cluster (seed-case-290b-moe.md): 4 B300 nodes, InfiniBand 400 Gb/s per port, GPUs
+// The seed cluster (docs/seed-case.md): 4 B300 nodes, InfiniBand 400 Gb/s per port, GPUs
 // on two NUMA domains, and a few ports that are Ethernet. Which ports and at what rate is not
 // in the seed: here ports 3 and 7 (one per socket) are 100 GbE RoCE on a separate Ethernet
 // network, an assumption to override with scale_out.ports.
 constexpr std::string_view kHgxB300MixedNics = R"pb(
-  source: "seed-case-290b-moe.md (4 x 8 B300, IB 400 Gb/s per port, mixed IB/Ethernet link layers, two NUMA domains); GPU figures as hgx-b300; Ethernet ports 3 and 7 at 100 GbE are an assumption"
+  source: "docs/seed-case.md (4 x 8 B300, IB 400 Gb/s per port, mixed IB/Ethernet link layers, two NUMA domains); GPU figures as hgx-b300; Ethernet ports 3 and 7 at 100 GbE are an assumption"
   nodes: 4
   gpu {
     name: "B300-HGX"
@@ -228,7 +228,7 @@ constexpr std::string_view kHgxB300MixedNics = R"pb(
 // GB200 NVL72: a rack of 18 compute trays (4 B200 + 2 Grace each) and 9 NVLink switch trays;
 // the 72 GPUs form one NVLink domain. A node is one tray.
 constexpr std::string_view kGb200Nvl72 = R"pb(
-  source: "hardware.csv GB200-NVL72: NVIDIA GB200 NVL72 page (FP16/BF16 360 PF sparse/72 GPUs; 13.4 TB HBM3e, 576 TB/s; NVLink 130 TB/s); DGX GB200 user guide: 4x CX-7 400G per 4-GPU tray [HIGH]; GPU-CPU via NVLink-C2C 900 GB/s bidir; tray layout hardware-facts.md §3"
+  source: "data/hardware.csv GB200-NVL72: NVIDIA GB200 NVL72 page (FP16/BF16 360 PF sparse/72 GPUs; 13.4 TB HBM3e, 576 TB/s; NVLink 130 TB/s); DGX GB200 user guide: 4x CX-7 400G per 4-GPU tray [HIGH]; GPU-CPU via NVLink-C2C 900 GB/s bidir; tray layout docs/sources.md §3"
   node_kind: NVL_TRAY
   nodes: 18
   gpus_per_node: 4
@@ -250,7 +250,7 @@ constexpr std::string_view kGb200Nvl72 = R"pb(
 )pb";
 
 constexpr std::string_view kGb300Nvl72 = R"pb(
-  source: "hardware.csv GB300-NVL72: NVIDIA GB300 NVL72 page (FP16/BF16 360 PF sparse; 20 TB HBM, 576 TB/s; NVLink 130 TB/s; 72x CX-8 800G) [HIGH]; one board per tray with 2 Grace + 4 B300 + 4 CX-8 (hardware-facts.md §3)"
+  source: "data/hardware.csv GB300-NVL72: NVIDIA GB300 NVL72 page (FP16/BF16 360 PF sparse; 20 TB HBM, 576 TB/s; NVLink 130 TB/s; 72x CX-8 800G) [HIGH]; one board per tray with 2 Grace + 4 B300 + 4 CX-8 (docs/sources.md §3)"
   node_kind: NVL_TRAY
   nodes: 18
   gpus_per_node: 4
@@ -264,14 +264,14 @@ constexpr std::string_view kGb300Nvl72 = R"pb(
   }
   scale_up { bytes_per_s: 900e9 domain_size: 72 nvls: true }
   scale_out { nic_bits_per_s: 800e9 nics_per_gpu: 1 }
-  # CX-8 is a PCIe Gen6 device (hardware.csv pcie_gen 6); a Gen5 x16 link could not carry 800G.
+  # CX-8 is a PCIe Gen6 device (data/hardware.csv pcie_gen 6); a Gen5 x16 link could not carry 800G.
   pcie { generation: 6 bytes_per_s: 121e9 }
   host { sockets: 2 c2c_bytes_per_s: 450e9 c2c_latency_s: 0.5e-6 memory_bytes: 480e9 }
 )pb";
 
 // AMD MI300X: 8 OAM GPUs in a full xGMI mesh, no switch: a pair of GPUs shares one link.
 constexpr std::string_view kMi300x = R"pb(
-  source: "hardware.csv MI300X: AMD MI300X spec (1307.4/2614.9 dense); 7 xGMI links x 128 GB/s bidir => 64 GB/s/dir P2P, 448 GB/s/dir all-to-all; MLCommons AMD 8xMI300X JSON (PCIe Gen5 x16); NIC 8x400G typical [HIGH compute/mem, MED NIC]; measured all-reduce busbw 47.7 (2 GPUs) vs 312.9 GB/s (8 GPUs), collective-figures.md"
+  source: "data/hardware.csv MI300X: AMD MI300X spec (1307.4/2614.9 dense); 7 xGMI links x 128 GB/s bidir => 64 GB/s/dir P2P, 448 GB/s/dir all-to-all; MLCommons AMD 8xMI300X JSON (PCIe Gen5 x16); NIC 8x400G typical [HIGH compute/mem, MED NIC]; measured all-reduce busbw 47.7 (2 GPUs) vs 312.9 GB/s (8 GPUs), docs/sources.md §7"
   node_kind: MESH
   gpu {
     name: "MI300X"
@@ -294,11 +294,11 @@ constexpr std::string_view kMi300x = R"pb(
   pcie { generation: 5 bytes_per_s: 63e9 }
 )pb";
 
-// The cluster of vTrain's multi-node measurements (../shared/reference/measured-a100-*.csv):
+// The cluster of vTrain's multi-node measurements (vTrain's A100 measurements, docs/sources.md §9):
 // DGX A100-like nodes with 800 Gb/s of InfiniBand per node, and a compute model calibrated on
 // those measurements (scenarios/calibration/README.md and the README's calibration section).
 constexpr std::string_view kA100VtrainCluster = R"pb(
-  source: "measured-a100-README.md: vTrain (MICRO'24) A100 cluster, 8 GPUs per node on NVLink/NVSwitch, 800 Gb/s inter-node per node (modelled as one 100 Gb/s port per GPU; the measurements give only the per-node rate); GPU figures of hardware.csv A100-80GB-SXM4; compute and link efficiencies fitted by racksim calibrate (scenarios/calibration/)"
+  source: "docs/sources.md §9: vTrain (MICRO'24) A100 cluster, 8 GPUs per node on NVLink/NVSwitch, 800 Gb/s inter-node per node (modelled as one 100 Gb/s port per GPU; the measurements give only the per-node rate); GPU figures of data/hardware.csv A100-80GB-SXM4; compute and link efficiencies fitted by racksim calibrate (scenarios/calibration/)"
   scale_out {
     nic_bits_per_s: 100e9
     nics_per_gpu: 1

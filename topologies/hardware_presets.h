@@ -1,6 +1,6 @@
 // Named hardware presets (HGX/DGX servers, NVL72 racks, an AMD mesh), with the source of every
 // figure.
-// Figures come from ../shared/reference/hardware.csv and hardware-facts.md.
+// Figures come from data/hardware.csv and docs/sources.md.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// The algebra of inference (the roofline of decode, ../shared/seeds/004_*): what batching does
+// The algebra of inference (the roofline of decode, Reiner Pope's lecture, docs/sources.md §10): what batching does
 // to latency and cost, where the break-even batch lies, and what the KV cache costs in memory.
 // The simulated step (inference_step.h) must agree with these where they apply; tests pin it.
 //

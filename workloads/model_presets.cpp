@@ -1,5 +1,5 @@
 // Model presets as protobuf text format, with the published dimensions from
-// ../shared/reference/model-facts.md. head_dim and num_kv_heads follow from the other fields
+// docs/sources.md §8. head_dim and num_kv_heads follow from the other fields
 // unless the model departs from the usual hidden_size / num_heads.
 #include "workloads/model_presets.h"
 
@@ -14,7 +14,7 @@ namespace racksim {
 namespace {
 
 constexpr std::string_view kGpt3_175b = R"pb(
-  source: "model-facts.md: GPT-3 175B (Brown et al. 2020); vocabulary 50257 padded to 51200 as Megatron does; sequence 2048"
+  source: "docs/sources.md §8: GPT-3 175B (Brown et al. 2020); vocabulary 50257 padded to 51200 as Megatron does; sequence 2048"
   hidden_size: 12288
   num_layers: 96
   num_heads: 96
@@ -26,7 +26,7 @@ constexpr std::string_view kGpt3_175b = R"pb(
 )pb";
 
 constexpr std::string_view kLlama3_8b = R"pb(
-  source: "model-facts.md: Llama-3 8B (Llama 3 model card / config.json)"
+  source: "docs/sources.md §8: Llama-3 8B (Llama 3 model card / config.json)"
   hidden_size: 4096
   num_layers: 32
   num_heads: 32
@@ -38,7 +38,7 @@ constexpr std::string_view kLlama3_8b = R"pb(
 )pb";
 
 constexpr std::string_view kLlama3_70b = R"pb(
-  source: "model-facts.md: Llama-3 70B (Llama 3 model card / config.json)"
+  source: "docs/sources.md §8: Llama-3 70B (Llama 3 model card / config.json)"
   hidden_size: 8192
   num_layers: 80
   num_heads: 64
@@ -50,7 +50,7 @@ constexpr std::string_view kLlama3_70b = R"pb(
 )pb";
 
 constexpr std::string_view kLlama3_405b = R"pb(
-  source: "model-facts.md: Llama-3 405B (The Llama 3 Herd of Models, 2024)"
+  source: "docs/sources.md §8: Llama-3 405B (The Llama 3 Herd of Models, 2024)"
   hidden_size: 16384
   num_layers: 126
   num_heads: 128
@@ -62,7 +62,7 @@ constexpr std::string_view kLlama3_405b = R"pb(
 )pb";
 
 constexpr std::string_view kMixtral8x7b = R"pb(
-  source: "model-facts.md: Mixtral 8x7B (Mistral AI, config.json): 8 SwiGLU experts of 14336, top-2, every layer MoE; 46.7B total, 12.9B active"
+  source: "docs/sources.md §8: Mixtral 8x7B (Mistral AI, config.json): 8 SwiGLU experts of 14336, top-2, every layer MoE; 46.7B total, 12.9B active"
   hidden_size: 4096
   num_layers: 32
   num_heads: 32
@@ -77,7 +77,7 @@ constexpr std::string_view kMixtral8x7b = R"pb(
 )pb";
 
 constexpr std::string_view kDeepseekV3 = R"pb(
-  source: "model-facts.md: DeepSeek-V3 (arXiv 2412.19437, config.json): MLA (q_lora 1536, kv_lora 512, qk_nope 128, qk_rope 64, v 128), 1 shared + 256 routed experts of 2048, 8 per token, first 3 layers dense (18432), MTP depth 1; 671B total / 37B active without MTP"
+  source: "docs/sources.md §8: DeepSeek-V3 (arXiv 2412.19437, config.json): MLA (q_lora 1536, kv_lora 512, qk_nope 128, qk_rope 64, v 128), 1 shared + 256 routed experts of 2048, 8 per token, first 3 layers dense (18432), MTP depth 1; 671B total / 37B active without MTP"
   hidden_size: 7168
   num_layers: 61
   num_heads: 128
@@ -98,10 +98,10 @@ constexpr std::string_view kDeepseekV3 = R"pb(
   mtp_depth: 1
 )pb";
 
-// The seed case's model (../shared/reference/seed-case-290b-moe.md): the structure is the
+// The seed case's model (docs/seed-case.md): the structure is the
 // report's; dimensions it does not give are chosen so that the totals land on its figures.
 constexpr std::string_view kSeed290bMoe = R"pb(
-  source: "seed-case-290b-moe.md: 43 layers (2 sliding-window, 20 HCA ratio 128, 21 CSA ratio 4 with a 64 x 128 indexer, top-512, window 128), hidden 4096, 256 routed SwiGLU experts, 6 per token. Chosen here: 64 query heads of 512 over one shared 512-wide KV latent (MQA), query latent 640, experts of 2080, vocabulary 129280 (untied), no shared expert: 289.5B total, 14.17B active"
+  source: "docs/seed-case.md: 43 layers (2 sliding-window, 20 HCA ratio 128, 21 CSA ratio 4 with a 64 x 128 indexer, top-512, window 128), hidden 4096, 256 routed SwiGLU experts, 6 per token. Chosen here: 64 query heads of 512 over one shared 512-wide KV latent (MQA), query latent 640, experts of 2080, vocabulary 129280 (untied), no shared expert: 289.5B total, 14.17B active"
   hidden_size: 4096
   num_layers: 43
   num_heads: 64

@@ -1,4 +1,4 @@
-// Named model presets with their published dimensions (../shared/reference/model-facts.md).
+// Named model presets with their published dimensions (docs/sources.md §8).
 #pragma once
 
 #include <optional>
