@@ -22,6 +22,7 @@
 #include "app/json_locations.h"
 #include "app/scenario_paths.h"
 #include "app/text_locations.h"
+#include "common/input_file.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model_presets.h"
 
@@ -470,22 +471,10 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
 }
 
 LoadedScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw InputError({path, 0, 0}, "", "cannot read the scenario: it is a directory");
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw InputError({path, 0, 0}, "",
-                     fmt::format("cannot read the scenario: {}", std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) {
-    throw InputError({path, 0, 0}, "",
-                     fmt::format("cannot read the scenario: {}", std::strerror(errno)));
-  }
-  return load_scenario_text(text.str(), path, overrides);
+  constexpr std::uintmax_t kMaxScenarioBytes = 16 << 20;  // scenarios are a few kB
+  const std::string text =
+      read_input_file(path, "the scenario", {path, 0, 0}, "", kMaxScenarioBytes);
+  return load_scenario_text(text, path, overrides);
 }
 
 }  // namespace racksim::app
