@@ -100,6 +100,18 @@ class FirstError : public google::protobuf::io::ErrorCollector {
 // the error say which one it was; "Expected identifier" between fields is about the message
 // being filled, not the field before it.
 std::string text_error_field(const TextPosition& position, const FirstError& error) {
+  // A bad enum or bool value is reported at the token after it, maybe the next field's name;
+  // the message names the field the value belongs to.
+  const bool after_value = starts_with(error.message(), "Unknown enumeration value") ||
+                           starts_with(error.message(), "Invalid value for boolean field");
+  const size_t named = error.message().find("field \"");
+  if (after_value && named != std::string::npos) {
+    const size_t start = named + 7;
+    const size_t end = error.message().find('"', start);
+    if (end != std::string::npos) {
+      return join_path(position.scope, error.message().substr(start, end - start));
+    }
+  }
   const bool between_fields =
       starts_with(error.message(), "Expected identifier") && position.expecting_name;
   if (between_fields || position.last_key.empty()) return position.scope;

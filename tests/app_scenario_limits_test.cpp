@@ -8,20 +8,12 @@
 
 #include "app/scenario_loader.h"
 #include "common/error.h"
+#include "tests/support/test_scenarios.h"
 
 namespace racksim::app {
 namespace {
 
-constexpr const char* kScenario = R"(name: "limits"
-model { preset: "llama3-8b" num_layers: 8 }
-hardware { preset: "dgx-h100" nodes: 1 }
-layout { tp: 2 pp: 2 dp: 2 }
-training {
-  global_batch_size: 8
-  micro_batch_size: 1
-  seq_length: 2048
-}
-)";
+constexpr const char* kScenario = testing::kSmallDense;
 
 // The field an InputError names when the scenario (with `extra` appended and `sets` applied)
 // is loaded; "" when it loads.
@@ -87,6 +79,25 @@ TEST(ScenarioLimits, AnUndefinedEnumInTheFileNamesItsLine) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "training.recompute");  // the first of the two bad fields
     EXPECT_EQ(e.where().line, 8);
+  }
+}
+
+TEST(ScenarioLimits, ABadEnumNameFollowedByAnotherFieldNamesTheEnum) {
+  for (const char* edit : {"seq_length: 2048 recompute: BOGUS zero_stage: 1",
+                           "seq_length: 2048 zero_stage: 1 recompute: BOGUS",
+                           "seq_length: 2048 pp_comm_overlap: maybe zero_stage: 1"}) {
+    std::string text = kScenario;
+    text.replace(text.find("seq_length: 2048"), 16, edit);
+    try {
+      load_scenario_text(text, "limits.textproto", {});
+      ADD_FAILURE() << "loaded " << edit;
+    } catch (const InputError& e) {
+      const std::string expected = std::string(edit).find("maybe") != std::string::npos
+                                       ? "training.pp_comm_overlap"
+                                       : "training.recompute";
+      EXPECT_EQ(e.field(), expected) << edit << ": " << e.what();
+      EXPECT_EQ(e.where().line, 8) << edit;
+    }
   }
 }
 
