@@ -23,7 +23,7 @@ enum class TimelineDetail {
   kLayers,
 };
 
-constexpr size_t kLayerTimelineMaxEvents = 400000;
+constexpr size_t kLayerTimelineMaxEvents = 500000;
 
 void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::ostream& out,
                     TimelineDetail detail = TimelineDetail::kFull);

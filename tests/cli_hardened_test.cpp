@@ -9,25 +9,26 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/support/run_racksim.h"
+#include "tests/support/test_scenarios.h"
 
 namespace racksim {
 namespace {
 
 using testing::read_file;
+using testing::read_gzip_file;
 using testing::run_racksim;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-constexpr const char* kScenario = R"(name: "hardened"
-model { preset: "llama3-8b" num_layers: 8 }
-hardware { preset: "dgx-h100" nodes: 1 }
-layout { tp: 2 pp: 2 dp: 2 }
-training { global_batch_size: 8 micro_batch_size: 1 seq_length: 2048 }
-sim { fidelity: ANALYTIC }
-)";
+const std::string kScenario = std::string(testing::kSmallDense) + "sim { fidelity: ANALYTIC }\n";
 
 void expect_input_error(const testing::CommandResult& r, const std::string& named) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -50,7 +51,7 @@ TEST(Hardened, UndefinedEnumInTheFileNamesItsLine) {
   std::string text = kScenario;
   text.replace(text.find("seq_length: 2048"), 16, "seq_length: 2048 recompute: 99");
   const std::string path = dir.write("s.textproto", text);
-  expect_input_error(run_racksim({"run", path}), path + ":5");
+  expect_input_error(run_racksim({"run", path}), path + ":8");
 }
 
 TEST(Hardened, CollectiveWithTooManyRanksExitsTwo) {
@@ -123,6 +124,54 @@ TEST(Hardened, AFailedRunLeavesThePreviousResultsUntouched) {
   }
 }
 
+TEST(Hardened, AStepTooLargeForTheMachineIsRefusedBeforeBuildingIt) {
+  // 2^20 layers x 32 micro-batches on 8 ranks: billions of operations, hundreds of GB.
+  TempDir dir;
+  const std::string path = dir.write("s.textproto", kScenario);
+  const auto r = run_racksim({"run", path, "--set", "model.num_layers=1048576", "--set",
+                              "model.hidden_size=64", "--set", "model.ffn_hidden_size=128", "--set",
+                              "training.global_batch_size=64"});
+  expect_input_error(r, "sim.fold_replicas");
+  EXPECT_NE(r.err.find("GB"), std::string::npos) << r.err;
+}
+
+// Complete ("X") events per (pid, tid), in file order.
+std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices_by_thread(
+    const nlohmann::json& timeline) {
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
+  for (const auto& e : timeline.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    slices[{e.at("pid").get<int>(), e.at("tid").get<int>()}].push_back(
+        {e.at("ts").get<double>(), e.at("ts").get<double>() + e.at("dur").get<double>()});
+  }
+  return slices;
+}
+
+TEST(Hardened, LayerTimelineIsGzippedSmallerThanFullAndItsSlicesDoNotOverlap) {
+  TempDir dir;
+  const std::string path = dir.write("s.textproto", kScenario);
+  std::map<std::string, nlohmann::json> timelines;
+  for (const char* detail : {"layers", "full"}) {
+    const fs::path out = dir.path() / detail;
+    const auto r = run_racksim({"run", path, "--out", out.string(), "--timeline", detail});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    timelines[detail] = nlohmann::json::parse(read_gzip_file(out / "timeline.json.gz"));
+  }
+  const auto layers = slices_by_thread(timelines["layers"]);
+  const auto full = slices_by_thread(timelines["full"]);
+  EXPECT_EQ(layers.size(), full.size()) << "every rank and stream is shown";
+  size_t layer_slices = 0, full_slices = 0;
+  for (const auto& [thread, slices] : layers) {
+    layer_slices += slices.size();
+    for (size_t i = 1; i < slices.size(); ++i) {
+      EXPECT_GE(slices[i].first, slices[i - 1].second - 1e-3) << "slices of a thread nest";
+    }
+  }
+  for (const auto& [thread, slices] : full) full_slices += slices.size();
+  EXPECT_LT(layer_slices * 3, full_slices);
+  EXPECT_GT(layer_slices, 0u);
+}
+
 // True once `pid` blocks SIGINT: racksim's interrupt watcher is installed.
 bool blocks_sigint(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -146,7 +195,11 @@ TEST(Hardened, SigintExits130AndLeavesNoOutput) {
     execl(RACKSIM_BINARY, RACKSIM_BINARY, "run", "--out", out.c_str(), nullptr);
     _exit(127);
   }
-  while (!blocks_sigint(pid)) usleep(1000);
+  while (!blocks_sigint(pid)) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "racksim ended before it could be interrupted";
+    usleep(1000);
+  }
   kill(pid, SIGINT);
   int status = 0;
   waitpid(pid, &status, 0);

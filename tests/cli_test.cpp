@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "tests/support/run_racksim.h"
+#include "tests/support/test_scenarios.h"
 
 namespace racksim {
 namespace {
@@ -20,16 +21,7 @@ using testing::TempDir;
 namespace fs = std::filesystem;
 
 // A small valid scenario; each bad-input case breaks one line of it.
-constexpr const char* kScenario = R"(name: "cli test"
-model { preset: "llama3-8b" num_layers: 8 }
-hardware { preset: "dgx-h100" nodes: 1 }
-layout { tp: 2 pp: 2 dp: 2 }
-training {
-  global_batch_size: 8
-  micro_batch_size: 1
-  seq_length: 2048
-}
-)";
+constexpr const char* kScenario = testing::kSmallDense;
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const auto pos = text.find(from);
