@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -124,18 +125,14 @@ void write_flows(const EventGraph& graph, const sim::SimResult& result,
   }
 }
 
-}  // namespace
-
-void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::ostream& out) {
+// The process and thread names of the ranks in [0, ranks_shown).
+void write_thread_names(const EventGraph& graph, RankId ranks_shown,
+                        const std::function<void(const std::string&)>& emit) {
   const size_t streams = graph.streams().size();
   std::set<std::pair<RankId, uint32_t>> threads;
-  for (const Op& op : graph.ops()) threads.insert({op.rank, thread_of(op, streams)});
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  auto emit = [&](const std::string& event) {
-    out << (first ? "" : ",\n") << event;
-    first = false;
-  };
+  for (const Op& op : graph.ops()) {
+    if (op.rank < ranks_shown) threads.insert({op.rank, thread_of(op, streams)});
+  }
   RankId last_rank = graph.num_ranks();
   for (const auto& [rank, tid] : threads) {
     if (rank != last_rank) {
@@ -154,6 +151,12 @@ void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::
         "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
         rank, tid, quoted(name)));
   }
+}
+
+void write_full(const EventGraph& graph, const sim::SimResult& result,
+                const std::function<void(const std::string&)>& emit) {
+  const size_t streams = graph.streams().size();
+  write_thread_names(graph, graph.num_ranks(), emit);
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     const sim::OpTiming& t = result.timing[id];
@@ -166,6 +169,103 @@ void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::
         t.start_s * 1e6, (t.end_s - t.start_s) * 1e6, id, op_args(graph, op)));
   }
   write_flows(graph, result, emit);
+}
+
+// One slice of a layer timeline: a run of operations of one thread.
+struct LayerSlice {
+  RankId rank = 0;
+  uint32_t tid = 0;
+  double start_s = 0, end_s = 0;
+  OpId first = 0;
+  size_t ops = 0;
+  double flops = 0, bytes = 0;
+};
+
+bool same_slice(const Op& a, const Op& b) {
+  return a.layer == b.layer && a.micro_batch == b.micro_batch && a.phase == b.phase &&
+         (a.kind == OpKind::kCompute) == (b.kind == OpKind::kCompute);
+}
+
+std::vector<LayerSlice> layer_slices(const EventGraph& graph, const sim::SimResult& result) {
+  const size_t streams = graph.streams().size();
+  std::vector<OpId> order;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    if (result.timing[id].end_s >= 0) order.push_back(id);
+  }
+  auto key = [&](OpId id) {
+    const Op& op = graph.op(id);
+    return std::make_tuple(op.rank, thread_of(op, streams), result.timing[id].start_s, id);
+  };
+  std::sort(order.begin(), order.end(), [&](OpId a, OpId b) { return key(a) < key(b); });
+  std::vector<LayerSlice> slices;
+  for (OpId id : order) {
+    const Op& op = graph.op(id);
+    const sim::OpTiming& t = result.timing[id];
+    const uint32_t tid = thread_of(op, streams);
+    LayerSlice* last = slices.empty() ? nullptr : &slices.back();
+    const bool same_thread = last != nullptr && last->rank == op.rank && last->tid == tid;
+    if (!same_thread || !same_slice(graph.op(last->first), op)) {
+      // Slices of one thread must not overlap: start no earlier than the one before ends.
+      const double start = same_thread ? std::max(t.start_s, last->end_s) : t.start_s;
+      slices.push_back({op.rank, tid, start, std::max(start, t.end_s), id, 0, 0, 0});
+      last = &slices.back();
+    }
+    last->end_s = std::max(last->end_s, t.end_s);
+    ++last->ops;
+    (op.kind == OpKind::kCompute ? last->flops : last->bytes) += op.amount;
+  }
+  return slices;
+}
+
+void write_layer_slices(const EventGraph& graph, const sim::SimResult& result,
+                        const std::function<void(const std::string&)>& emit) {
+  const std::vector<LayerSlice> slices = layer_slices(graph, result);
+  // The ranks whose slices fit the budget (whole ranks, in order).
+  RankId ranks_shown = graph.num_ranks();
+  for (size_t i = 0; i < slices.size(); ++i) {
+    if (i >= kLayerTimelineMaxEvents && slices[i].rank != slices[i - 1].rank) {
+      ranks_shown = slices[i].rank;
+      break;
+    }
+  }
+  write_thread_names(graph, ranks_shown, emit);
+  for (const LayerSlice& slice : slices) {
+    if (slice.rank >= ranks_shown) break;
+    const Op& op = graph.op(slice.first);
+    const std::string name = op.layer >= 0
+                                 ? fmt::format("layer {} {}", op.layer, to_string(op.phase))
+                                 : graph.label(op.label);
+    emit(fmt::format(
+        "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},"
+        "\"dur\":{:.3f},\"args\":{{\"ops\":{},\"micro_batch\":{},\"layer\":{},\"flops\":{:.6g},"
+        "\"bytes\":{:.6g}}}}}",
+        quoted(name), to_string(op.phase), slice.rank, slice.tid, slice.start_s * 1e6,
+        (slice.end_s - slice.start_s) * 1e6, slice.ops, op.micro_batch, op.layer, slice.flops,
+        slice.bytes));
+  }
+  if (ranks_shown < graph.num_ranks()) {
+    emit(fmt::format(
+        "{{\"name\":\"racksim_note\",\"ph\":\"M\",\"pid\":0,\"args\":{{\"name\":\"ranks {} .. {} "
+        "left out to keep the timeline small; --timeline full shows every rank\"}}}}",
+        ranks_shown, graph.num_ranks() - 1));
+  }
+}
+
+}  // namespace
+
+void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::ostream& out,
+                    TimelineDetail detail) {
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto emit = [&](const std::string& event) {
+    out << (first ? "" : ",\n") << event;
+    first = false;
+  };
+  if (detail == TimelineDetail::kFull) {
+    write_full(graph, result, emit);
+  } else {
+    write_layer_slices(graph, result, emit);
+  }
   out << "\n]}\n";
 }
 

@@ -12,6 +12,20 @@
 
 namespace racksim::analysis {
 
-void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::ostream& out);
+// How much of the step a timeline shows.
+enum class TimelineDetail {
+  // Every operation and the flow arrows: gigabytes for a large cluster.
+  kFull,
+  // Per rank and stream, one slice per run of operations of the same layer, micro-batch and
+  // phase (their FLOPs and bytes summed, their count in args.ops), no arrows; ranks past
+  // kLayerTimelineMaxEvents slices are left out (a metadata event says how many), so that the
+  // file stays near 100 MB however large the cluster.
+  kLayers,
+};
+
+constexpr size_t kLayerTimelineMaxEvents = 500000;
+
+void write_timeline(const EventGraph& graph, const sim::SimResult& result, std::ostream& out,
+                    TimelineDetail detail = TimelineDetail::kFull);
 
 }  // namespace racksim::analysis

@@ -8,12 +8,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "app/child_process.h"
+#include "app/default_scenario.h"
+#include "app/scenario_loader.h"
+#include "common/interrupt.h"
 
 namespace racksim::app {
 
@@ -21,20 +25,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_temp_dir() {
-  std::random_device rd;
-  for (int i = 0; i < 100; ++i) {
-    fs::path p = fs::temp_directory_path() / fmt::format("racksim-bench-{}", rd());
-    if (fs::create_directory(p)) return p;
-  }
-  throw std::runtime_error("bench: cannot create a temporary directory");
-}
-
 // Runs argv with stdout and stderr sent to `log`; returns the exit status and fills `usage`.
 int run_child(const std::vector<std::string>& args, const fs::path& log, struct rusage* usage) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("bench: fork failed");
   if (pid == 0) {
+    unblock_interrupts_in_child();
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
@@ -45,8 +41,10 @@ int run_child(const std::vector<std::string>& args, const fs::path& log, struct 
     execv(argv[0], argv.data());
     _exit(127);
   }
+  register_child_process(pid);
   int status = 0;
   wait4(pid, &status, 0, usage);
+  unregister_child_process(pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -61,7 +59,15 @@ std::string slurp(const fs::path& p) {
 
 BenchFigures bench_scenario(const std::string& self, const std::string& scenario,
                             const std::vector<std::string>& overrides) {
-  const fs::path dir = fresh_temp_dir();
+  // Bad input stops here, with its message, before any child starts.
+  if (scenario.empty()) {
+    load_scenario_text(std::string(default_scenario_text()), std::string(kDefaultScenarioPath),
+                       overrides);
+  } else {
+    load_scenario(scenario, overrides);
+  }
+  const ScopedTempDir temp("racksim-bench");
+  const fs::path& dir = temp.path();
   std::vector<std::string> args{self, "run"};
   if (!scenario.empty()) args.push_back(scenario);
   args.push_back("--out");
@@ -77,12 +83,10 @@ BenchFigures bench_scenario(const std::string& self, const std::string& scenario
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status != 0) {
     const std::string log = slurp(dir / "log");
-    fs::remove_all(dir);
     throw std::runtime_error(
         fmt::format("bench: `racksim run {}` failed ({}):\n{}", scenario, status, log));
   }
   const auto report = nlohmann::json::parse(slurp(dir / "out" / "report.json"));
-  fs::remove_all(dir);
   BenchFigures f;
   f.scenario = scenario.empty() ? "default (built in)" : scenario;
   f.gpus = report["mfu"]["gpus"].get<uint32_t>();

@@ -10,6 +10,7 @@
 #include "app/field_path.h"
 #include "app/scenario_paths.h"
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace racksim::app {
 
@@ -17,16 +18,11 @@ namespace fs = std::filesystem;
 
 void merge_calibration(config::Scenario* scenario, const SourceMap& sources) {
   const fs::path path = path_from_scenario(scenario->calibration(), "calibration", sources);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw InputError(sources.find("calibration"), "calibration",
-                     fmt::format("cannot read the calibration file {}", path.string()));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
+  const std::string text =
+      read_input_file(path, "the calibration file", sources.find("calibration"), "calibration");
   SourceMap calibration_sources;
   const config::Scenario calibration =
-      parse_scenario_text(text.str(), path.string(), &calibration_sources);
+      parse_scenario_text(text, path.string(), &calibration_sources);
   config::Scenario only_hardware;
   *only_hardware.mutable_hardware() = calibration.hardware();
   if (calibration.SerializeAsString() != only_hardware.SerializeAsString()) {

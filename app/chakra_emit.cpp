@@ -5,7 +5,7 @@
 
 namespace racksim::app {
 
-void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, const OutputDir& dir) {
+void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, OutputDir& dir) {
   const sim::ComputeModel model = sim::ComputeModel::from_hardware(hardware);
   chakra::WriteOptions options;
   options.modelled_duration_s = [&model](const Op& op) { return model.duration_s(op); };

@@ -12,6 +12,6 @@ namespace racksim::app {
 
 inline constexpr const char* kChakraTraceName = "trace";
 
-void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, const OutputDir& dir);
+void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, OutputDir& dir);
 
 }  // namespace racksim::app

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/interrupt.h"
+
 namespace racksim::app {
 
 namespace fs = std::filesystem;
@@ -23,6 +25,7 @@ pid_t spawn(const ChildJob& job) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    unblock_interrupts_in_child();
     const int fd = open(job.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -35,6 +38,7 @@ pid_t spawn(const ChildJob& job) {
     execv(argv[0], argv.data());
     _exit(127);
   }
+  register_child_process(pid);
   return pid;
 }
 
@@ -57,6 +61,7 @@ void run_parallel(const std::vector<ChildJob>& jobs, int parallel,
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) throw std::runtime_error("waitpid failed");
+    unregister_child_process(pid);
     auto it = running.find(pid);
     if (it == running.end()) continue;  // not one of ours
     const size_t index = it->second;
@@ -84,6 +89,14 @@ fs::path make_temp_dir(const std::string& prefix) {
     if (fs::create_directory(p)) return p;
   }
   throw std::runtime_error("cannot create a temporary directory");
+}
+
+ScopedTempDir::ScopedTempDir(const std::string& prefix)
+    : path_(make_temp_dir(prefix)), on_interrupt_(path_) {}
+
+ScopedTempDir::~ScopedTempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
 }
 
 std::string shell_quote(const std::string& s) {

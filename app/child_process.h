@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/interrupt.h"
+
 namespace racksim::app {
 
 struct ChildJob {
@@ -27,6 +29,21 @@ int default_jobs();
 
 // A new directory under the system temp directory; the caller removes it.
 std::filesystem::path make_temp_dir(const std::string& prefix);
+
+// A directory under the system temp directory, removed when this object goes away or the
+// process is interrupted.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(const std::string& prefix);
+  ~ScopedTempDir();
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  RemoveOnInterrupt on_interrupt_;
+};
 
 // A shell word for `s`: as is when it is plain, else single-quoted.
 std::string shell_quote(const std::string& s);

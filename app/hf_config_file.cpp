@@ -9,6 +9,7 @@
 #include "app/json_locations.h"
 #include "app/scenario_paths.h"
 #include "common/error.h"
+#include "common/input_file.h"
 #include "workloads/hf_config.h"
 
 namespace racksim::app {
@@ -28,14 +29,7 @@ SourceLocation key_location(const std::string& text, const std::string& file,
 }
 
 std::string read_text(const std::filesystem::path& path, const SourceMap& sources) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw InputError(sources.find(kField), kField,
-                     fmt::format("cannot read the Hugging Face config {}", path.string()));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return read_input_file(path, "the Hugging Face config", sources.find(kField), kField);
 }
 
 }  // namespace

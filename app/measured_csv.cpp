@@ -7,6 +7,7 @@
 
 #include "app/calibrate.h"
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace racksim::app {
 
@@ -47,8 +48,7 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }  // namespace
 
 MeasuredSet read_measured_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read the measured CSV");
+  std::istringstream in(read_input_file(path, "the measured CSV", {path, 0, 0}, ""));
   MeasuredSet set;
   set.path = path;
   std::vector<std::string> header;

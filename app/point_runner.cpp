@@ -11,7 +11,8 @@ namespace racksim::app {
 namespace fs = std::filesystem;
 
 std::vector<PointOutcome> run_points(const std::vector<PointJob>& jobs, int parallel) {
-  const fs::path dir = make_temp_dir("racksim-points");
+  const ScopedTempDir temp("racksim-points");
+  const fs::path& dir = temp.path();
   std::vector<ChildJob> children;
   std::vector<fs::path> outputs;
   const std::string self = self_executable();
@@ -41,8 +42,6 @@ std::vector<PointOutcome> run_points(const std::vector<PointJob>& jobs, int para
     while (!outcomes[i].error.empty() && outcomes[i].error.back() == '\n')
       outcomes[i].error.pop_back();
   });
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
   return outcomes;
 }
 

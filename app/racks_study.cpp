@@ -39,6 +39,7 @@ double network_crossing_share(int ep, int domain) {
 
 RacksStudy run_racks_study(const RacksStudySpec& spec) {
   const LoadedScenario loaded = load_scenario(spec.scenario, spec.overrides);
+  require_inference_section(loaded, "racks");
   RacksStudy study;
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
   study.ep = std::max(1, loaded.scenario.layout().ep());
@@ -49,6 +50,10 @@ RacksStudy run_racks_study(const RacksStudySpec& spec) {
   for (int domain : spec.domain_sizes) {
     PointJob decode{{"infer", spec.scenario, "--point-out", "{OUT}/point.json"}, "point.json"};
     const auto sets = set_args(spec.overrides, domain);
+    // Each domain size is checked here, so bad input stops before any child starts.
+    std::vector<std::string> point_overrides = spec.overrides;
+    point_overrides.push_back(fmt::format("hardware.scale_up.domain_size={}", domain));
+    load_scenario(spec.scenario, point_overrides);
     decode.args.insert(decode.args.end(), sets.begin(), sets.end());
     if (!spec.decode_fidelity.empty()) {
       decode.args.insert(decode.args.end(), {"--set", "sim.fidelity=" + spec.decode_fidelity});

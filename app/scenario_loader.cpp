@@ -22,6 +22,7 @@
 #include "app/json_locations.h"
 #include "app/scenario_paths.h"
 #include "app/text_locations.h"
+#include "common/input_file.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model_presets.h"
 
@@ -99,6 +100,18 @@ class FirstError : public google::protobuf::io::ErrorCollector {
 // the error say which one it was; "Expected identifier" between fields is about the message
 // being filled, not the field before it.
 std::string text_error_field(const TextPosition& position, const FirstError& error) {
+  // A bad enum or bool value is reported at the token after it, maybe the next field's name;
+  // the message names the field the value belongs to.
+  const bool after_value = starts_with(error.message(), "Unknown enumeration value") ||
+                           starts_with(error.message(), "Invalid value for boolean field");
+  const size_t named = error.message().find("field \"");
+  if (after_value && named != std::string::npos) {
+    const size_t start = named + 7;
+    const size_t end = error.message().find('"', start);
+    if (end != std::string::npos) {
+      return join_path(position.scope, error.message().substr(start, end - start));
+    }
+  }
   const bool between_fields =
       starts_with(error.message(), "Expected identifier") && position.expecting_name;
   if (between_fields || position.last_key.empty()) return position.scope;
@@ -470,22 +483,10 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
 }
 
 LoadedScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw InputError({path, 0, 0}, "", "cannot read the scenario: it is a directory");
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw InputError({path, 0, 0}, "",
-                     fmt::format("cannot read the scenario: {}", std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) {
-    throw InputError({path, 0, 0}, "",
-                     fmt::format("cannot read the scenario: {}", std::strerror(errno)));
-  }
-  return load_scenario_text(text.str(), path, overrides);
+  constexpr std::uintmax_t kMaxScenarioBytes = 16 << 20;  // scenarios are a few kB
+  const std::string text =
+      read_input_file(path, "the scenario", {path, 0, 0}, "", kMaxScenarioBytes);
+  return load_scenario_text(text, path, overrides);
 }
 
 }  // namespace racksim::app

@@ -66,4 +66,8 @@ void validate_hardware(const config::Hardware& hardware, const SourceMap& source
 // batch divisible by micro-batch x dp, ...). Throws InputError naming the offending field.
 void validate_scenario(const config::Scenario& scenario, const SourceMap& sources);
 
+// For the commands that simulate inference (infer, racks): the scenario has an inference
+// section. Throws InputError naming "inference" otherwise.
+void require_inference_section(const LoadedScenario& loaded, const std::string& command);
+
 }  // namespace racksim::app

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "app/scenario_limits.h"
 #include "app/scenario_loader.h"
 #include "app/symmetry_fold.h"
 #include "workloads/attention_ledger.h"
@@ -492,6 +493,7 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
 }  // namespace
 
 void validate_hardware(const config::Hardware& hardware, const SourceMap& sources) {
+  check_field_limits(hardware, "hardware", sources);
   check_hardware(hardware, Checker(sources));
 }
 
@@ -516,6 +518,7 @@ void check_inference(const config::Scenario& scenario, const Sizes& sizes, const
 }
 
 void validate_scenario(const config::Scenario& scenario, const SourceMap& sources) {
+  check_scenario_limits(scenario, sources);
   const Checker check(sources);
   check_model(scenario.model(), check);
   check_hardware(scenario.hardware(), check);
@@ -528,6 +531,14 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   if (scenario.sim().fold_replicas()) {
     if (auto why = fold_refusal(scenario)) check.fail("sim.fold_replicas", "cannot fold: " + *why);
   }
+}
+
+void require_inference_section(const LoadedScenario& loaded, const std::string& command) {
+  if (loaded.scenario.has_inference()) return;
+  throw InputError(loaded.sources.find("inference"), "inference",
+                   fmt::format("racksim {} needs an inference section (batch, context_tokens, "
+                               "gpu_hour_price); see scenarios/ for examples",
+                               command));
 }
 
 }  // namespace racksim::app

@@ -76,6 +76,7 @@ std::vector<std::string> run_arguments(const SweepSpec& spec,
   }
   args.push_back("--out");
   args.push_back(out.string());
+  if (!spec.keep_timelines) args.push_back("--report-only");
   return args;
 }
 
@@ -93,6 +94,11 @@ SweepSpec parse_sweep(const std::string& scenario, const std::vector<std::string
     std::vector<std::string> values = split_values(set.substr(eq + 1));
     if (std::any_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); })) {
       throw InputError({"--set", 0, 0}, field, fmt::format("'{}' has an empty value", set));
+    }
+    for (const std::string& value : values) {  // a typo in a path or a value fails here
+      config::Scenario scratch;
+      SourceMap unused;
+      apply_override(field + "=" + value, &scratch, &unused);
     }
     if (values.size() == 1) {
       spec.fixed.push_back(set);
@@ -198,6 +204,14 @@ std::string sweep_job_lines(const SweepSpec& spec, const SweepRun& run, const fs
     out += line + "\n";
   }
   return out;
+}
+
+std::optional<std::string> all_points_invalid(const SweepRun& run) {
+  if (run.points.empty()) return std::nullopt;
+  for (const auto& point : run.points) {
+    if (point.status != analysis::PointStatus::kInvalid) return std::nullopt;
+  }
+  return run.points.front().reason;
 }
 
 }  // namespace racksim::app

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct SweepSpec {
   std::string scenario;            // file, or empty for the built-in default
   std::vector<std::string> fixed;  // --set path=value with one value
   std::vector<SweepAxis> axes;     // --set path=v1,v2,... (two or more values)
+  bool keep_timelines = false;  // each point writes its timeline and chart, not report.json alone
 };
 
 // Splits the --set arguments into swept axes and fixed overrides. Throws InputError for an
@@ -51,5 +53,8 @@ void collect_sweep(SweepRun* run, const std::filesystem::path& out_dir);
 // One shell command per pending point (`racksim run ... --out out_dir/points/<id>`).
 std::string sweep_job_lines(const SweepSpec& spec, const SweepRun& run,
                             const std::filesystem::path& out_dir);
+
+// The first point's reason when every point is invalid (nothing to simulate), else nothing.
+std::optional<std::string> all_points_invalid(const SweepRun& run);
 
 }  // namespace racksim::app

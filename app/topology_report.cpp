@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "app/scenario_loader.h"
+#include "common/input_file.h"
 #include "topologies/engine_config.h"
 #include "topologies/graphviz.h"
 #include "topologies/hardware_presets.h"
@@ -24,11 +25,7 @@ double gb(double bytes_per_s) {
 }
 
 std::string read_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError({path, 0, 0}, "", "cannot read the scenario");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return read_input_file(path, "the scenario", {path, 0, 0}, "");
 }
 
 std::string nic_line(const topo::NicChoice& c) {

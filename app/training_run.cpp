@@ -1,11 +1,14 @@
 #include "app/training_run.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "analysis/link_usage.h"
+#include "app/graph_memory.h"
 #include "app/symmetry_fold.h"
+#include "common/interrupt.h"
 #include "sim/compute_model.h"
 #include "topologies/topology_graph.h"
 
@@ -18,6 +21,12 @@ constexpr size_t kTopLinks = 10;  // busiest links in the report
 TrainingRun run_training(const config::Scenario& scenario) {
   const std::vector<bool> simulated =
       scenario.sim().fold_replicas() ? folded_ranks(scenario) : std::vector<bool>{};
+  const size_t simulated_ranks =
+      simulated.empty() ? static_cast<size_t>(scenario.hardware().nodes()) *
+                              static_cast<size_t>(scenario.hardware().gpus_per_node())
+                        : static_cast<size_t>(std::count(simulated.begin(), simulated.end(), true));
+  check_graph_fits(scenario, simulated_ranks, machine_memory_bytes());
+  set_interrupt_activity("simulating the training step");
   TrainingRun run{build_training_step(scenario, simulated), {}, {}};
   const topo::Topology topology = topo::build_cluster(scenario.hardware());
   std::vector<uint32_t> rank_to_gpu(run.step.graph.num_ranks());

@@ -10,6 +10,7 @@
 #include "app/calibrate.h"
 #include "app/calibration_file.h"
 #include "app/child_process.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
 
@@ -78,9 +79,9 @@ int calibrate_command(const std::vector<std::string>& args) {
   spec.measured = app::read_measured_csv(vm["measured"].as<std::string>());
   spec.params = split_list(vm["params"].as<std::string>());
   if (vm.count("set")) spec.base_overrides = vm["set"].as<std::vector<std::string>>();
-  spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
-  spec.max_evaluations = vm["max-evals"].as<int>();
-  spec.holdout_max_evaluations = vm["holdout-max-evals"].as<int>();
+  spec.jobs = jobs_option(vm);
+  spec.max_evaluations = int_option(vm, "max-evals", 1, 100000);
+  spec.holdout_max_evaluations = int_option(vm, "holdout-max-evals", 1, 100000);
   spec.holdout = vm["holdout"].as<std::string>();
   const app::CalibrationResult result = app::calibrate(
       spec, [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); });

@@ -6,6 +6,7 @@
 
 #include "app/collective_bench.h"
 #include "app/scenario_loader.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 
 namespace racksim::cli {
@@ -38,7 +39,7 @@ int collective_command(const std::vector<std::string>& args) {
   app::SourceMap sources;
   sources.set_file("command line");
   scenario.mutable_hardware()->set_preset(vm["hardware"].as<std::string>());
-  scenario.mutable_hardware()->set_nodes(vm["nodes"].as<int>());
+  scenario.mutable_hardware()->set_nodes(int_option(vm, "nodes", 1, 1 << 20));
   if (vm.count("set")) {
     for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) {
       app::apply_override(assignment, &scenario, &sources);
@@ -50,8 +51,18 @@ int collective_command(const std::vector<std::string>& args) {
   app::CollectiveBenchRequest request;
   request.hardware = scenario.hardware();
   request.kind = app::parse_collective_kind(vm["op"].as<std::string>());
-  const int gpus = scenario.hardware().nodes() * scenario.hardware().gpus_per_node();
-  request.ranks = static_cast<uint32_t>(vm.count("ranks") ? vm["ranks"].as<int>() : gpus);
+  const int64_t gpus = int64_t{scenario.hardware().nodes()} * scenario.hardware().gpus_per_node();
+  // SimGrid gives every rank an actor with a stack of its own; past this many the kernel's
+  // limit on memory mappings (vm.max_map_count, 65530 by default) aborts the simulation.
+  constexpr int kMaxRanks = 16384;
+  const int64_t ranks = vm.count("ranks") ? vm["ranks"].as<int>() : gpus;
+  if (ranks > kMaxRanks) {
+    throw InputError({"command line", 0, 0}, vm.count("ranks") ? "--ranks" : "--nodes",
+                     fmt::format("{} ranks exceed the supported {} (each rank is a SimGrid actor "
+                                 "with its own stack); use fewer --ranks or --nodes",
+                                 ranks, kMaxRanks));
+  }
+  request.ranks = static_cast<uint32_t>(ranks);
   request.min_bytes = app::parse_byte_size(vm["min-bytes"].as<std::string>(), "--min-bytes");
   request.max_bytes = app::parse_byte_size(vm["max-bytes"].as<std::string>(), "--max-bytes");
   if (request.max_bytes < request.min_bytes) {

@@ -2,6 +2,11 @@
 
 #include <iostream>
 
+#include <fmt/format.h>
+
+#include "app/child_process.h"
+#include "common/error.h"
+
 namespace racksim::cli {
 
 namespace po = boost::program_options;
@@ -27,6 +32,20 @@ std::optional<int> help_or_missing_scenario(const po::variables_map& vm,
 
 std::vector<std::string> set_overrides(const po::variables_map& vm) {
   return vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+int int_option(const po::variables_map& vm, const char* name, int min, int max) {
+  const int value = vm[name].as<int>();
+  if (value < min || value > max) {
+    throw InputError({"command line", 0, 0}, fmt::format("--{}", name),
+                     fmt::format("must be in [{}, {}], got {}", min, max, value));
+  }
+  return value;
+}
+
+int jobs_option(const po::variables_map& vm) {
+  constexpr int kMaxJobs = 1024;
+  return vm.count("jobs") ? int_option(vm, "jobs", 1, kMaxJobs) : app::default_jobs();
 }
 
 }  // namespace racksim::cli

@@ -24,4 +24,11 @@ std::optional<int> help_or_missing_scenario(
 // The --set overrides, in the order given.
 std::vector<std::string> set_overrides(const boost::program_options::variables_map& vm);
 
+// The integer option `name` (given or defaulted) if it lies in [min, max]; InputError naming
+// the option otherwise. Checked before any work starts.
+int int_option(const boost::program_options::variables_map& vm, const char* name, int min, int max);
+
+// --jobs: the child processes to run at once, 1 .. 1024 (default: the CPUs).
+int jobs_option(const boost::program_options::variables_map& vm);
+
 }  // namespace racksim::cli

@@ -9,6 +9,7 @@
 #include "app/child_process.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace racksim::cli {
 
@@ -17,8 +18,15 @@ namespace po = boost::program_options;
 namespace {
 
 nlohmann::json read_report(const std::string& path) {
-  const std::string text = app::read_text_file(path);
-  if (text.empty()) throw InputError({path, 0, 0}, "", "cannot read the report (missing or empty)");
+  const std::string text = read_input_file(path, "the report", {path, 0, 0}, "");
+  if (text.empty()) throw InputError({path, 0, 0}, "", "cannot read the report: it is empty");
+  // Reports nest a few levels; a deep document would exhaust the stack of the recursive walk.
+  constexpr int kMaxDepth = 64;
+  if (const int depth = json_nesting_depth(text); depth > kMaxDepth) {
+    throw InputError(
+        {path, 0, 0}, "",
+        fmt::format("not a racksim report: nested {} levels deep (at most {})", depth, kMaxDepth));
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

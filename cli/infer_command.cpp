@@ -74,11 +74,13 @@ int infer_command(const std::vector<std::string>& args) {
   const InferencePhase phase = phase_of(vm["phase"].as<std::string>());
   if (vm.count("point-out")) {
     const app::LoadedScenario loaded = app::load_scenario(scenario, overrides);
+    app::require_inference_section(loaded, "infer");
     const std::string path = vm["point-out"].as<std::string>();
-    const auto point = app::run_inference(loaded.scenario, phase);
     app::OutputDir out(std::filesystem::path(path).parent_path().string());
+    const auto point = app::run_inference(loaded.scenario, phase);
     out.write(std::filesystem::path(path).filename().string(),
               [&](std::ostream& os) { os << app::to_json(point).dump(2) << "\n"; });
+    out.commit();
     return 0;
   }
   app::InferStudySpec spec;
@@ -88,7 +90,7 @@ int infer_command(const std::vector<std::string>& args) {
   if (vm.count("context"))
     spec.contexts = parse_int_list("--context", vm["context"].as<std::string>());
   spec.phase = vm["phase"].as<std::string>();
-  spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+  spec.jobs = jobs_option(vm);
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
   const app::InferStudy study = app::run_infer_study(spec);
@@ -97,6 +99,7 @@ int infer_command(const std::vector<std::string>& args) {
     out->write("infer.json",
                [&](std::ostream& os) { os << app::infer_json(study).dump(2) << "\n"; });
     out->write("infer.svg", [&](std::ostream& os) { app::write_infer_svg(study, os); });
+    out->commit();
     fmt::print("\nwrote {0}/infer.json and {0}/infer.svg\n", out->path().string());
   }
   return study.failures.empty() ? 0 : 1;

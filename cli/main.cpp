@@ -1,6 +1,8 @@
 // racksim: simulate LLM training on GPU clusters. See README.md.
 //
-// Exit codes: 0 ok, 2 bad input (the message names the file, line and field), 1 internal error.
+// Exit codes: 0 ok, 2 bad input (the message names the file, line and field), 1 internal error,
+// 130 interrupted by SIGINT (143 by SIGTERM) with the run's temporaries removed
+// (docs/guarantees.md).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 
 namespace {
 
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::string> args(argv + 2, argv + argc);
+  racksim::install_interrupt_watcher();
+  racksim::set_interrupt_activity(fmt::format("running `racksim {}`", argv[1]));
   try {
     return dispatch(argv[1], args);
   } catch (const racksim::InputError& e) {

@@ -62,7 +62,7 @@ int racks_command(const std::vector<std::string>& args) {
     spec.decode_fidelity =
         fidelity_option("--decode-fidelity", vm["decode-fidelity"].as<std::string>());
   }
-  spec.jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+  spec.jobs = jobs_option(vm);
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
   const app::RacksStudy study = app::run_racks_study(spec);
@@ -73,6 +73,7 @@ int racks_command(const std::vector<std::string>& args) {
     out->write("racks.json",
                [&](std::ostream& os) { os << app::racks_json(study).dump(2) << "\n"; });
     out->write("racks.svg", [&](std::ostream& os) { app::write_racks_svg(study, os); });
+    out->commit();
     fmt::print("\nwrote {0}/racks.json and {0}/racks.svg\n", out->path().string());
   }
   return failed ? 1 : 0;

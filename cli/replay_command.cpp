@@ -9,6 +9,7 @@
 #include "analysis/trace_report.h"
 #include "app/output_dir.h"
 #include "app/trace_replay.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
 
@@ -20,7 +21,8 @@ namespace {
 
 constexpr size_t kPrintedWarnings = 20;  // the rest are in report.json
 
-double positive_number(const po::variables_map& vm, const char* option) {
+// A number in [min, max] (the ranges of docs/guarantees.md: a rate outside them stalls SimGrid).
+double number_in(const po::variables_map& vm, const char* option, double min, double max) {
   const std::string text = vm[option].as<std::string>();
   size_t used = 0;
   double value = 0;
@@ -29,9 +31,9 @@ double positive_number(const po::variables_map& vm, const char* option) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || !(value >= 0)) {
+  if (used != text.size() || !(value >= min && value <= max)) {
     throw InputError({"command line", 0, 0}, std::string("--") + option,
-                     fmt::format("'{}' is not a number >= 0", text));
+                     fmt::format("'{}' is not a number in [{:g}, {:g}]", text, min, max));
   }
   return value;
 }
@@ -53,19 +55,19 @@ app::TraceReplayRequest request_from(const po::variables_map& vm) {
   app::TraceReplayRequest r;
   r.trace = vm["trace"].as<std::string>();
   r.hardware_preset = vm["hardware"].as<std::string>();
-  r.nodes = vm["nodes"].as<int>();
+  r.nodes = int_option(vm, "nodes", 0, 1 << 20);
   if (vm.count("set")) r.overrides = vm["set"].as<std::vector<std::string>>();
   r.topology = choice<app::TraceTopology>(
       vm, "topology",
       {{"cluster", app::TraceTopology::kCluster}, {"ring", app::TraceTopology::kRing}});
-  r.ring_gpus = vm["ring-gpus"].as<int>();
-  r.ring_link_bytes_per_s = positive_number(vm, "link-bytes-per-s");
-  r.ring_link_latency_s = positive_number(vm, "link-latency-s");
+  r.ring_gpus = int_option(vm, "ring-gpus", 0, 1 << 16);
+  r.ring_link_bytes_per_s = number_in(vm, "link-bytes-per-s", 1, 1e21);
+  r.ring_link_latency_s = number_in(vm, "link-latency-s", 0, 1e3);
   r.compute = choice<chakra::ComputeSource>(
       vm, "compute",
       {{"recorded", chakra::ComputeSource::kRecorded}, {"model", chakra::ComputeSource::kModel}});
   if (vm.count("mapping")) r.mapping_file = vm["mapping"].as<std::string>();
-  r.expected_ranks = vm["ranks"].as<int>();
+  r.expected_ranks = int_option(vm, "ranks", -1, 1 << 20);
   r.fidelity = choice<config::Simulation::Fidelity>(vm, "fidelity",
                                                     {{"FULL", config::Simulation::FULL},
                                                      {"AGGREGATED", config::Simulation::AGGREGATED},
@@ -139,6 +141,7 @@ int replay_command(const std::vector<std::string>& args) {
     out->write("pipeline.svg", [&](std::ostream& os) {
       analysis::write_pipeline_svg(run.trace.graph, run.result, svg, os);
     });
+    out->commit();
     fmt::print(
         "\nwrote {0}/report.json, {0}/timeline.json (open it in https://ui.perfetto.dev) and "
         "{0}/pipeline.svg\n",

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "analysis/gzip_ostream.h"
 #include "analysis/pipeline_svg.h"
 #include "analysis/report.h"
 #include "analysis/timeline.h"
@@ -14,16 +15,56 @@
 #include "app/training_run.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "common/error.h"
 
 namespace racksim::cli {
 
 namespace po = boost::program_options;
 
+namespace {
+
+std::optional<analysis::TimelineDetail> timeline_detail(const po::variables_map& vm) {
+  const std::string detail = vm["timeline"].as<std::string>();
+  if (detail == "layers") return analysis::TimelineDetail::kLayers;
+  if (detail == "full") return analysis::TimelineDetail::kFull;
+  if (detail == "none") return std::nullopt;
+  throw InputError({"command line", 0, 0}, "--timeline",
+                   fmt::format("'{}' is not layers, full or none", detail));
+}
+
+// What a run writes; a rerun into the same directory replaces them all, so no file of an earlier
+// run stays beside the new ones.
+const std::vector<std::string> kRunOutputs = {"report.json", "timeline.json", "timeline.json.gz",
+                                              "pipeline.svg"};
+
+void write_outputs(const app::TrainingRun& run,
+                   const std::optional<analysis::TimelineDetail>& timeline, bool report_only,
+                   app::OutputDir& out) {
+  out.write("report.json",
+            [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });
+  if (report_only) return;
+  if (timeline) {
+    out.write("timeline.json.gz", [&](std::ostream& os) {
+      analysis::write_gzip(os, [&](std::ostream& gz) {
+        analysis::write_timeline(run.step.graph, run.result, gz, *timeline);
+      });
+    });
+  }
+  out.write("pipeline.svg", [&](std::ostream& os) {
+    analysis::write_pipeline_svg(run.step.graph, run.result, app::pipeline_svg_options(run), os);
+  });
+}
+
+}  // namespace
+
 int run_command(const std::vector<std::string>& args) {
   po::options_description options("racksim run [SCENARIO] options");
   options.add_options()("help,h", "show this help")(
       "out", po::value<std::string>(),
-      "write report.json, timeline.json and pipeline.svg into this directory")(
+      "write report.json, timeline.json.gz and pipeline.svg into this directory")(
+      "timeline", po::value<std::string>()->default_value("layers"),
+      "the timeline's detail: layers (one slice per layer per micro-batch, at most ~100 MB), "
+      "full (every operation and arrow) or none")(
       "report-only", "with --out, write report.json alone (sweeps and calibrations)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a scenario field, e.g. --set layout.pp=4 (repeatable)")(
@@ -41,6 +82,7 @@ int run_command(const std::vector<std::string>& args) {
           ? app::load_scenario(vm["scenario"].as<std::string>(), overrides)
           : app::load_scenario_text(std::string(app::default_scenario_text()),
                                     std::string(app::kDefaultScenarioPath), overrides);
+  const std::optional<analysis::TimelineDetail> timeline = timeline_detail(vm);
   // Check the output directory before simulating, write into it only after success.
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
@@ -49,24 +91,26 @@ int run_command(const std::vector<std::string>& args) {
 
   const app::TrainingRun run = app::run_training(loaded.scenario);
   std::fputs(analysis::report_text(run.report).c_str(), stdout);
+  if (chakra_dir) app::emit_chakra(run.step.graph, loaded.scenario.hardware(), *chakra_dir);
+  if (out) write_outputs(run, timeline, vm.count("report-only") > 0, *out);
+  // Everything is written: now it all moves into place.
   if (chakra_dir) {
-    app::emit_chakra(run.step.graph, loaded.scenario.hardware(), *chakra_dir);
+    chakra_dir->commit();
     fmt::print("\nwrote the Chakra trace {}/{}.<rank>.et ({} ranks)\n", chakra_dir->path().string(),
                app::kChakraTraceName, run.step.graph.num_ranks());
   }
   if (out) {
-    out->write("report.json",
-               [&](std::ostream& os) { os << analysis::report_json(run.report).dump(2) << "\n"; });
-    if (vm.count("report-only")) return 0;
-    out->write("timeline.json",
-               [&](std::ostream& os) { analysis::write_timeline(run.step.graph, run.result, os); });
-    out->write("pipeline.svg", [&](std::ostream& os) {
-      analysis::write_pipeline_svg(run.step.graph, run.result, app::pipeline_svg_options(run), os);
-    });
-    fmt::print(
-        "\nwrote {0}/report.json, {0}/timeline.json (open it in https://ui.perfetto.dev) and "
-        "{0}/pipeline.svg\n",
-        out->path().string());
+    out->commit(kRunOutputs);
+    const std::string dir = out->path().string();
+    if (vm.count("report-only")) {
+      fmt::print("\nwrote {}/report.json\n", dir);
+    } else {
+      fmt::print("\nwrote {0}/report.json, {0}/pipeline.svg{1}\n", dir,
+                 timeline ? fmt::format(" and {}/timeline.json.gz (open it in "
+                                        "https://ui.perfetto.dev)",
+                                        dir)
+                          : "");
+    }
   }
   return 0;
 }

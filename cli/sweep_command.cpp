@@ -42,31 +42,34 @@ int sweep_command(const std::vector<std::string>& args) {
       "emit-jobs", po::value<std::string>(),
       "write one `racksim run` command per point to this file instead of simulating")(
       "collect", "read the points' reports from --out (after the emitted jobs ran)")(
+      "keep-timelines", "each point also writes timeline.json.gz and pipeline.svg")(
       "scenario", po::value<std::string>(), "scenario file (default: the built-in one)");
   const po::variables_map vm = parse_scenario_command(args, options);
   if (vm.count("help")) {
     std::cout << options << "\n";
     return 0;
   }
+  const int jobs = jobs_option(vm);
   const auto sets = set_overrides(vm);
-  const app::SweepSpec spec =
+  app::SweepSpec spec =
       app::parse_sweep(vm.count("scenario") ? vm["scenario"].as<std::string>() : "", sets);
+  spec.keep_timelines = vm.count("keep-timelines") > 0;
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
   if (vm.count("collect") && !out) {
     throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
   }
-  if (vm.count("emit-jobs") && fs::exists(vm["emit-jobs"].as<std::string>())) {
-    throw InputError({"--emit-jobs", 0, 0}, "--emit-jobs",
-                     fmt::format("{} exists; racksim does not overwrite files",
-                                 vm["emit-jobs"].as<std::string>()));
-  }
+  if (vm.count("emit-jobs")) app::check_new_file(vm["emit-jobs"].as<std::string>(), "--emit-jobs");
 
   app::SweepRun run = app::plan_sweep(spec);
+  if (const auto invalid = app::all_points_invalid(run)) {
+    throw InputError({"--set", 0, 0}, "--set",
+                     fmt::format("every point of the sweep is invalid; the first: {}", *invalid));
+  }
   const fs::path out_dir = out ? out->path() : fs::path("sweep-out");
   if (vm.count("emit-jobs")) {
     const std::string path = vm["emit-jobs"].as<std::string>();
-    std::ofstream(path) << app::sweep_job_lines(spec, run, out_dir);
+    app::write_new_file(path, app::sweep_job_lines(spec, run, out_dir));
     fmt::print(
         "wrote {} (one command per point to simulate; then run `racksim sweep ... --out {} "
         "--collect`)\n",
@@ -77,11 +80,14 @@ int sweep_command(const std::vector<std::string>& args) {
   if (vm.count("collect")) {
     app::collect_sweep(&run, out->path());
   } else {
-    const fs::path work = out ? out->path() : app::make_temp_dir("racksim-sweep");
-    if (out) out->write(".sweep-started", [](std::ostream& os) { os << "racksim sweep\n"; });
-    const int jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+    std::optional<app::ScopedTempDir> temp;
+    if (!out) temp.emplace("racksim-sweep");
+    const fs::path work = out ? out->path() : temp->path();
+    if (out) {
+      out->write(".sweep-started", [](std::ostream& os) { os << "racksim sweep\n"; });
+      out->commit();
+    }
     app::simulate_sweep(spec, &run, work, jobs, print_progress);
-    if (!out) fs::remove_all(work);
   }
   const std::string table = analysis::sweep_table(app::axis_fields(spec), run.points);
   std::fputs(table.c_str(), stdout);
@@ -90,6 +96,7 @@ int sweep_command(const std::vector<std::string>& args) {
       os << analysis::sweep_csv(app::axis_fields(spec), run.points);
     });
     out->write("sweep.txt", [&](std::ostream& os) { os << table; });
+    out->commit();
     fmt::print("\nwrote {0}/sweep.csv, {0}/sweep.txt and each point's report under {0}/points/\n",
                out->path().string());
   }

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "app/topology_report.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "topologies/topology_graph.h"
 
@@ -38,7 +39,7 @@ int topo_command(const std::vector<std::string>& args) {
   const auto overrides =
       vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const config::Hardware hardware =
-      app::load_topology_hardware(cluster, vm["nodes"].as<int>(), overrides);
+      app::load_topology_hardware(cluster, int_option(vm, "nodes", 0, 1 << 20), overrides);
   if (vm["build-platform"].as<bool>()) {
     std::fputs(app::platform_build_text(app::measure_platform_build(hardware)).c_str(), stdout);
     return 0;

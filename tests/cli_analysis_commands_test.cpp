@@ -39,7 +39,8 @@ std::vector<std::string> lines(const std::string& text) {
 TEST(RunOutputs, PipelineSvgCriticalPathAndLinks) {
   TempDir dir;
   const std::string scenario = dir.write("s.textproto", kScenario);
-  const auto r = run_racksim({"run", scenario, "--out", (dir.path() / "out").string()});
+  const auto r =
+      run_racksim({"run", scenario, "--out", (dir.path() / "out").string(), "--timeline", "full"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string svg = read_file(dir.path() / "out" / "pipeline.svg");
   size_t rows = 0;
@@ -60,7 +61,8 @@ TEST(RunOutputs, PipelineSvgCriticalPathAndLinks) {
   EXPECT_GT(top.at("busy_fraction").get<double>(), 0);
   EXPECT_LE(top.at("busy_fraction").get<double>(), 1);
   EXPECT_GT(top.at("bytes").get<double>(), 0);
-  const auto timeline = nlohmann::json::parse(read_file(dir.path() / "out" / "timeline.json"));
+  const auto timeline =
+      nlohmann::json::parse(testing::read_gzip_file(dir.path() / "out" / "timeline.json.gz"));
   size_t starts = 0, finishes = 0;
   for (const auto& e : timeline.at("traceEvents")) {
     starts += e.at("ph") == "s";

@@ -1,5 +1,7 @@
 #include "topologies/bisection.h"
 
+#include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -11,35 +13,57 @@ namespace racksim::topo {
 namespace {
 
 using FlowTraits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+// Integer capacities: push-relabel's invariants (Boost asserts algo.is_flow() in debug builds)
+// hold exactly only in exact arithmetic; with doubles, rounding breaks them.
 using FlowGraph = boost::adjacency_list<
     boost::vecS, boost::vecS, boost::directedS, boost::no_property,
     boost::property<
-        boost::edge_capacity_t, double,
-        boost::property<boost::edge_residual_capacity_t, double,
+        boost::edge_capacity_t, int64_t,
+        boost::property<boost::edge_residual_capacity_t, int64_t,
                         boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
 
+// Arcs are collected in bytes per second, then scaled by the largest power of two that keeps
+// every sum of capacities below 2^62, so that link rates with a few fractional bits stay exact.
 class FlowNetwork {
  public:
-  explicit FlowNetwork(size_t vertices) : graph_(vertices) {}
+  explicit FlowNetwork(size_t vertices) : vertices_(vertices) {}
 
-  // An arc u -> v of `capacity` with its zero-capacity reverse, as push-relabel expects.
+  // An arc u -> v of `capacity` bytes per second; unbounded: more than all the links together.
   void add_arc(size_t u, size_t v, double capacity) {
-    auto capacity_map = boost::get(boost::edge_capacity, graph_);
-    auto reverse_map = boost::get(boost::edge_reverse, graph_);
-    const auto forward = boost::add_edge(u, v, graph_).first;
-    const auto backward = boost::add_edge(v, u, graph_).first;
-    capacity_map[forward] = capacity;
-    capacity_map[backward] = 0;
-    reverse_map[forward] = backward;
-    reverse_map[backward] = forward;
+    arcs_.push_back({u, v, capacity});
+    total_ += capacity;
   }
+  void add_unbounded_arc(size_t u, size_t v) { arcs_.push_back({u, v, -1}); }
 
   double max_flow(size_t source, size_t sink) {
-    return boost::push_relabel_max_flow(graph_, source, sink);
+    constexpr double kLimit = 4611686018427387904.0;  // 2^62
+    const double unbounded = total_ + 1;
+    double scale = 1;
+    while (unbounded * scale * 2 < kLimit / 2 && scale < 1e12) scale *= 2;
+    while (unbounded * scale >= kLimit / 2) scale /= 2;
+    FlowGraph graph(vertices_);
+    auto capacity_map = boost::get(boost::edge_capacity, graph);
+    auto reverse_map = boost::get(boost::edge_reverse, graph);
+    for (const Arc& arc : arcs_) {
+      const auto forward = boost::add_edge(arc.u, arc.v, graph).first;
+      const auto backward = boost::add_edge(arc.v, arc.u, graph).first;
+      capacity_map[forward] =
+          static_cast<int64_t>(std::llround((arc.capacity < 0 ? unbounded : arc.capacity) * scale));
+      capacity_map[backward] = 0;  // the zero-capacity reverse push-relabel expects
+      reverse_map[forward] = backward;
+      reverse_map[backward] = forward;
+    }
+    return static_cast<double>(boost::push_relabel_max_flow(graph, source, sink)) / scale;
   }
 
  private:
-  FlowGraph graph_;
+  struct Arc {
+    size_t u, v;
+    double capacity;  // < 0: unbounded
+  };
+  size_t vertices_;
+  std::vector<Arc> arcs_;
+  double total_ = 0;
 };
 
 bool in_fabric(const Vertex& v) {
@@ -101,16 +125,15 @@ double bisection_max_flow_bytes_per_s(const Topology& topology, const BisectionC
     network.add_arc(u, v, g[e].bytes_per_s);
     network.add_arc(v, u, g[e].bytes_per_s);
   }
-  // Far more than any link: the members' own links bound what the halves can send.
-  constexpr double kUnbounded = 1e30;
+  // Unbounded arcs from the source and to the sink: the members' own links bound the flow.
   const int half = cut.count / 2;
   for (const auto& [vertex, member] : members(topology, cut.network)) {
     const int at = member - cut.first;
     if (at < 0 || at >= 2 * half) continue;
     if (at < half) {
-      network.add_arc(source, vertex, kUnbounded);
+      network.add_unbounded_arc(source, vertex);
     } else {
-      network.add_arc(vertex, sink, kUnbounded);
+      network.add_unbounded_arc(vertex, sink);
     }
   }
   return network.max_flow(source, sink);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "workloads/expert_routing.h"
 
 namespace racksim {
@@ -79,8 +80,7 @@ void route_token(const std::vector<int>& token, const std::vector<std::vector<in
 
 TokenRouting read_token_routing(const std::string& path, int64_t experts, int top_k,
                                 const std::string& field) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, field, "cannot read the token routing file");
+  std::istringstream in(read_input_file(path, "the token routing file", {path, 0, 0}, field));
   TokenRouting routing;
   routing.experts = experts;
   std::string line;

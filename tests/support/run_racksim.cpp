@@ -1,5 +1,7 @@
 #include "tests/support/run_racksim.h"
 
+#include <zlib.h>
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +84,17 @@ ReportRun run_scenario_report(const TempDir& dir, const std::string& scenario_te
   ReportRun result{r.exit_code, r.err, {}};
   if (r.exit_code == 0) result.report = nlohmann::json::parse(read_file(out + "/report.json"));
   return result;
+}
+
+std::string read_gzip_file(const std::filesystem::path& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) return "";
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  gzclose(file);
+  return text;
 }
 
 }  // namespace racksim::testing

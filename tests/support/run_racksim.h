@@ -36,6 +36,9 @@ class TempDir {
 
 std::string read_file(const std::filesystem::path& path);
 
+// The decompressed contents of a gzip file (timeline.json.gz); "" when it cannot be read.
+std::string read_gzip_file(const std::filesystem::path& path);
+
 // `racksim run` of `scenario_text` (written into `dir`) with `--set` overrides, writing
 // report.json alone into a fresh folder of `dir`; the report is null when the run failed.
 struct ReportRun {

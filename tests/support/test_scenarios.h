@@ -12,4 +12,17 @@ layout { tp: 1 pp: 1 dp: 16 ep: 16 }
 training { global_batch_size: 32 micro_batch_size: 1 seq_length: 4096 routing: BALANCED }
 )";
 
+// Llama-3 8B cut to 8 layers on one DGX H100 (tp 2, pp 2, dp 2): small enough to simulate in a
+// second; bad-input tests break one of its lines (line numbers count from the name, line 1).
+inline constexpr const char* kSmallDense = R"(name: "cli test"
+model { preset: "llama3-8b" num_layers: 8 }
+hardware { preset: "dgx-h100" nodes: 1 }
+layout { tp: 2 pp: 2 dp: 2 }
+training {
+  global_batch_size: 8
+  micro_batch_size: 1
+  seq_length: 2048
+}
+)";
+
 }  // namespace racksim::testing

@@ -1,0 +1,45 @@
+// What Ctrl-C (SIGINT) and SIGTERM do: racksim removes the temporary files and directories of
+// the run in progress, stops the child processes it started, says what was interrupted and
+// exits 130 (SIGINT) or 143 (SIGTERM). Finished results stay as they were.
+//
+// Signals are process-wide, so this state is too: main() installs the watcher once, and the
+// code that creates temporaries registers them for as long as they exist.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <sys/types.h>
+
+namespace racksim {
+
+// Blocks SIGINT and SIGTERM in every thread and starts a thread that waits for them. Call once,
+// first thing in main(), before any other thread exists.
+void install_interrupt_watcher();
+
+// What the process is doing, for the line printed on an interrupt ("simulating", "writing
+// timeline.json.gz"). Returns the previous activity.
+std::string set_interrupt_activity(std::string activity);
+
+// A path removed (recursively) if the process is interrupted while this object lives.
+class RemoveOnInterrupt {
+ public:
+  explicit RemoveOnInterrupt(std::filesystem::path path);
+  ~RemoveOnInterrupt();
+  RemoveOnInterrupt(const RemoveOnInterrupt&) = delete;
+  RemoveOnInterrupt& operator=(const RemoveOnInterrupt&) = delete;
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A child process sent SIGTERM (and waited for) if this process is interrupted.
+void register_child_process(pid_t pid);
+void unregister_child_process(pid_t pid);
+
+// The signal mask a child process must start with (the watcher blocks the signals in this
+// process; a child that keeps them blocked could not be interrupted). Call in the child between
+// fork() and exec().
+void unblock_interrupts_in_child();
+
+}  // namespace racksim
