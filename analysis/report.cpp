@@ -343,11 +343,14 @@ std::string report_text(const StepReport& r) {
   out += links_text(r.links);
 
   out += memory_text(r.memory);
+  const std::string budget =
+      r.fidelity_error_budget > 0
+          ? fmt::format(" (step within {:g}% of FULL)", 100 * r.fidelity_error_budget)
+          : "";
   out += fmt::format(
-      "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {} (step within "
-      "{:g}% of FULL), {:.2f} s wall\n",
-      r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, 100 * r.fidelity_error_budget,
-      r.sim_wall_s);
+      "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}{}, {:.2f} s "
+      "wall\n",
+      r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, budget, r.sim_wall_s);
   out += fmt::format("Routes: {} computed on demand (an all-pairs table would hold {} GPU pairs)\n",
                      r.routes_computed, r.gpu_pairs);
   if (r.folded_replicas > 1) {
