@@ -6,6 +6,7 @@
 
 #include "analysis/memory_report.h"
 #include "common/units.h"
+#include "sim/engine.h"
 #include "workloads/layout.h"
 #include "workloads/transformer.h"
 
@@ -100,6 +101,7 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.sim_flows = result.flows;
   r.sim_wall_s = result.wall_s;
   r.fidelity = config::Simulation::Fidelity_Name(s.sim().fidelity());
+  r.fidelity_error_budget = sim::fidelity_error_budget(s.sim().fidelity());
   r.analytic_collectives = result.analytic_collectives;
   r.flow_collectives = result.flow_collectives;
   r.folded_replicas = s.sim().fold_replicas() ? s.layout().dp() : 1;
@@ -229,6 +231,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["critical_path"] = critical_path_json(r);
   j["links"] = links_json(r.links);
   j["sim"] = {{"fidelity", r.fidelity},
+              {"fidelity_error_budget", r.fidelity_error_budget},
               {"ops", r.sim_ops},
               {"events", r.sim_events},
               {"flows", r.sim_flows},
@@ -340,9 +343,14 @@ std::string report_text(const StepReport& r) {
   out += links_text(r.links);
 
   out += memory_text(r.memory);
+  const std::string budget =
+      r.fidelity_error_budget > 0
+          ? fmt::format(" (step within {:g}% of FULL)", 100 * r.fidelity_error_budget)
+          : "";
   out += fmt::format(
-      "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
-      r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, r.sim_wall_s);
+      "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}{}, {:.2f} s "
+      "wall\n",
+      r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, budget, r.sim_wall_s);
   out += fmt::format("Routes: {} computed on demand (an all-pairs table would hold {} GPU pairs)\n",
                      r.routes_computed, r.gpu_pairs);
   if (r.folded_replicas > 1) {

@@ -53,6 +53,7 @@ struct StepReport {
   uint64_t sim_flows = 0;
   double sim_wall_s = 0;
   std::string fidelity;
+  double fidelity_error_budget = 0;   // relative step-time error against FULL it is held to
   uint64_t analytic_collectives = 0;  // collectives timed by the analytic model
   uint64_t flow_collectives = 0;      // collectives run as flows
   int folded_replicas = 1;            // data-parallel replicas one simulated replica stands for

@@ -132,7 +132,10 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
                       {"ctrl_deps", s.ctrl_deps},
                       {"ctrl_deps_outside", s.ctrl_dangling}};
   j["warnings"] = r.warnings;
+  config::Simulation::Fidelity fidelity = config::Simulation::FULL;
+  config::Simulation::Fidelity_Parse(r.context.fidelity, &fidelity);
   j["sim"] = {{"fidelity", r.context.fidelity},
+              {"fidelity_error_budget", sim::fidelity_error_budget(fidelity)},
               {"ops", r.sim_ops},
               {"events", r.sim_events},
               {"flows", r.sim_flows},

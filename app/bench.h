@@ -1,6 +1,7 @@
 // `racksim bench`: how fast the simulator is. Each scenario runs in a child process (`racksim
 // run`, one simulation per process) and is measured from outside: wall time, peak resident
-// memory, and the operations and SimGrid activities it simulated per second.
+// memory, CPU seconds (user + system: what a loaded machine does not inflate), and the
+// operations and SimGrid activities it simulated per second.
 #pragma once
 
 #include <string>
@@ -16,7 +17,9 @@ struct BenchFigures {
   uint64_t events = 0;     // SimGrid activities
   double sim_wall_s = 0;   // the replay alone
   double wall_s = 0;       // the whole process: parse, build, simulate, report
+  double cpu_s = 0;        // the whole process's CPU time, user + system
   double peak_rss_bytes = 0;
+  std::string fidelity;  // the one that ran (report.json sim.fidelity)
 };
 
 // Runs `self run SCENARIO --out <tmp> [--set ...]` and measures it. An empty scenario means

@@ -23,6 +23,7 @@
 #include "app/scenario_paths.h"
 #include "app/text_locations.h"
 #include "common/input_file.h"
+#include "sim/engine.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model_presets.h"
 
@@ -459,7 +460,7 @@ void resolve_presets(config::Scenario* scenario, const SourceMap& sources) {
   resolve_training(scenario->mutable_training());
   resolve_layout(scenario->hardware(), scenario->mutable_layout());
   if (scenario->sim().fidelity() == config::Simulation::FIDELITY_UNSPECIFIED) {
-    scenario->mutable_sim()->set_fidelity(config::Simulation::FULL);
+    scenario->mutable_sim()->set_fidelity(sim::kDefaultFidelity);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "sim/engine.h"
 
 namespace racksim::cli {
 
@@ -106,8 +107,10 @@ int replay_command(const std::vector<std::string>& args) {
       "mapping", po::value<std::string>(), "file with one GPU index per line, rank 0 first")(
       "ranks", po::value<int>()->default_value(-1),
       "expected rank count (checked against the files)")(
-      "fidelity", po::value<std::string>()->default_value("FULL"),
-      "FULL | AGGREGATED | ANALYTIC | AUTO")(
+      "fidelity",
+      po::value<std::string>()->default_value(
+          config::Simulation::Fidelity_Name(sim::kDefaultFidelity)),
+      "FULL | AGGREGATED | ANALYTIC | AUTO (the default stays within 0.5% of FULL)")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a hardware field, e.g. --set hardware.collectives.base_latency_s=0");

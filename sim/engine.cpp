@@ -57,6 +57,10 @@ Algorithm to_algorithm(config::CollectiveTuning::Algorithm algorithm) {
   }
 }
 
+double fidelity_error_budget(config::Simulation::Fidelity fidelity) {
+  return fidelity == config::Simulation::FULL ? 0.0 : kDefaultErrorBudget;
+}
+
 SimOptions sim_options(const config::Hardware& hardware) {
   SimOptions options;
   options.collective_base_latency_s = hardware.collectives().base_latency_s();

@@ -23,8 +23,18 @@
 
 namespace racksim::sim {
 
+// The fidelity a scenario runs when it sets no sim.fidelity (docs/speed.md): AUTO, held within
+// kDefaultErrorBudget of FULL's step time (tests/cli_default_fidelity_test.cpp). FULL stays
+// available for validation.
+inline constexpr config::Simulation::Fidelity kDefaultFidelity = config::Simulation::AUTO;
+inline constexpr double kDefaultErrorBudget = 0.005;
+
+// The relative error of the step time against FULL that `fidelity` is held to: 0 for FULL,
+// kDefaultErrorBudget for the shortcuts (measured well inside it; README "Fidelity levels").
+double fidelity_error_budget(config::Simulation::Fidelity fidelity);
+
 struct SimOptions {
-  config::Simulation::Fidelity fidelity = config::Simulation::FULL;
+  config::Simulation::Fidelity fidelity = config::Simulation::FULL;  // what tests pin
   double collective_base_latency_s = 0;
   Algorithm algorithm = Algorithm::kAuto;  // hardware.collectives.algorithm
   // Symmetry folding: when not empty, only ranks r with simulated_ranks[r] have operations in

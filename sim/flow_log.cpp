@@ -10,64 +10,61 @@ void FlowLog::record(RankId source, RankId destination, double bytes, double sta
                      double end_s) {
   const uint64_t key = (static_cast<uint64_t>(source) << 32) | destination;
   auto [it, inserted] = pair_index_.try_emplace(key, pairs_.size());
-  if (inserted) pairs_.push_back({source, destination, 0, 0, {}});
-  PairTraffic& pair = pairs_[it->second];
+  if (inserted) {
+    pairs_.push_back({source, destination, 0, 0, {}});
+    merged_size_.push_back(0);
+  }
+  const size_t index = it->second;
+  PairTraffic& pair = pairs_[index];
   pair.bytes += bytes;
   ++pair.flows;
-  insert(pair.busy, {start_s, std::max(start_s, end_s)});
-  if (intervals_ > max_intervals_) coarsen();
+  pair.busy.push_back({start_s, std::max(start_s, end_s)});
+  ++intervals_;
+  if (pair.busy.size() >= 2 * merged_size_[index] + 64) normalize(index);
+  if (intervals_ > max_intervals_) {
+    normalize_all();
+    // Coarsen with headroom, so that merging everything does not repeat every few flows.
+    if (intervals_ > max_intervals_ / 4 * 3) coarsen();
+  }
 }
 
-// Inserts keeping `busy` sorted and disjoint; intervals closer than the resolution merge.
-// Flows mostly complete in time order, so the work is at the back of the vector.
-void FlowLog::insert(std::vector<BusyInterval>& busy, BusyInterval interval) {
-  const double gap = resolution_s_;
-  // The first interval that could touch the new one: the ends are sorted as well.
-  auto first =
-      std::lower_bound(busy.begin(), busy.end(), interval.start_s - gap,
-                       [](const BusyInterval& b, double start) { return b.end_s < start; });
-  auto last = first;
-  while (last != busy.end() && last->start_s <= interval.end_s + gap) {
-    interval.start_s = std::min(interval.start_s, last->start_s);
-    interval.end_s = std::max(interval.end_s, last->end_s);
-    ++last;
+void FlowLog::normalize(size_t index) {
+  std::vector<BusyInterval>& busy = pairs_[index].busy;
+  intervals_ -= busy.size();
+  std::sort(busy.begin(), busy.end(),
+            [](const BusyInterval& a, const BusyInterval& b) { return a.start_s < b.start_s; });
+  size_t kept = 0;
+  for (const BusyInterval& b : busy) {
+    if (kept > 0 && b.start_s <= busy[kept - 1].end_s + resolution_s_) {
+      busy[kept - 1].end_s = std::max(busy[kept - 1].end_s, b.end_s);
+    } else {
+      busy[kept++] = b;
+    }
   }
-  const size_t merged = static_cast<size_t>(last - first);
-  if (merged == 0) {
-    busy.insert(first, interval);
-    ++intervals_;
-    return;
-  }
-  *first = interval;
-  busy.erase(first + 1, last);
-  intervals_ -= merged - 1;
+  busy.resize(kept);
+  merged_size_[index] = kept;
+  intervals_ += kept;
+}
+
+void FlowLog::normalize_all() {
+  for (size_t i = 0; i < pairs_.size(); ++i) normalize(i);
 }
 
 void FlowLog::coarsen() {
   while (intervals_ > max_intervals_ / 2) {
     resolution_s_ = resolution_s_ > 0 ? 2 * resolution_s_ : 1e-6;
-    intervals_ = 0;
-    for (PairTraffic& pair : pairs_) {
-      std::vector<BusyInterval> merged;
-      for (const BusyInterval& b : pair.busy) {
-        if (!merged.empty() && b.start_s <= merged.back().end_s + resolution_s_) {
-          merged.back().end_s = std::max(merged.back().end_s, b.end_s);
-        } else {
-          merged.push_back(b);
-        }
-      }
-      intervals_ += merged.size();
-      pair.busy = std::move(merged);
-    }
+    normalize_all();
   }
 }
 
 std::vector<PairTraffic> FlowLog::take_pairs() {
+  normalize_all();
   std::vector<PairTraffic> out = std::move(pairs_);
   std::sort(out.begin(), out.end(), [](const PairTraffic& a, const PairTraffic& b) {
     return a.source != b.source ? a.source < b.source : a.destination < b.destination;
   });
   pairs_.clear();
+  merged_size_.clear();
   pair_index_.clear();
   intervals_ = 0;
   return out;

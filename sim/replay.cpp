@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include "sim/aggregated_plan.h"
 #include "workloads/graph_check.h"
 
 namespace racksim::sim {
@@ -22,6 +22,13 @@ struct Replay::StreamActor {
   std::vector<OpId> ops;
   OpId waiting_for = kNoOp;  // the operation whose readiness this actor is blocked on
   s4u::SemaphorePtr wake;
+  // When the stream's last operation ended. It runs ahead of SimGrid's clock while the stream
+  // takes time that nothing contends for (see `lazy_compute`); an operation that needs the
+  // network first sleeps until then.
+  double clock = 0;
+  // The stream's kernels take their modelled duration whatever else runs: host work, or the
+  // only GPU compute stream of its rank. They then advance `clock` without a SimGrid activity.
+  bool lazy_compute = false;
 };
 
 // One instance of a collective while its members run it.
@@ -39,6 +46,7 @@ struct Replay::CollectiveRun {
   int extra_latency_steps = 0;  // aggregated fidelity: ring steps folded into one flow
   uint32_t expected = 0;        // members that join (all, or the simulated ones when folded)
   bool folded = false;          // some members are mirrors of simulated ones
+  double start_s = 0;           // the last member's arrival
   double analytic_s = -1;       // >= 0: the collective takes this long, without flows
   const LinearCost* analytic_cost = nullptr;  // set with analytic_s
   double bytes = 0;
@@ -49,42 +57,6 @@ namespace {
 uint64_t run_key(const Op& op) {
   return (static_cast<uint64_t>(op.peer) << 32) | op.tag;
 }
-
-// The same plan with every member's transfers to a peer merged into one flow per peer, for
-// AGGREGATED fidelity: contention is still simulated, the step-by-step synchronisation is not;
-// the ring steps' latencies are added back after the flows.
-class AggregatedPlan final : public CollectivePlan {
- public:
-  explicit AggregatedPlan(const CollectivePlan& full, uint32_t members)
-      : sends_(members), arrivals_(members, 0) {
-    std::vector<Transfer> out;
-    for (uint32_t m = 0; m < members; ++m) {
-      std::map<uint32_t, double> per_peer;
-      double cap = 0;  // a rate cap applies to all of a plan's flows alike (NVLS)
-      for (int k = 0; k < full.num_phases(); ++k) {
-        out.clear();
-        full.sends(m, k, &out);
-        for (const Transfer& t : out) {
-          per_peer[t.to] += t.bytes;
-          cap = std::max(cap, t.max_bytes_per_s);
-        }
-      }
-      for (const auto& [peer, bytes] : per_peer) {
-        sends_[m].push_back({peer, bytes, cap});
-        ++arrivals_[peer];
-      }
-    }
-  }
-  int num_phases() const override { return 1; }
-  void sends(uint32_t member, int, std::vector<Transfer>* out) const override {
-    out->insert(out->end(), sends_[member].begin(), sends_[member].end());
-  }
-  uint32_t arrivals(uint32_t member, int) const override { return arrivals_[member]; }
-
- private:
-  std::vector<std::vector<Transfer>> sends_;
-  std::vector<uint32_t> arrivals_;
-};
 
 }  // namespace
 
@@ -145,6 +117,23 @@ Replay::Replay(const EventGraph& graph, RankPlacement placement, const ComputeMo
     actors_[index]->ops.push_back(id);
   }
   planners_.resize(graph.num_communicators());
+  mark_lazy_streams();
+}
+
+// Concurrent Execs on one GPU host share its speed, so a rank's compute streams advance
+// without activities only when it has one; host work never occupies the GPU.
+void Replay::mark_lazy_streams() {
+  std::vector<uint32_t> compute_streams(graph_.num_ranks(), 0);
+  for (const auto& actor : actors_) {
+    if (graph_.streams()[actor->stream].kind == StreamKind::kCompute) {
+      ++compute_streams[actor->rank];
+    }
+  }
+  for (auto& actor : actors_) {
+    const StreamKind kind = graph_.streams()[actor->stream].kind;
+    actor->lazy_compute = kind == StreamKind::kHost ||
+                          (kind == StreamKind::kCompute && compute_streams[actor->rank] == 1);
+  }
 }
 
 Replay::~Replay() = default;
@@ -163,25 +152,28 @@ void Replay::run_stream(size_t index) {
   for (size_t i = 0; i < actor.ops.size(); ++i) {
     const OpId op = actor.ops[i];
     wait_ready(actor, op);
-    const double start = s4u::Engine::get_clock();
+    double ready_s = std::max(actor.clock, ready_time(op));
     const Op& o = graph_.op(op);
     switch (o.kind) {
       case OpKind::kCompute:
-        i = execute_compute_run(actor, i);
+        i = execute_compute_run(actor, i, ready_s);
         continue;  // completes its ops
       case OpKind::kSend:
+        ready_s = sleep_until(ready_s);
         execute_send(op);
         break;
       case OpKind::kCollective:
-        execute_collective(index, op);
+        execute_collective(index, op, ready_s);
         continue;  // completes itself
       case OpKind::kCopy:
+        ready_s = sleep_until(ready_s);
         execute_copy(op);
         break;
       case OpKind::kRecv:
         break;  // never on an actor (see the constructor)
     }
-    complete(op, start, s4u::Engine::get_clock());
+    actor.clock = s4u::Engine::get_clock();
+    complete(op, ready_s, actor.clock);
     if (o.kind == OpKind::kSend) satisfy(matched_recv_[op], op);
   }
 }
@@ -191,10 +183,31 @@ bool Replay::has_dependents(OpId op) const {
   return dependents_end_[op] > begin;
 }
 
-size_t Replay::execute_compute_run(StreamActor& actor, size_t first) {
+double Replay::ready_time(OpId op) const {
+  const OpId by = released_by_[op];
+  return by == kNoOp ? 0.0 : timing_[by].end_s;
+}
+
+double Replay::sleep_until(double time_s) {
+  const double now = s4u::Engine::get_clock();
+  if (time_s <= now) return now;
+  ++activities_;
+  s4u::this_actor::sleep_for(time_s - now);
+  return s4u::Engine::get_clock();
+}
+
+size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double ready_s) {
+  if (actor.lazy_compute) {
+    // Nothing shares this stream's GPU (or CPU) time: the kernel ends its duration later.
+    const OpId op = actor.ops[first];
+    actor.clock = ready_s + compute_.duration_s(graph_.op(op));
+    complete(op, ready_s, actor.clock);
+    return first;
+  }
+  sleep_until(ready_s);
   // Kernels that follow each other on the stream with nothing entering or leaving in between
-  // run as one Exec: with one compute stream per GPU the timing is the same, and the replay
-  // creates a fraction of the activities. Each kernel still gets its own start and end.
+  // run as one Exec: the timing is the same, and the replay creates a fraction of the
+  // activities. Each kernel still gets its own start and end.
   size_t last = first;
   while (last + 1 < actor.ops.size()) {
     const OpId next = actor.ops[last + 1];
@@ -208,14 +221,8 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first) {
   for (size_t k = first; k <= last; ++k) total += compute_.duration_s(graph_.op(actor.ops[k]));
   const double start = s4u::Engine::get_clock();
   if (total > 0) {
-    s4u::Host* host = placement_.host[actor.rank];
     ++activities_;
-    // Host (CPU) work takes its time without occupying the GPU the rank's host stands for.
-    if (graph_.streams()[actor.stream].kind == StreamKind::kHost) {
-      s4u::this_actor::sleep_for(total);
-    } else {
-      s4u::this_actor::execute(total * host->get_speed());
-    }
+    s4u::this_actor::execute(total * placement_.host[actor.rank]->get_speed());
   }
   const double end = s4u::Engine::get_clock();
   double t = start;
@@ -224,6 +231,7 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first) {
     complete(actor.ops[k], t, k == last ? end : std::min(t + d, end));
     t += d;
   }
+  actor.clock = end;
   return last;
 }
 
@@ -321,12 +329,16 @@ Replay::CollectiveRun& Replay::join(OpId op, uint32_t* member, size_t actor) {
   return *slot;
 }
 
-void Replay::execute_collective(size_t index, OpId op) {
+void Replay::execute_collective(size_t index, OpId op, double ready_s) {
   StreamActor& actor = *actors_[index];
-  const double arrival = s4u::Engine::get_clock();
+  // ANALYTIC collectives take no flows: they can be timed from the members' clocks alone.
+  // Anything else meets on SimGrid's clock, where flows and link reservations live.
+  const bool lazy = options_.fidelity == config::Simulation::ANALYTIC;
+  const double arrival = lazy ? ready_s : sleep_until(ready_s);
   const Op& o = graph_.op(op);
   uint32_t member = 0;
   CollectiveRun& run = join(op, &member, index);
+  run.start_s = std::max(run.start_s, arrival);
   if (run.joined < run.expected) {
     // Wait for the last member: NCCL kernels on a communicator meet before data moves.
     while (!run.started) {
@@ -343,33 +355,41 @@ void Replay::execute_collective(size_t index, OpId op) {
     }
   }
   actor.waiting_for = kNoOp;
-  // The call's fixed latency, and under AGGREGATED fidelity the latencies of the ring steps
-  // folded into one flow per peer, are one sleep before the data moves.
-  double delay = run.members > 1 ? options_.collective_base_latency_s : 0;
+  const double delay = collective_delay_s(run, member, o.rank);
   if (run.analytic_s >= 0) {
-    delay += run.analytic_s;
-  } else if (run.extra_latency_steps > 0) {
+    // No flows: the collective ends its duration after the last arrival, without a sleep.
+    actor.clock = run.start_s + delay;
+    log_analytic_traffic(run, member, actor.clock);
+  } else {
+    if (delay > 0) {
+      ++activities_;
+      s4u::this_actor::sleep_for(delay);
+    }
+    run_phases(run, member, actor);
+    actor.clock = s4u::Engine::get_clock();
+  }
+  const uint64_t key = run_key(o);
+  if (++run.finished == run.expected) runs_.erase(key);  // `run` is gone after this
+  complete(op, arrival, actor.clock);
+}
+
+// The call's fixed latency, and under AGGREGATED fidelity the latencies of the ring steps
+// folded into one flow per peer, are one sleep before the data moves; an analytic collective
+// adds its whole duration.
+double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank) {
+  double delay = run.members > 1 ? options_.collective_base_latency_s : 0;
+  if (run.analytic_s >= 0) return delay + run.analytic_s;
+  if (run.extra_latency_steps > 0) {
     std::vector<Transfer> out;
     run.plan->sends(member, 0, &out);
     double latency = 0;
     for (const Transfer& t : out) {
       latency =
-          std::max(latency, fabric_.latency_s(fabric_.route(o.rank, (*run.member_ranks)[t.to])));
+          std::max(latency, fabric_.latency_s(fabric_.route(rank, (*run.member_ranks)[t.to])));
     }
     delay += run.extra_latency_steps * latency;
   }
-  if (delay > 0) {
-    ++activities_;
-    s4u::this_actor::sleep_for(delay);
-  }
-  if (run.analytic_s < 0) {
-    run_phases(run, member, actor);
-  } else {
-    log_analytic_traffic(run, member);
-  }
-  const uint64_t key = run_key(o);
-  if (++run.finished == run.expected) runs_.erase(key);  // `run` is gone after this
-  complete(op, arrival, s4u::Engine::get_clock());
+  return delay;
 }
 
 void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor) {
@@ -432,8 +452,7 @@ void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor)
 
 // What an analytic collective would have sent, for the traffic summary: each of the member's
 // peers over the collective's data time, which ends now.
-void Replay::log_analytic_traffic(const CollectiveRun& run, uint32_t member) {
-  const double end_s = s4u::Engine::get_clock();
+void Replay::log_analytic_traffic(const CollectiveRun& run, uint32_t member, double end_s) {
   const double start_s = end_s - run.analytic_s;
   for (const PeerShare& send : run.analytic_cost->sends[member]) {
     flow_log_.record((*run.member_ranks)[member], (*run.member_ranks)[send.to],
@@ -509,13 +528,16 @@ void Replay::complete(OpId op, double start_s, double end_s) {
 }
 
 void Replay::satisfy(OpId op, OpId by) {
+  // The dependency that ends last releases the operation. Lazy streams complete operations
+  // ahead of SimGrid's clock, so it is not always the last one satisfied.
+  const OpId latest = released_by_[op];
+  if (latest == kNoOp || timing_[by].end_s >= timing_[latest].end_s) released_by_[op] = by;
   if (--remaining_[op] > 0) return;
-  released_by_[op] = by;
   const Op& o = graph_.op(op);
   if (o.kind == OpKind::kRecv) {
     // Passive: done as soon as its data is in and its dependencies are done.
-    const double now = s4u::Engine::get_clock();
-    complete(op, timing_[op].start_s < 0 ? now : timing_[op].start_s, now);
+    const double end = ready_time(op);
+    complete(op, timing_[op].start_s < 0 ? end : timing_[op].start_s, end);
     return;
   }
   const size_t streams = graph_.streams().size();

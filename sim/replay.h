@@ -52,12 +52,19 @@ class Replay {
 
   void run_stream(size_t actor);
   void wait_ready(StreamActor& actor, OpId op);
-  size_t execute_compute_run(StreamActor& actor, size_t first);
+  void mark_lazy_streams();
+  size_t execute_compute_run(StreamActor& actor, size_t first, double ready_s);
   bool has_dependents(OpId op) const;
+  // When `op`'s dependencies (and a recv's data) are all done, as far as they are yet.
+  double ready_time(OpId op) const;
+  // Sleeps until `time_s` when the actor's stream ran ahead of SimGrid's clock; returns the
+  // clock after.
+  double sleep_until(double time_s);
   void execute_send(OpId op);
-  void execute_collective(size_t actor, OpId op);
+  void execute_collective(size_t actor, OpId op, double ready_s);
+  double collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank);
   void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
-  void log_analytic_traffic(const CollectiveRun& run, uint32_t member);
+  void log_analytic_traffic(const CollectiveRun& run, uint32_t member, double end_s);
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
   void choose_execution(CollectiveRun& run, const Op& op);
@@ -83,6 +90,7 @@ class Replay {
   std::vector<OpId> dependents_;
   std::vector<OpId> matched_recv_;
   std::vector<OpTiming> timing_;
+  // Per operation: the dependency that ends last so far (its release once all are done).
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;
   std::vector<int32_t> actor_index_;                    // rank * streams + stream -> actor, or -1

@@ -137,7 +137,7 @@ TEST(app_scenario_loader, TextScenarioMergesPresetsAndDefaults) {
   EXPECT_EQ(s.training().schedule(), config::Training::ONE_F_ONE_B);
   EXPECT_EQ(s.training().dtype(), config::BF16);
   EXPECT_EQ(s.training().grad_reduce_dtype(), config::FP32);
-  EXPECT_EQ(s.sim().fidelity(), config::Simulation::FULL);
+  EXPECT_EQ(s.sim().fidelity(), config::Simulation::AUTO);  // the fast default (docs/speed.md)
 }
 
 TEST(app_scenario_loader, TextScenarioRecordsTheLineOfEveryField) {
