@@ -19,8 +19,8 @@ void add_energy_and_cost(const config::Hardware& hardware, const topo::Topology&
                          TrainingRun* run) {
   analysis::StepReport& r = run->report;
   const auto power = analysis::PowerModel::from_hardware(hardware);
-  const auto gpu_seconds = analysis::gpu_state_seconds(
-      run->step.graph, run->result, r.step_time_s, static_cast<int>(topology.num_gpus()));
+  const auto gpu_seconds = analysis::gpu_state_seconds(run->step.graph, run->result, r.step_time_s,
+                                                       static_cast<int>(topology.num_gpus()));
   r.energy = analysis::step_energy(power, analysis::cluster_parts(topology, power), gpu_seconds,
                                    r.step_time_s, r.tokens_per_step);
   r.cost_model = analysis::CostModel::from_hardware(hardware);
