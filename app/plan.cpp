@@ -91,7 +91,28 @@ void count_points(const SweepRun& run, analysis::PlanRow* row) {
   }
 }
 
+constexpr const char* kFoldOn = "sim.fold_replicas=true";
+
 }  // namespace
+
+void unfold_refused_points(const SweepSpec& sweep, SweepRun* run) {
+  for (size_t i = 0; i < run->points.size(); ++i) {
+    analysis::SweepPoint& point = run->points[i];
+    std::vector<std::string>& overrides = run->overrides[i];
+    const auto fold = std::find(overrides.begin(), overrides.end(), kFoldOn);
+    if (point.status != analysis::PointStatus::kInvalid || fold == overrides.end() ||
+        point.reason.find("cannot fold") == std::string::npos) {
+      continue;
+    }
+    *fold = "sim.fold_replicas=false";
+    SweepRun alone = plan_sweep(parse_sweep(sweep.scenario, overrides));
+    const std::string id = point.id;
+    const std::vector<std::string> values = point.values;
+    point = alone.points.front();
+    point.id = id;
+    point.values = values;
+  }
+}
 
 std::string ClusterChoice::dir_name() const {
   return fmt::format("{}-{}", preset, systems);
@@ -135,7 +156,7 @@ SweepSpec cluster_sweep(const PlanSpec& spec, const ClusterChoice& cluster) {
     sets.push_back(fmt::format("hardware.cost.gpu_hour_price={}", cluster.gpu_hour_price));
   }
   if (!sets_field(spec.sets, "sim.fidelity")) sets.push_back("sim.fidelity=ANALYTIC");
-  if (!sets_field(spec.sets, "sim.fold_replicas")) sets.push_back("sim.fold_replicas=true");
+  if (!sets_field(spec.sets, "sim.fold_replicas")) sets.push_back(kFoldOn);
   return parse_sweep(spec.scenario, sets);
 }
 

@@ -46,6 +46,10 @@ std::vector<std::string> default_layout_axes();
 // the cluster's preset, nodes and price, ANALYTIC fidelity and folding unless --set says.
 SweepSpec cluster_sweep(const PlanSpec& spec, const ClusterChoice& cluster);
 
+// Points refused only because the plan's default folding does not apply to them (replicas
+// placed unevenly on the scale-up domains) are checked again without folding, to simulate whole.
+void unfold_refused_points(const SweepSpec& sweep, SweepRun* run);
+
 // Fills the row of a cluster from its sweep: the best simulated point's report
 // (dir/points/<id>/report.json) and the resolved scenario of that point.
 analysis::PlanRow plan_row(const PlanSpec& spec, const ClusterChoice& cluster,

@@ -49,6 +49,7 @@ std::vector<ClusterWork> plan_grids(const app::PlanSpec& spec) {
   for (size_t i = 0; i < spec.clusters.size(); ++i) {
     ClusterWork w{spec.clusters[i], app::cluster_sweep(spec, spec.clusters[i]), {}};
     w.run = app::plan_sweep(w.sweep);
+    app::unfold_refused_points(w.sweep, &w.run);
     size_t pending = 0;
     for (const auto& p : w.run.points) pending += p.status == analysis::PointStatus::kPending;
     fmt::print(stderr, "[{}/{}] {} ({} GPUs): {} layouts, {} valid and fit in memory\n", i + 1,
