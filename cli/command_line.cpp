@@ -1,6 +1,11 @@
 #include "cli/command_line.h"
 
+#include <filesystem>
 #include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
 
 namespace racksim::cli {
 
@@ -27,6 +32,20 @@ std::optional<int> help_or_missing_scenario(const po::variables_map& vm,
 
 std::vector<std::string> set_overrides(const po::variables_map& vm) {
   return vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+std::optional<app::OutputDir> batch_output(const po::variables_map& vm) {
+  std::optional<app::OutputDir> out;
+  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
+  if (vm.count("collect") && !out) {
+    throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
+  }
+  if (vm.count("emit-jobs") && std::filesystem::exists(vm["emit-jobs"].as<std::string>())) {
+    throw InputError({"--emit-jobs", 0, 0}, "--emit-jobs",
+                     fmt::format("{} exists; racksim does not overwrite files",
+                                 vm["emit-jobs"].as<std::string>()));
+  }
+  return out;
 }
 
 }  // namespace racksim::cli

@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/output_dir.h"
+
 namespace racksim::cli {
 
 // Parses `args` against `options`, the first bare argument being the option "scenario".
@@ -23,5 +25,9 @@ std::optional<int> help_or_missing_scenario(
 
 // The --set overrides, in the order given.
 std::vector<std::string> set_overrides(const boost::program_options::variables_map& vm);
+
+// The output of a command that simulates many points (sweep, plan): --out when given, checked
+// against --collect (which needs --out) and --emit-jobs (a file that must not exist yet).
+std::optional<app::OutputDir> batch_output(const boost::program_options::variables_map& vm);
 
 }  // namespace racksim::cli

@@ -108,16 +108,7 @@ int plan_command(const std::vector<std::string>& args) {
   spec.tokens = parse_tokens(vm["tokens"].as<std::string>());
   spec.clusters = app::parse_clusters(vm["clusters"].as<std::string>());
   spec.sets = set_overrides(vm);
-  std::optional<app::OutputDir> out;
-  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
-  if (vm.count("collect") && !out) {
-    throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
-  }
-  if (vm.count("emit-jobs") && fs::exists(vm["emit-jobs"].as<std::string>())) {
-    throw InputError({"--emit-jobs", 0, 0}, "--emit-jobs",
-                     fmt::format("{} exists; racksim does not overwrite files",
-                                 vm["emit-jobs"].as<std::string>()));
-  }
+  const std::optional<app::OutputDir> out = batch_output(vm);
 
   std::vector<ClusterWork> work = plan_grids(spec);
   const fs::path out_dir = out ? out->path() : fs::path("plan-out");

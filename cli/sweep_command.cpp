@@ -51,16 +51,7 @@ int sweep_command(const std::vector<std::string>& args) {
   const auto sets = set_overrides(vm);
   const app::SweepSpec spec =
       app::parse_sweep(vm.count("scenario") ? vm["scenario"].as<std::string>() : "", sets);
-  std::optional<app::OutputDir> out;
-  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
-  if (vm.count("collect") && !out) {
-    throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
-  }
-  if (vm.count("emit-jobs") && fs::exists(vm["emit-jobs"].as<std::string>())) {
-    throw InputError({"--emit-jobs", 0, 0}, "--emit-jobs",
-                     fmt::format("{} exists; racksim does not overwrite files",
-                                 vm["emit-jobs"].as<std::string>()));
-  }
+  const std::optional<app::OutputDir> out = batch_output(vm);
 
   app::SweepRun run = app::plan_sweep(spec);
   const fs::path out_dir = out ? out->path() : fs::path("sweep-out");

@@ -6,7 +6,7 @@
 
 #include "analysis/goodput.h"
 #include "analysis/run_cost.h"
-#include "topologies/power_presets.h"
+#include "topologies/hardware_presets.h"
 
 namespace racksim {
 namespace {
@@ -16,7 +16,7 @@ using analysis::ReliabilityModel;
 // The default rates are the Llama 3 paper's: 419 unexpected interruptions in 54 days on
 // 16,384 H100 in 2,048 nodes.
 TEST(Goodput, DefaultRatesReproduceTheLlama3Fleet) {
-  const auto model = ReliabilityModel::from_hardware(topo::power_cost_defaults());
+  const auto model = ReliabilityModel::from_hardware(topo::hardware_defaults());
   const double per_hour = model.failures_per_hour(16384, 2048);
   EXPECT_NEAR(per_hour * 54 * 24, 419, 0.05);
 }

@@ -352,7 +352,7 @@ config::Hardware parse_builtin(std::string_view name, std::string_view text) {
 
 config::Hardware hardware_defaults() {
   config::Hardware hardware = parse_builtin("defaults", kDefaults);
-  hardware.MergeFrom(power_cost_defaults());
+  hardware.MergeFrom(parse_builtin("power and cost defaults", power_cost_defaults_text()));
   return hardware;
 }
 
@@ -362,7 +362,9 @@ std::optional<config::Hardware> hardware_preset(std::string_view name) {
     config::Hardware hardware = hardware_defaults();
     if (!preset.base.empty()) hardware = *hardware_preset(preset.base);
     hardware.MergeFrom(parse_builtin(preset.name, preset.text));
-    if (auto figures = power_cost_preset(preset.name)) hardware.MergeFrom(*figures);
+    if (auto figures = power_cost_preset_text(preset.name)) {
+      hardware.MergeFrom(parse_builtin(preset.name, *figures));
+    }
     hardware.set_preset(std::string(preset.name));
     return hardware;
   }

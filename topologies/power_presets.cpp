@@ -13,13 +13,7 @@
 // Estimates are marked [EST]; calibrate them against DCGM or a power meter.
 #include "topologies/power_presets.h"
 
-#include <google/protobuf/text_format.h>
-
 #include <array>
-#include <stdexcept>
-#include <string>
-
-#include <fmt/format.h>
 
 namespace racksim::topo {
 namespace {
@@ -245,23 +239,15 @@ constexpr std::array<Figures, 11> kFigures = {{
     {"mi300x", kMi300x},
 }};
 
-config::Hardware parse_builtin(std::string_view name, std::string_view text) {
-  config::Hardware hardware;
-  if (!google::protobuf::TextFormat::ParseFromString(std::string(text), &hardware)) {
-    throw std::logic_error(fmt::format("built-in power figures '{}' do not parse", name));
-  }
-  return hardware;
-}
-
 }  // namespace
 
-config::Hardware power_cost_defaults() {
-  return parse_builtin("defaults", kDefaults);
+std::string_view power_cost_defaults_text() {
+  return kDefaults;
 }
 
-std::optional<config::Hardware> power_cost_preset(std::string_view preset) {
+std::optional<std::string_view> power_cost_preset_text(std::string_view preset) {
   for (const Figures& f : kFigures) {
-    if (f.preset == preset) return parse_builtin(f.preset, f.text);
+    if (f.preset == preset) return f.text;
   }
   return std::nullopt;
 }

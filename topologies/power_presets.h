@@ -7,15 +7,14 @@
 #include <optional>
 #include <string_view>
 
-#include "proto/scenario.pb.h"
-
 namespace racksim::topo {
 
-// What every hardware section starts from: a PUE, a write-off period, an electricity price, and
-// failure rates and checkpoint storage of a large H100 fleet (the Llama 3 paper).
-config::Hardware power_cost_defaults();
+// What every hardware section starts from, as protobuf text of a Hardware section: a PUE, a
+// write-off period, an electricity price, and failure rates and checkpoint storage of a large
+// H100 fleet (the Llama 3 paper).
+std::string_view power_cost_defaults_text();
 
-// The power and price figures of a hardware preset, or nullopt for a name without them.
-std::optional<config::Hardware> power_cost_preset(std::string_view preset);
+// The power and price figures of a hardware preset as text, or nullopt for a name without them.
+std::optional<std::string_view> power_cost_preset_text(std::string_view preset);
 
 }  // namespace racksim::topo
