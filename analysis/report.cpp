@@ -230,6 +230,8 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["memory"] = memory_json(r.memory);
   j["critical_path"] = critical_path_json(r);
   j["links"] = links_json(r.links);
+  j["energy"] = energy_json(r.energy);
+  j["cost_per_step"] = cost_json(r.cost_model, r.step_cost);
   j["sim"] = {{"fidelity", r.fidelity},
               {"fidelity_error_budget", r.fidelity_error_budget},
               {"ops", r.sim_ops},
@@ -342,6 +344,10 @@ std::string report_text(const StepReport& r) {
   out += critical_path_text(r);
   out += links_text(r.links);
 
+  out += energy_text(r.energy);
+  out += fmt::format("Cost per step: ${:.4g} ({}), ${:.4g} per million tokens\n", r.step_cost.usd(),
+                     r.cost_model.owned ? "owned: write-off and electricity" : "rented GPU-hours",
+                     r.step_cost.usd_per_million_tokens());
   out += memory_text(r.memory);
   const std::string budget =
       r.fidelity_error_budget > 0

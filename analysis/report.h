@@ -9,7 +9,9 @@
 
 #include "analysis/breakdown.h"
 #include "analysis/critical_path.h"
+#include "analysis/energy.h"
 #include "analysis/link_usage.h"
+#include "analysis/run_cost.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "workloads/memory_ledger.h"
@@ -48,6 +50,11 @@ struct StepReport {
   LinkSummary links;  // filled by the caller that has the topology (app/training_run.cpp)
   std::vector<int> stage_of_rank;  // pipeline stage of each rank
   MemoryLedger memory;
+  // Filled by the caller that has the topology (app/training_run.cpp): the step's energy and
+  // what the step costs.
+  StepEnergy energy;
+  CostModel cost_model;
+  RunCost step_cost;
   uint64_t sim_events = 0;
   uint64_t sim_ops = 0;
   uint64_t sim_flows = 0;

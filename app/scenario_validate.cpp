@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/scenario_limits.h"
+#include "app/power_cost_validate.h"
 #include "app/scenario_loader.h"
 #include "app/symmetry_fold.h"
 #include "workloads/attention_ledger.h"
@@ -495,6 +496,7 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
 void validate_hardware(const config::Hardware& hardware, const SourceMap& sources) {
   check_field_limits(hardware, "hardware", sources);
   check_hardware(hardware, Checker(sources));
+  validate_power_cost(hardware, sources);
 }
 
 // The inference section (racksim infer / racks): sizes and a price that make sense, and a layout
@@ -522,6 +524,7 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   const Checker check(sources);
   check_model(scenario.model(), check);
   check_hardware(scenario.hardware(), check);
+  validate_power_cost(scenario.hardware(), sources);
   check_training(scenario.training(), check);
   const Sizes sizes = check_layout_values(scenario, check);
   check_layout_fits(scenario, sizes, check);

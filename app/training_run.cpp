@@ -16,6 +16,20 @@ namespace racksim::app {
 
 namespace {
 constexpr size_t kTopLinks = 10;  // busiest links in the report
+
+// The step's energy from its timeline, and its cost at the hardware's prices.
+void add_energy_and_cost(const config::Hardware& hardware, const topo::Topology& topology,
+                         TrainingRun* run) {
+  analysis::StepReport& r = run->report;
+  const auto power = analysis::PowerModel::from_hardware(hardware);
+  const auto gpu_seconds = analysis::gpu_state_seconds(run->step.graph, run->result, r.step_time_s,
+                                                       static_cast<int>(topology.num_gpus()));
+  r.energy = analysis::step_energy(power, analysis::cluster_parts(topology, power), gpu_seconds,
+                                   r.step_time_s, r.tokens_per_step);
+  r.cost_model = analysis::CostModel::from_hardware(hardware);
+  r.step_cost = analysis::run_cost(r.cost_model, static_cast<int>(topology.num_gpus()),
+                                   r.step_time_s, r.energy.facility_j(), r.tokens_per_step);
+}
 }  // namespace
 
 TrainingRun run_training(const config::Scenario& scenario) {
@@ -42,6 +56,7 @@ TrainingRun run_training(const config::Scenario& scenario) {
   run.report.links =
       analysis::link_usage(topology, rank_to_gpu, run.result.traffic,
                            run.result.traffic_resolution_s, run.report.step_time_s, kTopLinks);
+  add_energy_and_cost(scenario.hardware(), topology, &run);
   return run;
 }
 

@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/output_dir.h"
+
 namespace racksim::cli {
 
 // Parses `args` against `options`, the first bare argument being the option "scenario".
@@ -30,5 +32,9 @@ int int_option(const boost::program_options::variables_map& vm, const char* name
 
 // --jobs: the child processes to run at once, 1 .. 1024 (default: the CPUs).
 int jobs_option(const boost::program_options::variables_map& vm);
+
+// The output of a command that simulates many points (sweep, plan): --out when given, checked
+// against --collect (which needs --out) and --emit-jobs (a file that must not exist yet).
+std::optional<app::OutputDir> batch_output(const boost::program_options::variables_map& vm);
 
 }  // namespace racksim::cli

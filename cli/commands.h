@@ -20,6 +20,7 @@ int memory_command(const std::vector<std::string>& args);
 int topo_command(const std::vector<std::string>& args);
 int infer_command(const std::vector<std::string>& args);
 int racks_command(const std::vector<std::string>& args);
+int plan_command(const std::vector<std::string>& args);
 // "1,8,64" -> {1, 8, 64}; throws InputError naming `option` for anything else.
 std::vector<int64_t> parse_int_list(const std::string& option, const std::string& list);
 

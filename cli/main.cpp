@@ -49,6 +49,10 @@ commands:
   racks SCENARIO [--scale-up 8,72,144,576] [--out DIR]
         rack-size study for a MoE model: training and decode step, all-to-all bytes inside and
         across scale-up domains, per domain size
+  plan SCENARIO --tokens N --clusters PRESET:N,... [--set PATH=V1,V2,...] [--out DIR]
+       [--emit-jobs FILE]
+        a whole training run on each candidate cluster at its best layout: time, GPU-hours,
+        energy, cost and goodput after failures; a table, plan.csv, plan.json and plan.svg
 
 Run `racksim <command> --help` for a command's options.
 )";
@@ -66,6 +70,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "topo") return racksim::cli::topo_command(args);
   if (command == "infer") return racksim::cli::infer_command(args);
   if (command == "racks") return racksim::cli::racks_command(args);
+  if (command == "plan") return racksim::cli::plan_command(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -54,12 +54,7 @@ int sweep_command(const std::vector<std::string>& args) {
   app::SweepSpec spec =
       app::parse_sweep(vm.count("scenario") ? vm["scenario"].as<std::string>() : "", sets);
   spec.keep_timelines = vm.count("keep-timelines") > 0;
-  std::optional<app::OutputDir> out;
-  if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
-  if (vm.count("collect") && !out) {
-    throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
-  }
-  if (vm.count("emit-jobs")) app::check_new_file(vm["emit-jobs"].as<std::string>(), "--emit-jobs");
+  const std::optional<app::OutputDir> out = batch_output(vm);
 
   app::SweepRun run = app::plan_sweep(spec);
   if (const auto invalid = app::all_points_invalid(run)) {

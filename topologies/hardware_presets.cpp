@@ -4,6 +4,8 @@
 // docs/sources.md §7.
 #include "topologies/hardware_presets.h"
 
+#include "topologies/power_presets.h"
+
 #include <google/protobuf/text_format.h>
 
 #include <array>
@@ -349,7 +351,9 @@ config::Hardware parse_builtin(std::string_view name, std::string_view text) {
 }  // namespace
 
 config::Hardware hardware_defaults() {
-  return parse_builtin("defaults", kDefaults);
+  config::Hardware hardware = parse_builtin("defaults", kDefaults);
+  hardware.MergeFrom(parse_builtin("power and cost defaults", power_cost_defaults_text()));
+  return hardware;
 }
 
 std::optional<config::Hardware> hardware_preset(std::string_view name) {
@@ -358,6 +362,9 @@ std::optional<config::Hardware> hardware_preset(std::string_view name) {
     config::Hardware hardware = hardware_defaults();
     if (!preset.base.empty()) hardware = *hardware_preset(preset.base);
     hardware.MergeFrom(parse_builtin(preset.name, preset.text));
+    if (auto figures = power_cost_preset_text(preset.name)) {
+      hardware.MergeFrom(parse_builtin(preset.name, *figures));
+    }
     hardware.set_preset(std::string(preset.name));
     return hardware;
   }
