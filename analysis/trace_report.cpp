@@ -56,6 +56,19 @@ std::string_view compute_name(chakra::ComputeSource c) {
   return c == chakra::ComputeSource::kRecorded ? "recorded" : "model";
 }
 
+// What the Chakra reader made of the trace's nodes.
+std::string chakra_nodes_text(const chakra::TraceSummary& s) {
+  return fmt::format(
+      "\nTrace: {} nodes: {} compute, {} memory, {} collective, {} send, {} recv, {} metadata, {} "
+      "of unknown type; {} of them host (is_cpu_op) work on the cpu stream\n"
+      "  GPU compute timed by its recorded duration: {}, by the compute model: {}\n"
+      "  data_deps to nodes not in the trace: {} (ignored); ctrl_deps: {}, {} to nodes not in the "
+      "trace (call-tree edges, not scheduling edges)\n",
+      s.nodes, s.by_type[4], s.by_type[2] + s.by_type[3], s.by_type[7], s.by_type[5], s.by_type[6],
+      s.by_type[1], s.unknown_type, s.cpu_ops, s.timed_recorded, s.timed_model, s.dangling_deps,
+      s.ctrl_deps, s.ctrl_dangling);
+}
+
 }  // namespace
 
 TraceReport make_trace_report(const chakra::ChakraTrace& trace, const sim::SimResult& result,
@@ -176,15 +189,8 @@ std::string trace_report_text(const TraceReport& r) {
                        to_string(r.groups[i].dim));
   }
   if (r.groups.empty()) out += "  (no collectives)\n";
-  out += fmt::format(
-      "\nTrace: {} nodes: {} compute, {} memory, {} collective, {} send, {} recv, {} metadata, {} "
-      "of unknown type; {} of them host (is_cpu_op) work on the cpu stream\n"
-      "  GPU compute timed by its recorded duration: {}, by the compute model: {}\n"
-      "  data_deps to nodes not in the trace: {} (ignored); ctrl_deps: {}, {} to nodes not in the "
-      "trace (call-tree edges, not scheduling edges)\n",
-      s.nodes, s.by_type[4], s.by_type[2] + s.by_type[3], s.by_type[7], s.by_type[5], s.by_type[6],
-      s.by_type[1], s.unknown_type, s.cpu_ops, s.timed_recorded, s.timed_model, s.dangling_deps,
-      s.ctrl_deps, s.ctrl_dangling);
+  // A Kineto trace says what the reader made of it in its own section (kineto_report.h).
+  if (s.nodes > 0) out += chakra_nodes_text(s);
   if (!r.warnings.empty())
     out += fmt::format("  {} warning(s): see above or report.json\n", r.warnings.size());
   out += fmt::format(

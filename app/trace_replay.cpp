@@ -11,6 +11,7 @@
 #include "sim/compute_model.h"
 #include "topologies/ring_topology.h"
 #include "topologies/topology_graph.h"
+#include "workloads/kineto_reader.h"
 
 namespace racksim::app {
 
@@ -82,6 +83,30 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
   }
 }
 
+// A Kineto trace (files, directories, globs) or a Chakra trace (one prefix or file) into
+// `trace`; the Kineto reading is returned for the comparison with the recording.
+std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
+                                              chakra::ChakraTrace* trace) {
+  const std::vector<std::string> args =
+      request.traces.empty() ? std::vector<std::string>{request.trace} : request.traces;
+  if (kineto::is_kineto_input(args)) {
+    if (request.compute == chakra::ComputeSource::kModel) {
+      throw option_error("--compute",
+                         "a Kineto trace replays its kernels' recorded durations; "
+                         "--compute model is for Chakra traces");
+    }
+    kineto::KinetoTrace k = kineto::read_kineto_trace(args, {request.step, request.expected_ranks});
+    *trace = std::move(k.trace);
+    return k;
+  }
+  if (request.step >= 0) {
+    throw option_error("--step",
+                       "profiling steps are for Kineto traces; a Chakra trace is one step");
+  }
+  *trace = chakra::read_chakra_trace(args.front(), {request.compute, request.expected_ranks});
+  return std::nullopt;
+}
+
 }  // namespace
 
 config::Hardware resolve_hardware(const std::string& preset, int nodes,
@@ -146,7 +171,7 @@ std::vector<uint32_t> read_rank_mapping(const std::string& path, uint32_t ranks,
 
 TraceReplay replay_trace(const TraceReplayRequest& request) {
   TraceReplay run;
-  run.trace = chakra::read_chakra_trace(request.trace, {request.compute, request.expected_ranks});
+  std::optional<kineto::KinetoTrace> kineto_trace = read_trace(request, &run.trace);
   const uint32_t ranks = run.trace.graph.num_ranks();
   const config::Hardware hw =
       resolve_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides);
@@ -159,6 +184,9 @@ TraceReplay replay_trace(const TraceReplayRequest& request) {
   const std::vector<uint32_t> rank_to_gpu = place_ranks(request, ranks, context.gpus);
   run.result = simulate_trace(run.trace, topology, rank_to_gpu, hw, request.fidelity);
   run.report = analysis::make_trace_report(run.trace, run.result, std::move(context));
+  if (kineto_trace) {
+    run.kineto = analysis::compare_kineto(*kineto_trace, run.trace.graph, run.result);
+  }
   return run;
 }
 

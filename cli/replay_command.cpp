@@ -2,8 +2,10 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
+#include "analysis/kineto_report.h"
 #include "analysis/pipeline_svg.h"
 #include "analysis/timeline.h"
 #include "analysis/trace_report.h"
@@ -51,7 +53,9 @@ T choice(const po::variables_map& vm, const char* option,
 
 app::TraceReplayRequest request_from(const po::variables_map& vm) {
   app::TraceReplayRequest r;
-  r.trace = vm["trace"].as<std::string>();
+  r.traces = vm["trace"].as<std::vector<std::string>>();
+  r.trace = fmt::format("{}", fmt::join(r.traces, " "));
+  r.step = vm["step"].as<int64_t>();
   r.hardware_preset = vm["hardware"].as<std::string>();
   r.nodes = vm["nodes"].as<int>();
   if (vm.count("set")) r.overrides = vm["set"].as<std::vector<std::string>>();
@@ -89,7 +93,11 @@ void print_warnings(const std::vector<std::string>& warnings) {
 int replay_command(const std::vector<std::string>& args) {
   po::options_description options("racksim replay TRACE options");
   options.add_options()("help,h", "show this help")(
-      "trace", po::value<std::string>(), "trace prefix (TRACE.0.et, TRACE.1.et, ...) or one file")(
+      "trace", po::value<std::vector<std::string>>(),
+      "Chakra: trace prefix (TRACE.0.et, TRACE.1.et, ...) or one file; Kineto (PyTorch "
+      "profiler JSON or JSON.gz, detected by content): files, a directory or a glob, one file "
+      "per rank")("step", po::value<int64_t>()->default_value(-1),
+                  "Kineto: the ProfilerStep#N to replay (default: the last one)")(
       "hardware", po::value<std::string>()->default_value("dgx-h100"), "hardware preset")(
       "nodes", po::value<int>()->default_value(0), "servers (default: as many as the ranks need)")(
       "topology", po::value<std::string>()->default_value("cluster"),
@@ -103,14 +111,14 @@ int replay_command(const std::vector<std::string>& args) {
       "recorded (duration_micros) | model (the compute model from num_ops and tensor_size)")(
       "mapping", po::value<std::string>(), "file with one GPU index per line, rank 0 first")(
       "ranks", po::value<int>()->default_value(-1),
-      "expected rank count (checked against the files)")(
-      "fidelity", po::value<std::string>()->default_value("FULL"),
-      "FULL | AGGREGATED | ANALYTIC | AUTO")(
+      "expected rank count (checked against the files); Kineto with one file: replay that "
+      "rank's program on N ranks")("fidelity", po::value<std::string>()->default_value("FULL"),
+                                   "FULL | AGGREGATED | ANALYTIC | AUTO")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a hardware field, e.g. --set hardware.collectives.base_latency_s=0");
   po::positional_options_description positional;
-  positional.add("trace", 1);
+  positional.add("trace", -1);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
   if (vm.count("help")) {
@@ -126,9 +134,12 @@ int replay_command(const std::vector<std::string>& args) {
   const app::TraceReplay run = app::replay_trace(request);
   print_warnings(run.trace.warnings);
   std::fputs(analysis::trace_report_text(run.report).c_str(), stdout);
+  if (run.kineto) std::fputs(analysis::kineto_comparison_text(*run.kineto).c_str(), stdout);
   if (out) {
     out->write("report.json", [&](std::ostream& os) {
-      os << analysis::trace_report_json(run.report).dump(2) << "\n";
+      auto json = analysis::trace_report_json(run.report);
+      if (run.kineto) json["kineto"] = analysis::kineto_comparison_json(*run.kineto);
+      os << json.dump(2) << "\n";
     });
     out->write("timeline.json", [&](std::ostream& os) {
       analysis::write_timeline(run.trace.graph, run.result, os);
