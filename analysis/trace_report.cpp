@@ -170,15 +170,22 @@ std::string trace_report_text(const TraceReport& r) {
         r.num_ops, r.flops_per_s_per_gpu / 1e12, 100 * r.utilization,
         r.context.peak_flops_per_gpu / 1e12);
   }
-  out += fmt::format("\nBreakdown of the critical rank {} (its compute stream):\n", b.rank);
+  out += fmt::format(
+      "\nBreakdown of the critical rank {} (its compute stream; zero lines hidden, all in "
+      "report.json):\n",
+      b.rank);
   out += row("compute", b.compute_s, r.step_time_s);
-  out += row("recompute", b.recompute_s, r.step_time_s);
+  // Lines at zero say nothing a reader needs; the JSON keeps every key.
+  auto nonzero_row = [&](const std::string& name, double seconds) {
+    if (seconds != 0) out += row(name, seconds, r.step_time_s);
+  };
+  nonzero_row("recompute", b.recompute_s);
   for (CommDim d : kDims)
-    out += row(fmt::format("exposed comm {}", to_string(d)), b.exposed_comm(d), r.step_time_s);
-  out += row("waiting for a sender", b.bubble_s, r.step_time_s);
-  out += row("optimizer", b.optimizer_s, r.step_time_s);
-  out += row("offload", b.offload_s, r.step_time_s);
-  out += row("other", b.other_s, r.step_time_s);
+    nonzero_row(fmt::format("exposed comm {}", to_string(d)), b.exposed_comm(d));
+  nonzero_row("waiting for a sender", b.bubble_s);
+  nonzero_row("optimizer", b.optimizer_s);
+  nonzero_row("offload", b.offload_s);
+  nonzero_row("other", b.other_s);
   out += row("total", b.total_s(), r.step_time_s);
   out += fmt::format("\nStreams of rank {} (busy time, operations):\n", b.rank);
   for (const auto& st : r.streams)

@@ -14,7 +14,8 @@
 
 namespace racksim::app {
 
-enum class TraceTopology { kCluster, kRing };
+// kSwitch: N GPUs behind one switch (topologies/switch_topology.h).
+enum class TraceTopology { kCluster, kRing, kSwitch };
 
 struct TraceReplayRequest {
   std::string trace;  // prefix of <prefix>.<rank>.et files, or one file
@@ -25,8 +26,9 @@ struct TraceReplayRequest {
   int nodes = 0;                       // 0: as many nodes as the ranks need
   std::vector<std::string> overrides;  // "hardware.x=v", as `racksim run --set`
   TraceTopology topology = TraceTopology::kCluster;
-  int ring_gpus = 0;  // 0: one per rank
-  double ring_link_bytes_per_s = 50e9;
+  int ring_gpus = 0;                    // 0: one per rank
+  int switch_gpus = 0;                  // 0: one per rank
+  double ring_link_bytes_per_s = 50e9;  // ring and switch links
   double ring_link_latency_s = 500e-9;
   chakra::ComputeSource compute = chakra::ComputeSource::kRecorded;
   std::string mapping_file;  // one GPU index per line, rank 0 first; empty: rank r on GPU r
@@ -39,6 +41,7 @@ struct TraceReplay {
   sim::SimResult result;
   analysis::TraceReport report;
   std::optional<analysis::KinetoComparison> kineto;  // Kineto traces: recorded vs simulated
+  double read_wall_s = 0;  // wall-clock time reading the trace (the simulation's is in report)
 };
 
 // Reads the trace, builds the platform, simulates (once per process: SimGrid). Throws

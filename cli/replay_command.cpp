@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -59,10 +60,12 @@ app::TraceReplayRequest request_from(const po::variables_map& vm) {
   r.hardware_preset = vm["hardware"].as<std::string>();
   r.nodes = vm["nodes"].as<int>();
   if (vm.count("set")) r.overrides = vm["set"].as<std::vector<std::string>>();
-  r.topology = choice<app::TraceTopology>(
-      vm, "topology",
-      {{"cluster", app::TraceTopology::kCluster}, {"ring", app::TraceTopology::kRing}});
+  r.topology = choice<app::TraceTopology>(vm, "topology",
+                                          {{"cluster", app::TraceTopology::kCluster},
+                                           {"ring", app::TraceTopology::kRing},
+                                           {"switch", app::TraceTopology::kSwitch}});
   r.ring_gpus = vm["ring-gpus"].as<int>();
+  r.switch_gpus = vm["switch-gpus"].as<int>();
   r.ring_link_bytes_per_s = positive_number(vm, "link-bytes-per-s");
   r.ring_link_latency_s = positive_number(vm, "link-latency-s");
   r.compute = choice<chakra::ComputeSource>(
@@ -88,6 +91,36 @@ void print_warnings(const std::vector<std::string>& warnings) {
   }
 }
 
+void write_outputs(const app::OutputDir& out, const app::TraceReplay& run,
+                   const app::TraceReplayRequest& request, bool timeline, bool svg) {
+  const auto start = std::chrono::steady_clock::now();
+  out.write("report.json", [&](std::ostream& os) {
+    auto json = analysis::trace_report_json(run.report);
+    if (run.kineto) json["kineto"] = analysis::kineto_comparison_json(*run.kineto);
+    json["sim"]["read_wall_s"] = run.read_wall_s;
+    os << json.dump(2) << "\n";
+  });
+  std::string written = out.path().string() + "/report.json";
+  if (timeline) {
+    out.write("timeline.json",
+              [&](std::ostream& os) { analysis::write_timeline(run.trace.graph, run.result, os); });
+    written +=
+        fmt::format(", {}/timeline.json (open it in https://ui.perfetto.dev)", out.path().string());
+  }
+  if (svg) {
+    analysis::PipelineSvgOptions options;
+    options.title =
+        fmt::format("racksim replay {}: {:.6g} s", request.trace, run.report.step_time_s);
+    options.subtitle = run.report.context.platform;
+    out.write("pipeline.svg", [&](std::ostream& os) {
+      analysis::write_pipeline_svg(run.trace.graph, run.result, options, os);
+    });
+    written += fmt::format(", {}/pipeline.svg", out.path().string());
+  }
+  fmt::print("\nwrote {} in {:.2f} s wall\n", written,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 }  // namespace
 
 int replay_command(const std::vector<std::string>& args) {
@@ -101,12 +134,15 @@ int replay_command(const std::vector<std::string>& args) {
       "hardware", po::value<std::string>()->default_value("dgx-h100"), "hardware preset")(
       "nodes", po::value<int>()->default_value(0), "servers (default: as many as the ranks need)")(
       "topology", po::value<std::string>()->default_value("cluster"),
-      "cluster (the preset's servers and fabric) | ring (GPUs in a ring of equal links)")(
-      "ring-gpus", po::value<int>()->default_value(0), "GPUs of the ring (default: one per rank)")(
+      "cluster (the preset's servers and fabric) | ring (GPUs in a ring of equal links) | switch "
+      "(GPUs behind one switch, one link each)")("ring-gpus", po::value<int>()->default_value(0),
+                                                 "GPUs of the ring (default: one per rank)")(
+      "switch-gpus", po::value<int>()->default_value(0),
+      "GPUs behind the switch (default: one per rank)")(
       "link-bytes-per-s", po::value<std::string>()->default_value("50e9"),
-      "ring: bandwidth of each link, per direction (bytes/s)")(
+      "ring and switch: bandwidth of each link, per direction (bytes/s)")(
       "link-latency-s", po::value<std::string>()->default_value("500e-9"),
-      "ring: latency of each link (s)")(
+      "ring and switch: latency of each link, one way (s)")(
       "compute", po::value<std::string>()->default_value("recorded"),
       "recorded (duration_micros) | model (the compute model from num_ops and tensor_size)")(
       "mapping", po::value<std::string>(), "file with one GPU index per line, rank 0 first")(
@@ -115,8 +151,11 @@ int replay_command(const std::vector<std::string>& args) {
       "rank's program on N ranks")("fidelity", po::value<std::string>()->default_value("FULL"),
                                    "FULL | AGGREGATED | ANALYTIC | AUTO")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
+      "no-timeline", "with --out: leave out timeline.json (large for thousands of ranks)")(
+      "report-only", "with --out: write report.json alone")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override a hardware field, e.g. --set hardware.collectives.base_latency_s=0");
+      "override a hardware field or sim.fidelity, e.g. --set "
+      "hardware.collectives.base_latency_s=0 or --set sim.fidelity=ANALYTIC");
   po::positional_options_description positional;
   positional.add("trace", -1);
   po::variables_map vm;
@@ -131,30 +170,15 @@ int replay_command(const std::vector<std::string>& args) {
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
 
+  const bool timeline = !vm.count("no-timeline") && !vm.count("report-only");
+  const bool svg = !vm.count("report-only");
+
   const app::TraceReplay run = app::replay_trace(request);
   print_warnings(run.trace.warnings);
   std::fputs(analysis::trace_report_text(run.report).c_str(), stdout);
   if (run.kineto) std::fputs(analysis::kineto_comparison_text(*run.kineto).c_str(), stdout);
-  if (out) {
-    out->write("report.json", [&](std::ostream& os) {
-      auto json = analysis::trace_report_json(run.report);
-      if (run.kineto) json["kineto"] = analysis::kineto_comparison_json(*run.kineto);
-      os << json.dump(2) << "\n";
-    });
-    out->write("timeline.json", [&](std::ostream& os) {
-      analysis::write_timeline(run.trace.graph, run.result, os);
-    });
-    analysis::PipelineSvgOptions svg;
-    svg.title = fmt::format("racksim replay {}: {:.6g} s", request.trace, run.report.step_time_s);
-    svg.subtitle = run.report.context.platform;
-    out->write("pipeline.svg", [&](std::ostream& os) {
-      analysis::write_pipeline_svg(run.trace.graph, run.result, svg, os);
-    });
-    fmt::print(
-        "\nwrote {0}/report.json, {0}/timeline.json (open it in https://ui.perfetto.dev) and "
-        "{0}/pipeline.svg\n",
-        out->path().string());
-  }
+  fmt::print("Trace read in {:.2f} s wall\n", run.read_wall_s);
+  if (out) write_outputs(*out, run, request, timeline, svg);
   return 0;
 }
 

@@ -121,7 +121,22 @@ class ProgramBuilder {
   std::map<int64_t, Thread> threads_;
   std::map<int64_t, GpuStream> gpu_streams_;
   std::unordered_map<int64_t, std::vector<const Event*>> nccl_annotations_;  // by thread
+  // Optimizer.step annotations and autograd evaluate_function ops, by thread, by start.
+  std::unordered_map<int64_t, std::vector<const Event*>> phase_markers_;
+  Phase phase_of_launch(int64_t tid, double launch_us) const;
 };
+
+// The marker that starts last at or before `launch_us` and still runs then says the phase.
+Phase ProgramBuilder::phase_of_launch(int64_t tid, double launch_us) const {
+  const auto list = phase_markers_.find(tid);
+  if (list == phase_markers_.end()) return Phase::kForward;
+  const auto it = std::upper_bound(list->second.begin(), list->second.end(), launch_us,
+                                   [](double t, const Event* e) { return t < e->ts_us; });
+  if (it == list->second.begin()) return Phase::kForward;
+  const Event* marker = *std::prev(it);
+  if (marker->ts_us + marker->dur_us < launch_us) return Phase::kForward;
+  return marker->name.rfind("Optimizer.step", 0) == 0 ? Phase::kOptimizer : Phase::kBackward;
+}
 
 uint32_t ProgramBuilder::add_stream(std::string name, StreamKind kind) {
   p_.streams.push_back({std::move(name), kind});
@@ -157,6 +172,11 @@ void ProgramBuilder::collect() {
   for (const Event& e : rank_.events) {
     if (e.category == EventCategory::kRuntime && in_step(e.ts_us)) items_.push_back(&e);
     if (e.collective >= 0 && !is_gpu(e)) nccl_annotations_[e.tid].push_back(&e);
+    if ((e.category == EventCategory::kUserAnnotation || e.category == EventCategory::kCpuOp) &&
+        (e.name.rfind("Optimizer.step", 0) == 0 ||
+         e.name.rfind("autograd::engine::evaluate_function", 0) == 0)) {
+      phase_markers_[e.tid].push_back(&e);
+    }
     if (!is_gpu(e)) continue;
     const auto call = e.correlation >= 0 ? calls.find(e.correlation) : calls.end();
     if (call != calls.end()) {
@@ -168,6 +188,10 @@ void ProgramBuilder::collect() {
   std::stable_sort(items_.begin(), items_.end(),
                    [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
   for (auto& [corr, list] : gpu_by_call_) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
+  }
+  for (auto& [tid, list] : phase_markers_) {
     std::stable_sort(list.begin(), list.end(),
                      [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
   }
@@ -291,6 +315,7 @@ void ProgramBuilder::add_gpu(const Event& gpu, std::optional<uint32_t> launch, T
   op.event = gpu.index;
   op.label = short_label(gpu.name);
   op.kind = ProgramOpKind::kKernel;
+  op.phase = phase_of_launch(launch_tid, launch_us);
   op.duration_s = gpu.dur_us * 1e-6;
   op.recorded_start_s = rel_s(gpu.ts_us);
   op.recorded_end_s = rel_s(gpu.ts_us + gpu.dur_us);

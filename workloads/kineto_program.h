@@ -22,6 +22,8 @@
 //     around their launch); send/recv kernels keep their recorded duration.
 //   - gpu_memcpy HtoD / DtoH become host<->device copies of their bytes; DtoD copies and
 //     memsets keep their recorded duration (they stay on the GPU).
+//   - GPU work is charged to a phase by its launch: inside an Optimizer.step annotation, the
+//     optimizer; inside an autograd::engine::evaluate_function op, backward; else forward.
 #pragma once
 
 #include <cstdint>
@@ -39,11 +41,12 @@ enum class ProgramOpKind : uint8_t { kHost, kKernel, kCollective, kCopy };
 
 struct ProgramOp {
   ProgramOpKind kind = ProgramOpKind::kHost;
-  uint32_t stream = 0;    // index into RankProgram::streams
-  uint32_t event = 0;     // traceEvents index, for messages
-  std::string label;      // kernel or call name (shortened)
-  double duration_s = 0;  // host and kernel ops
-  double bytes = 0;       // collectives (nccl-tests convention) and copies
+  uint32_t stream = 0;          // index into RankProgram::streams
+  uint32_t event = 0;           // traceEvents index, for messages
+  std::string label;            // kernel or call name (shortened)
+  double duration_s = 0;        // host and kernel ops
+  double bytes = 0;             // collectives (nccl-tests convention) and copies
+  Phase phase = Phase::kOther;  // GPU work: forward, backward or optimizer
   CollectiveKind collective = CollectiveKind::kAllReduce;
   DataType dtype = DataType::kFp32;
   std::vector<RankId> group;  // collectives: members in the trace's numbering; empty: the world

@@ -182,7 +182,7 @@ void GraphEmitter::emit(RankId rank, uint32_t program) {
     const ProgramOp& op = p.ops[i];
     deps.clear();
     for (uint32_t d : op.deps) deps.push_back(ids[d]);
-    OpContext ctx{rank, stream(p.streams[op.stream])};
+    OpContext ctx{rank, stream(p.streams[op.stream]), op.phase};
     switch (op.kind) {
       case ProgramOpKind::kHost:
       case ProgramOpKind::kKernel:
