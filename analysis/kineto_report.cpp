@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/intervals.h"
+
 namespace racksim::analysis {
 
 namespace {
@@ -21,16 +23,7 @@ std::map<std::string, double> simulated_busy(const EventGraph& graph, const sim:
   }
   std::map<std::string, double> busy;
   for (auto& [stream, list] : spans) {
-    std::sort(list.begin(), list.end());
-    double total = 0, from = list.front().first, to = list.front().second;
-    for (const auto& [a, b] : list) {
-      if (a > to) {
-        total += to - from;
-        from = a;
-      }
-      to = std::max(to, b);
-    }
-    busy[graph.streams()[stream].name] = total + (to - from);
+    busy[graph.streams()[stream].name] = union_length(std::move(list));
   }
   return busy;
 }

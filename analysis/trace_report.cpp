@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/intervals.h"
+
 namespace racksim::analysis {
 
 namespace {
@@ -25,18 +27,7 @@ std::vector<StreamBusy> stream_busy(const EventGraph& graph, const sim::SimResul
   std::vector<StreamBusy> busy;
   for (size_t s = 0; s < intervals.size(); ++s) {
     if (ops[s] == 0) continue;
-    auto& list = intervals[s];
-    std::sort(list.begin(), list.end());
-    double total = 0, from = list.front().first, to = list.front().second;
-    for (const auto& [a, b] : list) {
-      if (a > to) {
-        total += to - from;
-        from = a;
-      }
-      to = std::max(to, b);
-    }
-    total += to - from;
-    busy.push_back({graph.streams()[s].name, total, ops[s]});
+    busy.push_back({graph.streams()[s].name, union_length(std::move(intervals[s])), ops[s]});
   }
   return busy;
 }

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "common/intervals.h"
 #include "workloads/kineto_collectives.h"
 
 namespace racksim::kineto {
@@ -41,6 +42,11 @@ bool is_sync_call(std::string_view name) {
          name == "cudaEventSynchronize";
 }
 
+void sort_by_time(std::vector<const Event*>& events) {
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
+}
+
 // Kernel names are C++ signatures; the report needs the function's name.
 std::string short_label(std::string_view name) {
   if (name.rfind("void ", 0) == 0) name.remove_prefix(5);
@@ -57,18 +63,9 @@ std::vector<RecordedStream> union_busy(const RankProgram& p) {
   }
   std::vector<RecordedStream> result;
   for (size_t s = 0; s < spans.size(); ++s) {
-    auto& list = spans[s];
-    if (list.empty()) continue;
-    std::sort(list.begin(), list.end());
-    double total = 0, from = list.front().first, to = list.front().second;
-    for (const auto& [a, b] : list) {
-      if (a > to) {
-        total += to - from;
-        from = a;
-      }
-      to = std::max(to, b);
-    }
-    result.push_back({p.streams[s].name, total + (to - from), list.size()});
+    if (spans[s].empty()) continue;
+    const uint64_t ops = spans[s].size();
+    result.push_back({p.streams[s].name, union_length(std::move(spans[s])), ops});
   }
   return result;
 }
@@ -185,19 +182,15 @@ void ProgramBuilder::collect() {
       items_.push_back(&e);  // GPU work whose launch is not in the trace
     }
   }
-  std::stable_sort(items_.begin(), items_.end(),
-                   [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
+  sort_by_time(items_);
   for (auto& [corr, list] : gpu_by_call_) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
+    sort_by_time(list);
   }
   for (auto& [tid, list] : phase_markers_) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
+    sort_by_time(list);
   }
   for (auto& [tid, list] : nccl_annotations_) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const Event* a, const Event* b) { return a->ts_us < b->ts_us; });
+    sort_by_time(list);
   }
 }
 
