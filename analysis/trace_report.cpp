@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/intervals.h"
+
 namespace racksim::analysis {
 
 namespace {
@@ -25,18 +27,7 @@ std::vector<StreamBusy> stream_busy(const EventGraph& graph, const sim::SimResul
   std::vector<StreamBusy> busy;
   for (size_t s = 0; s < intervals.size(); ++s) {
     if (ops[s] == 0) continue;
-    auto& list = intervals[s];
-    std::sort(list.begin(), list.end());
-    double total = 0, from = list.front().first, to = list.front().second;
-    for (const auto& [a, b] : list) {
-      if (a > to) {
-        total += to - from;
-        from = a;
-      }
-      to = std::max(to, b);
-    }
-    total += to - from;
-    busy.push_back({graph.streams()[s].name, total, ops[s]});
+    busy.push_back({graph.streams()[s].name, union_length(std::move(intervals[s])), ops[s]});
   }
   return busy;
 }
@@ -54,6 +45,19 @@ std::string row(const std::string& name, double seconds, double step) {
 
 std::string_view compute_name(chakra::ComputeSource c) {
   return c == chakra::ComputeSource::kRecorded ? "recorded" : "model";
+}
+
+// What the Chakra reader made of the trace's nodes.
+std::string chakra_nodes_text(const chakra::TraceSummary& s) {
+  return fmt::format(
+      "\nTrace: {} nodes: {} compute, {} memory, {} collective, {} send, {} recv, {} metadata, {} "
+      "of unknown type; {} of them host (is_cpu_op) work on the cpu stream\n"
+      "  GPU compute timed by its recorded duration: {}, by the compute model: {}\n"
+      "  data_deps to nodes not in the trace: {} (ignored); ctrl_deps: {}, {} to nodes not in the "
+      "trace (call-tree edges, not scheduling edges)\n",
+      s.nodes, s.by_type[4], s.by_type[2] + s.by_type[3], s.by_type[7], s.by_type[5], s.by_type[6],
+      s.by_type[1], s.unknown_type, s.cpu_ops, s.timed_recorded, s.timed_model, s.dangling_deps,
+      s.ctrl_deps, s.ctrl_dangling);
 }
 
 }  // namespace
@@ -160,15 +164,22 @@ std::string trace_report_text(const TraceReport& r) {
         r.num_ops, r.flops_per_s_per_gpu / 1e12, 100 * r.utilization,
         r.context.peak_flops_per_gpu / 1e12);
   }
-  out += fmt::format("\nBreakdown of the critical rank {} (its compute stream):\n", b.rank);
+  out += fmt::format(
+      "\nBreakdown of the critical rank {} (its compute stream; zero lines hidden, all in "
+      "report.json):\n",
+      b.rank);
   out += row("compute", b.compute_s, r.step_time_s);
-  out += row("recompute", b.recompute_s, r.step_time_s);
+  // Lines at zero say nothing a reader needs; the JSON keeps every key.
+  auto nonzero_row = [&](const std::string& name, double seconds) {
+    if (seconds != 0) out += row(name, seconds, r.step_time_s);
+  };
+  nonzero_row("recompute", b.recompute_s);
   for (CommDim d : kDims)
-    out += row(fmt::format("exposed comm {}", to_string(d)), b.exposed_comm(d), r.step_time_s);
-  out += row("waiting for a sender", b.bubble_s, r.step_time_s);
-  out += row("optimizer", b.optimizer_s, r.step_time_s);
-  out += row("offload", b.offload_s, r.step_time_s);
-  out += row("other", b.other_s, r.step_time_s);
+    nonzero_row(fmt::format("exposed comm {}", to_string(d)), b.exposed_comm(d));
+  nonzero_row("waiting for a sender", b.bubble_s);
+  nonzero_row("optimizer", b.optimizer_s);
+  nonzero_row("offload", b.offload_s);
+  nonzero_row("other", b.other_s);
   out += row("total", b.total_s(), r.step_time_s);
   out += fmt::format("\nStreams of rank {} (busy time, operations):\n", b.rank);
   for (const auto& st : r.streams)
@@ -179,15 +190,8 @@ std::string trace_report_text(const TraceReport& r) {
                        to_string(r.groups[i].dim));
   }
   if (r.groups.empty()) out += "  (no collectives)\n";
-  out += fmt::format(
-      "\nTrace: {} nodes: {} compute, {} memory, {} collective, {} send, {} recv, {} metadata, {} "
-      "of unknown type; {} of them host (is_cpu_op) work on the cpu stream\n"
-      "  GPU compute timed by its recorded duration: {}, by the compute model: {}\n"
-      "  data_deps to nodes not in the trace: {} (ignored); ctrl_deps: {}, {} to nodes not in the "
-      "trace (call-tree edges, not scheduling edges)\n",
-      s.nodes, s.by_type[4], s.by_type[2] + s.by_type[3], s.by_type[7], s.by_type[5], s.by_type[6],
-      s.by_type[1], s.unknown_type, s.cpu_ops, s.timed_recorded, s.timed_model, s.dangling_deps,
-      s.ctrl_deps, s.ctrl_dangling);
+  // A Kineto trace says what the reader made of it in its own section (kineto_report.h).
+  if (s.nodes > 0) out += chakra_nodes_text(s);
   if (!r.warnings.empty())
     out += fmt::format("  {} warning(s): see above or report.json\n", r.warnings.size());
   out += fmt::format(

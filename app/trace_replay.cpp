@@ -1,5 +1,6 @@
 #include "app/trace_replay.h"
 
+#include <chrono>
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
@@ -10,7 +11,9 @@
 #include "common/error.h"
 #include "sim/compute_model.h"
 #include "topologies/ring_topology.h"
+#include "topologies/switch_topology.h"
 #include "topologies/topology_graph.h"
+#include "workloads/kineto_reader.h"
 
 namespace racksim::app {
 
@@ -20,6 +23,21 @@ InputError option_error(const std::string& option, const std::string& detail) {
   return InputError(SourceLocation{"command line", 0, 0}, option, detail);
 }
 
+topo::Topology build_switch(const TraceReplayRequest& request, uint32_t ranks,
+                            std::string* platform) {
+  const int gpus = request.switch_gpus > 0 ? request.switch_gpus : static_cast<int>(ranks);
+  topo::SwitchSpec spec{static_cast<uint32_t>(gpus), request.ring_link_bytes_per_s,
+                        request.ring_link_latency_s};
+  *platform = fmt::format(
+      "{} GPUs behind one switch ({} compute), links {:.4g} GB/s per direction and {:.4g} ns", gpus,
+      request.hardware_preset, spec.link_bytes_per_s / 1e9, spec.link_latency_s * 1e9);
+  try {
+    return topo::build_switch(spec);
+  } catch (const std::invalid_argument& e) {
+    throw option_error("--topology switch", e.what());
+  }
+}
+
 topo::Topology build_topology(const TraceReplayRequest& request, const config::Hardware& hw,
                               uint32_t ranks, std::string* platform) {
   if (request.topology == TraceTopology::kCluster) {
@@ -27,6 +45,7 @@ topo::Topology build_topology(const TraceReplayRequest& request, const config::H
                             hw.nodes() * hw.gpus_per_node());
     return topo::build_cluster(hw);
   }
+  if (request.topology == TraceTopology::kSwitch) return build_switch(request, ranks, platform);
   const int gpus = request.ring_gpus > 0 ? request.ring_gpus : static_cast<int>(ranks);
   topo::RingSpec spec{static_cast<uint32_t>(gpus), request.ring_link_bytes_per_s,
                       request.ring_link_latency_s};
@@ -56,7 +75,7 @@ std::vector<uint32_t> place_ranks(const TraceReplayRequest& request, uint32_t ra
 
 // Nodes enough for the ranks when the request leaves it open (and the trace is read first).
 int nodes_for(const TraceReplayRequest& request, uint32_t ranks) {
-  if (request.nodes > 0 || request.topology == TraceTopology::kRing) {
+  if (request.nodes > 0 || request.topology != TraceTopology::kCluster) {
     return std::max(request.nodes, 1);
   }
   const config::Hardware one = resolve_hardware(request.hardware_preset, 1, request.overrides);
@@ -82,6 +101,46 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
   }
 }
 
+// A Kineto trace (files, directories, globs) or a Chakra trace (one prefix or file) into
+// `trace`; the Kineto reading is returned for the comparison with the recording.
+std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
+                                              chakra::ChakraTrace* trace) {
+  const std::vector<std::string> args =
+      request.traces.empty() ? std::vector<std::string>{request.trace} : request.traces;
+  if (kineto::is_kineto_input(args)) {
+    if (request.compute == chakra::ComputeSource::kModel) {
+      throw option_error("--compute",
+                         "a Kineto trace replays its kernels' recorded durations; "
+                         "--compute model is for Chakra traces");
+    }
+    kineto::KinetoTrace k = kineto::read_kineto_trace(args, {request.step, request.expected_ranks});
+    *trace = std::move(k.trace);
+    return k;
+  }
+  if (request.step >= 0) {
+    throw option_error("--step",
+                       "profiling steps are for Kineto traces; a Chakra trace is one step");
+  }
+  *trace = chakra::read_chakra_trace(args.front(), {request.compute, request.expected_ranks});
+  return std::nullopt;
+}
+
+// --fidelity, unless a `--set sim.fidelity=...` says otherwise (as for `racksim run`).
+config::Simulation::Fidelity replay_fidelity(const TraceReplayRequest& request) {
+  config::Scenario scenario;
+  SourceMap sources;
+  sources.set_file("command line");
+  for (const std::string& assignment : request.overrides) {
+    if (assignment.rfind("sim.", 0) != 0) continue;
+    if (assignment.rfind("sim.fidelity=", 0) != 0) {
+      throw InputError({"--set " + assignment, 0, 0}, "",
+                       "a replay takes sim.fidelity only (folding replicas needs a scenario)");
+    }
+    apply_override(assignment, &scenario, &sources);
+  }
+  return scenario.sim().has_fidelity() ? scenario.sim().fidelity() : request.fidelity;
+}
+
 }  // namespace
 
 config::Hardware resolve_hardware(const std::string& preset, int nodes,
@@ -92,9 +151,10 @@ config::Hardware resolve_hardware(const std::string& preset, int nodes,
   scenario.mutable_hardware()->set_preset(preset);
   scenario.mutable_hardware()->set_nodes(nodes);
   for (const std::string& assignment : overrides) {
+    if (assignment.rfind("sim.", 0) == 0) continue;  // replay_fidelity() reads those
     if (assignment.rfind("hardware.", 0) != 0) {
       throw InputError({"--set " + assignment, 0, 0}, "",
-                       "only hardware.* fields can be set for a replay");
+                       "only hardware.* and sim.fidelity can be set for a replay");
     }
     apply_override(assignment, &scenario, &sources);
   }
@@ -146,7 +206,10 @@ std::vector<uint32_t> read_rank_mapping(const std::string& path, uint32_t ranks,
 
 TraceReplay replay_trace(const TraceReplayRequest& request) {
   TraceReplay run;
-  run.trace = chakra::read_chakra_trace(request.trace, {request.compute, request.expected_ranks});
+  const auto read_start = std::chrono::steady_clock::now();
+  std::optional<kineto::KinetoTrace> kineto_trace = read_trace(request, &run.trace);
+  run.read_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   const uint32_t ranks = run.trace.graph.num_ranks();
   const config::Hardware hw =
       resolve_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides);
@@ -155,10 +218,14 @@ TraceReplay replay_trace(const TraceReplayRequest& request) {
   const topo::Topology topology = build_topology(request, hw, ranks, &context.platform);
   context.gpus = static_cast<uint32_t>(topology.num_gpus());
   context.peak_flops_per_gpu = hw.gpu().bf16_flops_per_s();
-  context.fidelity = config::Simulation::Fidelity_Name(request.fidelity);
+  const config::Simulation::Fidelity fidelity = replay_fidelity(request);
+  context.fidelity = config::Simulation::Fidelity_Name(fidelity);
   const std::vector<uint32_t> rank_to_gpu = place_ranks(request, ranks, context.gpus);
-  run.result = simulate_trace(run.trace, topology, rank_to_gpu, hw, request.fidelity);
+  run.result = simulate_trace(run.trace, topology, rank_to_gpu, hw, fidelity);
   run.report = analysis::make_trace_report(run.trace, run.result, std::move(context));
+  if (kineto_trace) {
+    run.kineto = analysis::compare_kineto(*kineto_trace, run.trace.graph, run.result);
+  }
   return run;
 }
 

@@ -1,10 +1,12 @@
-// `racksim replay`: a recorded Chakra trace simulated on a cluster built from a hardware
-// preset, or on a ring of GPUs (the topology of ASTRA-sim's ring examples).
+// `racksim replay`: a recorded Chakra or Kineto (PyTorch profiler) trace simulated on a cluster
+// built from a hardware preset, or on a ring of GPUs (the topology of ASTRA-sim's ring examples).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/kineto_report.h"
 #include "analysis/trace_report.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
@@ -12,20 +14,25 @@
 
 namespace racksim::app {
 
-enum class TraceTopology { kCluster, kRing };
+// kSwitch: N GPUs behind one switch (topologies/switch_topology.h).
+enum class TraceTopology { kCluster, kRing, kSwitch };
 
 struct TraceReplayRequest {
   std::string trace;  // prefix of <prefix>.<rank>.et files, or one file
+  // Every trace argument (Kineto: files, directories, globs); empty: just `trace`.
+  std::vector<std::string> traces;
+  int64_t step = -1;  // Kineto: ProfilerStep number (-1: the last one)
   std::string hardware_preset = "dgx-h100";
   int nodes = 0;                       // 0: as many nodes as the ranks need
   std::vector<std::string> overrides;  // "hardware.x=v", as `racksim run --set`
   TraceTopology topology = TraceTopology::kCluster;
-  int ring_gpus = 0;  // 0: one per rank
-  double ring_link_bytes_per_s = 50e9;
+  int ring_gpus = 0;                    // 0: one per rank
+  int switch_gpus = 0;                  // 0: one per rank
+  double ring_link_bytes_per_s = 50e9;  // ring and switch links
   double ring_link_latency_s = 500e-9;
   chakra::ComputeSource compute = chakra::ComputeSource::kRecorded;
   std::string mapping_file;  // one GPU index per line, rank 0 first; empty: rank r on GPU r
-  int expected_ranks = -1;
+  int expected_ranks = -1;   // Kineto: with one file, > 1 replicates it on that many ranks
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;
 };
 
@@ -33,6 +40,8 @@ struct TraceReplay {
   chakra::ChakraTrace trace;
   sim::SimResult result;
   analysis::TraceReport report;
+  std::optional<analysis::KinetoComparison> kineto;  // Kineto traces: recorded vs simulated
+  double read_wall_s = 0;  // wall-clock time reading the trace (the simulation's is in report)
 };
 
 // Reads the trace, builds the platform, simulates (once per process: SimGrid). Throws

@@ -128,7 +128,7 @@ int plan_command(const std::vector<std::string>& args) {
   if (out && !vm.count("collect")) {
     out->write(".plan-started", [](std::ostream& os) { os << "racksim plan\n"; });
   }
-  const int jobs = vm.count("jobs") ? vm["jobs"].as<int>() : app::default_jobs();
+  const int jobs = jobs_option(vm);
   std::vector<analysis::PlanRow> rows;
   for (size_t i = 0; i < work.size(); ++i) {
     ClusterWork& w = work[i];

@@ -1,9 +1,12 @@
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
+#include "analysis/kineto_report.h"
 #include "analysis/pipeline_svg.h"
 #include "analysis/timeline.h"
 #include "analysis/trace_report.h"
@@ -54,14 +57,18 @@ T choice(const po::variables_map& vm, const char* option,
 
 app::TraceReplayRequest request_from(const po::variables_map& vm) {
   app::TraceReplayRequest r;
-  r.trace = vm["trace"].as<std::string>();
+  r.traces = vm["trace"].as<std::vector<std::string>>();
+  r.trace = fmt::format("{}", fmt::join(r.traces, " "));
+  r.step = vm["step"].as<int64_t>();
   r.hardware_preset = vm["hardware"].as<std::string>();
   r.nodes = int_option(vm, "nodes", 0, 1 << 20);
   if (vm.count("set")) r.overrides = vm["set"].as<std::vector<std::string>>();
-  r.topology = choice<app::TraceTopology>(
-      vm, "topology",
-      {{"cluster", app::TraceTopology::kCluster}, {"ring", app::TraceTopology::kRing}});
+  r.topology = choice<app::TraceTopology>(vm, "topology",
+                                          {{"cluster", app::TraceTopology::kCluster},
+                                           {"ring", app::TraceTopology::kRing},
+                                           {"switch", app::TraceTopology::kSwitch}});
   r.ring_gpus = int_option(vm, "ring-gpus", 0, 1 << 16);
+  r.switch_gpus = int_option(vm, "switch-gpus", 0, 1 << 16);
   r.ring_link_bytes_per_s = number_in(vm, "link-bytes-per-s", 1, 1e21);
   r.ring_link_latency_s = number_in(vm, "link-latency-s", 0, 1e3);
   r.compute = choice<chakra::ComputeSource>(
@@ -87,35 +94,76 @@ void print_warnings(const std::vector<std::string>& warnings) {
   }
 }
 
+void write_outputs(const app::OutputDir& out, const app::TraceReplay& run,
+                   const app::TraceReplayRequest& request, bool timeline, bool svg) {
+  const auto start = std::chrono::steady_clock::now();
+  out.write("report.json", [&](std::ostream& os) {
+    auto json = analysis::trace_report_json(run.report);
+    if (run.kineto) json["kineto"] = analysis::kineto_comparison_json(*run.kineto);
+    json["sim"]["read_wall_s"] = run.read_wall_s;
+    os << json.dump(2) << "\n";
+  });
+  std::string written = out.path().string() + "/report.json";
+  if (timeline) {
+    out.write("timeline.json",
+              [&](std::ostream& os) { analysis::write_timeline(run.trace.graph, run.result, os); });
+    written +=
+        fmt::format(", {}/timeline.json (open it in https://ui.perfetto.dev)", out.path().string());
+  }
+  if (svg) {
+    analysis::PipelineSvgOptions options;
+    options.title =
+        fmt::format("racksim replay {}: {:.6g} s", request.trace, run.report.step_time_s);
+    options.subtitle = run.report.context.platform;
+    out.write("pipeline.svg", [&](std::ostream& os) {
+      analysis::write_pipeline_svg(run.trace.graph, run.result, options, os);
+    });
+    written += fmt::format(", {}/pipeline.svg", out.path().string());
+  }
+  fmt::print("\nwrote {} in {:.2f} s wall\n", written,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 }  // namespace
 
 int replay_command(const std::vector<std::string>& args) {
   po::options_description options("racksim replay TRACE options");
   options.add_options()("help,h", "show this help")(
-      "trace", po::value<std::string>(), "trace prefix (TRACE.0.et, TRACE.1.et, ...) or one file")(
+      "trace", po::value<std::vector<std::string>>(),
+      "Chakra: trace prefix (TRACE.0.et, TRACE.1.et, ...) or one file; Kineto (PyTorch "
+      "profiler JSON or JSON.gz, detected by content): files, a directory or a glob, one file "
+      "per rank")("step", po::value<int64_t>()->default_value(-1),
+                  "Kineto: the ProfilerStep#N to replay (default: the last one)")(
       "hardware", po::value<std::string>()->default_value("dgx-h100"), "hardware preset")(
       "nodes", po::value<int>()->default_value(0), "servers (default: as many as the ranks need)")(
       "topology", po::value<std::string>()->default_value("cluster"),
-      "cluster (the preset's servers and fabric) | ring (GPUs in a ring of equal links)")(
-      "ring-gpus", po::value<int>()->default_value(0), "GPUs of the ring (default: one per rank)")(
+      "cluster (the preset's servers and fabric) | ring (GPUs in a ring of equal links) | switch "
+      "(GPUs behind one switch, one link each)")("ring-gpus", po::value<int>()->default_value(0),
+                                                 "GPUs of the ring (default: one per rank)")(
+      "switch-gpus", po::value<int>()->default_value(0),
+      "GPUs behind the switch (default: one per rank)")(
       "link-bytes-per-s", po::value<std::string>()->default_value("50e9"),
-      "ring: bandwidth of each link, per direction (bytes/s)")(
+      "ring and switch: bandwidth of each link, per direction (bytes/s)")(
       "link-latency-s", po::value<std::string>()->default_value("500e-9"),
-      "ring: latency of each link (s)")(
+      "ring and switch: latency of each link, one way (s)")(
       "compute", po::value<std::string>()->default_value("recorded"),
       "recorded (duration_micros) | model (the compute model from num_ops and tensor_size)")(
       "mapping", po::value<std::string>(), "file with one GPU index per line, rank 0 first")(
       "ranks", po::value<int>()->default_value(-1),
-      "expected rank count (checked against the files)")(
+      "expected rank count (checked against the files); Kineto with one file: replay that "
+      "rank's program on N ranks")(
       "fidelity",
       po::value<std::string>()->default_value(
           config::Simulation::Fidelity_Name(sim::kDefaultFidelity)),
       "FULL | AGGREGATED | ANALYTIC | AUTO (the default stays within 0.5% of FULL)")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
+      "no-timeline", "with --out: leave out timeline.json (large for thousands of ranks)")(
+      "report-only", "with --out: write report.json alone")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override a hardware field, e.g. --set hardware.collectives.base_latency_s=0");
+      "override a hardware field or sim.fidelity, e.g. --set "
+      "hardware.collectives.base_latency_s=0 or --set sim.fidelity=ANALYTIC");
   po::positional_options_description positional;
-  positional.add("trace", 1);
+  positional.add("trace", -1);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
   if (vm.count("help")) {
@@ -128,28 +176,18 @@ int replay_command(const std::vector<std::string>& args) {
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
 
+  const bool timeline = !vm.count("no-timeline") && !vm.count("report-only");
+  const bool svg = !vm.count("report-only");
+
   const app::TraceReplay run = app::replay_trace(request);
   print_warnings(run.trace.warnings);
   std::fputs(analysis::trace_report_text(run.report).c_str(), stdout);
-  if (out) {
-    out->write("report.json", [&](std::ostream& os) {
-      os << analysis::trace_report_json(run.report).dump(2) << "\n";
-    });
-    out->write("timeline.json", [&](std::ostream& os) {
-      analysis::write_timeline(run.trace.graph, run.result, os);
-    });
-    analysis::PipelineSvgOptions svg;
-    svg.title = fmt::format("racksim replay {}: {:.6g} s", request.trace, run.report.step_time_s);
-    svg.subtitle = run.report.context.platform;
-    out->write("pipeline.svg", [&](std::ostream& os) {
-      analysis::write_pipeline_svg(run.trace.graph, run.result, svg, os);
-    });
-    out->commit();
-    fmt::print(
-        "\nwrote {0}/report.json, {0}/timeline.json (open it in https://ui.perfetto.dev) and "
-        "{0}/pipeline.svg\n",
-        out->path().string());
-  }
+      "expected rank count (checked against the files); Kineto with one file: replay that "
+      "rank's program on N ranks")(
+      "fidelity",
+      po::value<std::string>()->default_value(
+          config::Simulation::Fidelity_Name(sim::kDefaultFidelity)),
+      "FULL | AGGREGATED | ANALYTIC | AUTO (the default stays within 0.5% of FULL)")(
   return 0;
 }
 

@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"BadSet",
                 {sample("astra-sim_microbench/all_reduce/4npus_1MB/all_reduce"), "--set",
                  "layout.tp=2"},
-                "only hardware.* fields can be set for a replay"},
+                "only hardware.* and sim.fidelity can be set for a replay"},
         BadCase{"BadMapping",
                 {sample("astra-sim_microbench/all_reduce/4npus_1MB/all_reduce"), "--mapping",
                  "/nonexistent/mapping"},

@@ -1,7 +1,7 @@
 #include "topologies/ring_topology.h"
 
-#include <cmath>
-#include <stdexcept>
+#include "topologies/single_domain.h"
+
 
 #include <fmt/format.h>
 
@@ -22,26 +22,7 @@ void add_edge(Topology& t, VertexId from, VertexId to, double bytes_per_s, doubl
 }  // namespace
 
 Topology build_ring(const RingSpec& spec) {
-  if (spec.gpus < 1) throw std::invalid_argument("ring: at least 1 GPU");
-  if (!(spec.link_bytes_per_s > 0) || !std::isfinite(spec.link_bytes_per_s)) {
-    throw std::invalid_argument(
-        fmt::format("ring: link bandwidth {} is not a finite value > 0", spec.link_bytes_per_s));
-  }
-  if (!(spec.link_latency_s >= 0) || !std::isfinite(spec.link_latency_s)) {
-    throw std::invalid_argument(
-        fmt::format("ring: link latency {} is not a finite value >= 0", spec.link_latency_s));
-  }
-  Topology t;
-  const int gpus = static_cast<int>(spec.gpus);
-  t.nodes = 1;
-  t.gpus_per_node = gpus;
-  // One scale-up domain holding every GPU, without host side or NICs of its own.
-  t.spec.nodes = 1;
-  t.spec.node.gpus = gpus;
-  t.spec.node.has_host = false;
-  t.spec.scale_up.domain_size = gpus;
-  t.spec.scale_up.port_bytes_per_s = spec.link_bytes_per_s;
-  t.spec.scale_up.latency_s = spec.link_latency_s;
+  Topology t = single_domain("ring", spec.gpus, spec.link_bytes_per_s, spec.link_latency_s);
   std::vector<VertexId> ports;
   for (uint32_t g = 0; g < spec.gpus; ++g) {
     const int index = static_cast<int>(g);
