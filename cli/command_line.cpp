@@ -49,14 +49,12 @@ int jobs_option(const po::variables_map& vm) {
   return vm.count("jobs") ? int_option(vm, "jobs", 1, kMaxJobs) : app::default_jobs();
 }
 
-std::optional<app::OutputDir> batch_output(const po::variables_map& vm) {
-  std::optional<app::OutputDir> out;
+void batch_output(const po::variables_map& vm, std::optional<app::OutputDir>& out) {
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
   if (vm.count("collect") && !out) {
     throw InputError({"command line", 0, 0}, "--collect", "--collect needs --out DIR");
   }
   if (vm.count("emit-jobs")) app::check_new_file(vm["emit-jobs"].as<std::string>(), "--emit-jobs");
-  return out;
 }
 
 }  // namespace racksim::cli

@@ -34,7 +34,9 @@ int int_option(const boost::program_options::variables_map& vm, const char* name
 int jobs_option(const boost::program_options::variables_map& vm);
 
 // The output of a command that simulates many points (sweep, plan): --out when given, checked
-// against --collect (which needs --out) and --emit-jobs (a file that must not exist yet).
-std::optional<app::OutputDir> batch_output(const boost::program_options::variables_map& vm);
+// against --collect (which needs --out) and --emit-jobs (a file that must not exist yet). Filled
+// in place: an OutputDir owns its staging directory and does not move.
+void batch_output(const boost::program_options::variables_map& vm,
+                  std::optional<app::OutputDir>& out);
 
 }  // namespace racksim::cli

@@ -108,7 +108,8 @@ int plan_command(const std::vector<std::string>& args) {
   spec.tokens = parse_tokens(vm["tokens"].as<std::string>());
   spec.clusters = app::parse_clusters(vm["clusters"].as<std::string>());
   spec.sets = set_overrides(vm);
-  const std::optional<app::OutputDir> out = batch_output(vm);
+  std::optional<app::OutputDir> out;
+  batch_output(vm, out);
 
   std::vector<ClusterWork> work = plan_grids(spec);
   const fs::path out_dir = out ? out->path() : fs::path("plan-out");

@@ -54,7 +54,8 @@ int sweep_command(const std::vector<std::string>& args) {
   app::SweepSpec spec =
       app::parse_sweep(vm.count("scenario") ? vm["scenario"].as<std::string>() : "", sets);
   spec.keep_timelines = vm.count("keep-timelines") > 0;
-  const std::optional<app::OutputDir> out = batch_output(vm);
+  std::optional<app::OutputDir> out;
+  batch_output(vm, out);
 
   app::SweepRun run = app::plan_sweep(spec);
   if (const auto invalid = app::all_points_invalid(run)) {
