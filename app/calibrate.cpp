@@ -1,6 +1,7 @@
 #include "app/calibrate.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -132,6 +133,25 @@ class ChildPredictor {
   std::string self_ = self_executable();
 };
 
+// Extrapolation: one fold, the rows of the group whose name reads as the largest number (model
+// sizes such as "3.6B" and "18.4B"); the fit sees only the smaller groups.
+std::vector<std::vector<size_t>> largest_group_fold(const CalibrationSpec& spec,
+                                                    std::string* described) {
+  const auto& points = spec.measured.points;
+  auto size_of = [](const std::string& group) { return std::strtod(group.c_str(), nullptr); };
+  std::string largest;
+  for (const auto& p : points) {
+    if (largest.empty() || size_of(p.group) > size_of(largest)) largest = p.group;
+  }
+  std::vector<size_t> fold;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].group == largest) fold.push_back(i);
+  }
+  if (fold.size() == points.size()) return {};
+  *described = fmt::format("leave the largest group out: fit without {}, predict it", largest);
+  return {fold};
+}
+
 std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::string* described) {
   const size_t n = spec.measured.points.size();
   std::string mode = spec.holdout;
@@ -149,14 +169,20 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
     }
     for (const auto& p : spec.measured.points) groups.push_back(p.group);
     *described = "leave one group out";
+  } else if (mode == "largest") {
+    if (!spec.measured.has_groups) {
+      throw InputError({"--holdout", 0, 0}, "--holdout", "largest needs a group column in the CSV");
+    }
+    return largest_group_fold(spec, described);
   } else if (mode == "loo") {
     *described = "leave one out";
   } else if (mode.rfind("kfold:", 0) == 0) {
     k = std::max(2, std::atoi(mode.c_str() + 6));
     *described = fmt::format("{}-fold (contiguous rows)", k);
   } else {
-    throw InputError({"--holdout", 0, 0}, "--holdout",
-                     fmt::format("'{}': expected auto, none, loo, group or kfold:K", mode));
+    throw InputError(
+        {"--holdout", 0, 0}, "--holdout",
+        fmt::format("'{}': expected auto, none, loo, group, largest or kfold:K", mode));
   }
   auto folds = analysis::holdout_folds(n, groups, k);
   if (folds.size() < 2) {

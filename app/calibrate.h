@@ -46,7 +46,7 @@ struct CalibrationSpec {
   int jobs = 1;
   int max_evaluations = 40;
   int holdout_max_evaluations = 20;
-  std::string holdout = "auto";  // auto, none, loo, group, kfold:K
+  std::string holdout = "auto";  // auto, none, loo, group, largest, kfold:K
 };
 
 struct CalibrationResult {

@@ -205,7 +205,7 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first) {
     ++last;
   }
   double total = 0;
-  for (size_t k = first; k <= last; ++k) total += compute_.duration_s(graph_.op(actor.ops[k]));
+  for (size_t k = first; k <= last; ++k) total += op_duration_s(actor.ops[k]);
   const double start = s4u::Engine::get_clock();
   if (total > 0) {
     s4u::Host* host = placement_.host[actor.rank];
@@ -220,7 +220,7 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first) {
   const double end = s4u::Engine::get_clock();
   double t = start;
   for (size_t k = first; k <= last; ++k) {
-    const double d = compute_.duration_s(graph_.op(actor.ops[k]));
+    const double d = op_duration_s(actor.ops[k]);
     complete(actor.ops[k], t, k == last ? end : std::min(t + d, end));
     t += d;
   }

@@ -53,6 +53,10 @@ class Replay {
   void run_stream(size_t actor);
   void wait_ready(StreamActor& actor, OpId op);
   size_t execute_compute_run(StreamActor& actor, size_t first);
+  double op_duration_s(OpId id) const {
+    const Op& op = graph_.op(id);
+    return compute_.duration_s(op, graph_.shape(op.shape));
+  }
   bool has_dependents(OpId op) const;
   void execute_send(OpId op);
   void execute_collective(size_t actor, OpId op);

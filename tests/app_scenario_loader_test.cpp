@@ -611,3 +611,41 @@ TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
 
 }  // namespace
 }  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
+  // 32 layers: 8 + 24 for pp 2 in the file; --set layout.pp=4 would give 8 + 8 + 8 + 8 by
+  // luck, and 22 + 7 + 7 + 7 for other pins: the pin was made for pp 2, so it is an error.
+  const std::string text = small_scenario("  pp: 2\n  first_stage_layers: 8\n");
+  ASSERT_FALSE(load_error(text).thrown);
+  const Caught error = load_error(text, "scenario.textproto", {"layout.pp=4"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.first_stage_layers");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("layout.pp=4"), std::string::npos) << error.detail;
+  EXPECT_NE(error.detail.find("layout.pp 2"), std::string::npos) << error.detail;
+  // Restating the pin (or 0 for equal stages) with the new pp is fine.
+  EXPECT_FALSE(load_error(text, "s", {"layout.pp=4", "layout.first_stage_layers=0"}).thrown);
+}
+
+TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {
+  // gpt3-175b has 96 heads and 96 KV heads; overriding num_heads alone leaves the preset's KV
+  // heads, which the user never wrote.
+  const Caught error = load_error(small_scenario("  tp: 8\n"), "scenario.textproto",
+                                  {"model.preset=gpt3-175b", "model.num_heads=48"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "model.num_kv_heads");
+  EXPECT_NE(error.where.file.find("model preset 'gpt3-175b'"), std::string::npos)
+      << error.where.file;
+}
+
+TEST(app_scenario_loader, TitleSaysWhatTheCommandLineChanged) {
+  const LoadedScenario loaded =
+      load_scenario_text("name: \"run\"\n" + small_scenario("  tp: 2\n"), "s", {"layout.tp=4"});
+  EXPECT_EQ(loaded.scenario.name(), "run (--set layout.tp=4)");
+}
+
+}  // namespace
+}  // namespace racksim::app
