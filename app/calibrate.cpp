@@ -249,13 +249,21 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
         const auto fold_fit = analysis::fit_parameters(result.params, result.measured, train,
                                                        predict, options, result.fit.values);
         result.evaluations += fold_fit.evaluations;
+        result.fold_values.push_back(fold_fit.values);
         const auto predicted = predict(fold_fit.values, folds[f]);
         for (size_t k = 0; k < folds[f].size(); ++k) {
           result.held_out_predicted[folds[f][k]] = predicted[k];
         }
         progress(fmt::format("held-out fold {}/{} done", f + 1, folds.size()));
       }
-      result.held_out = analysis::error_summary(result.held_out_predicted, result.measured);
+      // Only the points some fold held out (leave-largest-out holds out one group).
+      std::vector<double> predicted, measured;
+      for (size_t i = 0; i < n; ++i) {
+        if (result.held_out_predicted[i] <= 0) continue;
+        predicted.push_back(result.held_out_predicted[i]);
+        measured.push_back(result.measured[i]);
+      }
+      result.held_out = analysis::error_summary(predicted, measured);
     }
   } catch (...) {
     fs::remove_all(work);
@@ -278,6 +286,7 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
                        const std::vector<double>& measured, const char* what) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
   for (size_t i = 0; i < measured.size(); ++i) {
+    if (predicted[i] <= 0) continue;  // not held out by any fold
     auto& g = groups[spec.measured.points[i].group];
     g.first.push_back(predicted[i]);
     g.second.push_back(measured[i]);
@@ -311,6 +320,13 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
   } else {
     out += "  held out: not checked (--holdout none, or a single group)\n";
   }
+  for (size_t f = 0; f < r.fold_values.size(); ++f) {
+    std::string values;
+    for (size_t i = 0; i < r.params.size(); ++i) {
+      values += fmt::format(" {}={:.4g}", r.params[i].field, r.fold_values[f][i]);
+    }
+    out += fmt::format("  held-out fold {} fitted:{}\n", f + 1, values);
+  }
   out += rank_lines(spec, r.fit.predicted, r.measured, "in sample");
   if (!r.held_out_predicted.empty()) {
     out += rank_lines(spec, r.held_out_predicted, r.measured, "held out");
@@ -322,7 +338,7 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
     const auto& p = spec.measured.points[i];
     std::string overrides;
     for (const auto& o : p.overrides) overrides += " " + o;
-    const bool h = !r.held_out_predicted.empty();
+    const bool h = !r.held_out_predicted.empty() && r.held_out_predicted[i] > 0;
     out += fmt::format(
         "  {:>5} {:<10} {:>10.4g} {:>10.4g} {:>+7.1f}% {:>10} {:>8} {}\n", p.line, p.group,
         r.measured[i], r.fit.predicted[i], 100 * (r.fit.predicted[i] / r.measured[i] - 1),
