@@ -121,7 +121,11 @@ TEST(app_scenario_loader, TextScenarioMergesPresetsAndDefaults) {
   // Defaults under the preset.
   EXPECT_DOUBLE_EQ(s.hardware().scale_up().latency_s(), 1.5e-6);
   EXPECT_DOUBLE_EQ(s.hardware().scale_out().efficiency(), 0.92);
-  EXPECT_DOUBLE_EQ(s.hardware().compute().gemm(), 0.75);
+  EXPECT_DOUBLE_EQ(s.hardware().compute().attention(), 0.60);
+  // dgx-h100 uses the kernel model at the H100's cited achievable GEMM peak.
+  EXPECT_EQ(s.hardware().compute().model(), config::ComputeEfficiency::KERNEL);
+  EXPECT_DOUBLE_EQ(s.hardware().compute().gemm(), 0.801);
+  EXPECT_EQ(s.hardware().gpu().sm_count(), 132);
   EXPECT_DOUBLE_EQ(s.hardware().collectives().base_latency_s(), 6e-6);
   EXPECT_EQ(s.hardware().gpus_per_node(), 8);
   // Derived and built-in defaults.
@@ -154,7 +158,11 @@ TEST(app_scenario_loader, TextScenarioRecordsTheLineOfEveryField) {
   EXPECT_EQ(sources.find("layout.pp").line, 14);
   // Not written: the closest ancestor that is, else the file.
   EXPECT_EQ(sources.find("layout.dp").line, 12);
-  EXPECT_EQ(sources.find("model.hidden_size").line, 3);
+  // Given by the model preset, not written: the preset, named.
+  EXPECT_EQ(sources.find("model.hidden_size").file,
+            "model preset 'llama3-8b' (inherited; set model.hidden_size to override it)");
+  EXPECT_EQ(sources.find("model.hidden_size").line, 0);
+  EXPECT_EQ(sources.find("model.preset").line, 4);
   const SourceLocation nowhere = sources.find("sim.fidelity");
   EXPECT_EQ(nowhere.file, "llama.textproto");
   EXPECT_EQ(nowhere.line, 0);
