@@ -34,6 +34,7 @@ config::Scenario pipeline_scenario(int stages, int micro_batches,
   // The closed forms assume the roofline's kernel times (the kernel model's tile quantization
   // makes the head's stage differ a little more).
   s.mutable_hardware()->mutable_compute()->set_model(config::ComputeEfficiency::ROOFLINE);
+  s.mutable_hardware()->mutable_compute()->set_gemm(0.75);  // the roofline default
   s.mutable_hardware()->set_nodes(1);
   auto* l = s.mutable_layout();
   l->set_tp(1);
