@@ -1,6 +1,7 @@
 #include "app/calibrate.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -132,6 +133,25 @@ class ChildPredictor {
   std::string self_ = self_executable();
 };
 
+// Extrapolation: one fold, the rows of the group whose name reads as the largest number (model
+// sizes such as "3.6B" and "18.4B"); the fit sees only the smaller groups.
+std::vector<std::vector<size_t>> largest_group_fold(const CalibrationSpec& spec,
+                                                    std::string* described) {
+  const auto& points = spec.measured.points;
+  auto size_of = [](const std::string& group) { return std::strtod(group.c_str(), nullptr); };
+  std::string largest;
+  for (const auto& p : points) {
+    if (largest.empty() || size_of(p.group) > size_of(largest)) largest = p.group;
+  }
+  std::vector<size_t> fold;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].group == largest) fold.push_back(i);
+  }
+  if (fold.size() == points.size()) return {};
+  *described = fmt::format("leave the largest group out: fit without {}, predict it", largest);
+  return {fold};
+}
+
 std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::string* described) {
   const size_t n = spec.measured.points.size();
   std::string mode = spec.holdout;
@@ -149,14 +169,20 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
     }
     for (const auto& p : spec.measured.points) groups.push_back(p.group);
     *described = "leave one group out";
+  } else if (mode == "largest") {
+    if (!spec.measured.has_groups) {
+      throw InputError({"--holdout", 0, 0}, "--holdout", "largest needs a group column in the CSV");
+    }
+    return largest_group_fold(spec, described);
   } else if (mode == "loo") {
     *described = "leave one out";
   } else if (mode.rfind("kfold:", 0) == 0) {
     k = std::max(2, std::atoi(mode.c_str() + 6));
     *described = fmt::format("{}-fold (contiguous rows)", k);
   } else {
-    throw InputError({"--holdout", 0, 0}, "--holdout",
-                     fmt::format("'{}': expected auto, none, loo, group or kfold:K", mode));
+    throw InputError(
+        {"--holdout", 0, 0}, "--holdout",
+        fmt::format("'{}': expected auto, none, loo, group, largest or kfold:K", mode));
   }
   auto folds = analysis::holdout_folds(n, groups, k);
   if (folds.size() < 2) {
@@ -223,13 +249,21 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
         const auto fold_fit = analysis::fit_parameters(result.params, result.measured, train,
                                                        predict, options, result.fit.values);
         result.evaluations += fold_fit.evaluations;
+        result.fold_values.push_back(fold_fit.values);
         const auto predicted = predict(fold_fit.values, folds[f]);
         for (size_t k = 0; k < folds[f].size(); ++k) {
           result.held_out_predicted[folds[f][k]] = predicted[k];
         }
         progress(fmt::format("held-out fold {}/{} done", f + 1, folds.size()));
       }
-      result.held_out = analysis::error_summary(result.held_out_predicted, result.measured);
+      // Only the points some fold held out (leave-largest-out holds out one group).
+      std::vector<double> predicted, measured;
+      for (size_t i = 0; i < n; ++i) {
+        if (result.held_out_predicted[i] <= 0) continue;
+        predicted.push_back(result.held_out_predicted[i]);
+        measured.push_back(result.measured[i]);
+      }
+      result.held_out = analysis::error_summary(predicted, measured);
     }
   } catch (...) {
     fs::remove_all(work);
@@ -252,6 +286,7 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
                        const std::vector<double>& measured, const char* what) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
   for (size_t i = 0; i < measured.size(); ++i) {
+    if (predicted[i] <= 0) continue;  // not held out by any fold
     auto& g = groups[spec.measured.points[i].group];
     g.first.push_back(predicted[i]);
     g.second.push_back(measured[i]);
@@ -285,6 +320,13 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
   } else {
     out += "  held out: not checked (--holdout none, or a single group)\n";
   }
+  for (size_t f = 0; f < r.fold_values.size(); ++f) {
+    std::string values;
+    for (size_t i = 0; i < r.params.size(); ++i) {
+      values += fmt::format(" {}={:.4g}", r.params[i].field, r.fold_values[f][i]);
+    }
+    out += fmt::format("  held-out fold {} fitted:{}\n", f + 1, values);
+  }
   out += rank_lines(spec, r.fit.predicted, r.measured, "in sample");
   if (!r.held_out_predicted.empty()) {
     out += rank_lines(spec, r.held_out_predicted, r.measured, "held out");
@@ -296,7 +338,7 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
     const auto& p = spec.measured.points[i];
     std::string overrides;
     for (const auto& o : p.overrides) overrides += " " + o;
-    const bool h = !r.held_out_predicted.empty();
+    const bool h = !r.held_out_predicted.empty() && r.held_out_predicted[i] > 0;
     out += fmt::format(
         "  {:>5} {:<10} {:>10.4g} {:>10.4g} {:>+7.1f}% {:>10} {:>8} {}\n", p.line, p.group,
         r.measured[i], r.fit.predicted[i], 100 * (r.fit.predicted[i] / r.measured[i] - 1),

@@ -46,7 +46,7 @@ struct CalibrationSpec {
   int jobs = 1;
   int max_evaluations = 40;
   int holdout_max_evaluations = 20;
-  std::string holdout = "auto";  // auto, none, loo, group, kfold:K
+  std::string holdout = "auto";  // auto, none, loo, group, largest, kfold:K
 };
 
 struct CalibrationResult {
@@ -56,8 +56,10 @@ struct CalibrationResult {
   analysis::ErrorSummary initial;  // the base scenario's values, before fitting
   std::vector<double> initial_predicted;
   analysis::ErrorSummary in_sample;
-  std::string holdout;                     // what was held out, in words
-  std::vector<double> held_out_predicted;  // per point; empty when no held-out check ran
+  std::string holdout;                           // what was held out, in words
+  std::vector<double> held_out_predicted;        // per point; empty when no held-out check ran
+                                                 // (0 for a point no fold held out)
+  std::vector<std::vector<double>> fold_values;  // each held-out fold's fitted values
   analysis::ErrorSummary held_out;
   std::vector<std::string> warnings;
   int evaluations = 0;  // fit evaluations, all folds together

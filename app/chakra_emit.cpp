@@ -8,7 +8,10 @@ namespace racksim::app {
 void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, OutputDir& dir) {
   const sim::ComputeModel model = sim::ComputeModel::from_hardware(hardware);
   chakra::WriteOptions options;
-  options.modelled_duration_s = [&model](const Op& op) { return model.duration_s(op); };
+  // With the op's GEMM shape, so that the kernel model's durations are what the trace records.
+  options.modelled_duration_s = [&model, &graph](const Op& op) {
+    return model.duration_s(op, graph.shape(op.shape));
+  };
   const chakra::ChakraWriter writer(graph, options);
   for (RankId r = 0; r < graph.num_ranks(); ++r) {
     dir.write(chakra::rank_file_name(kChakraTraceName, r),

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/calibration_file.h"
 #include "app/field_path.h"
@@ -453,6 +454,26 @@ void resolve_data_paths(config::Scenario* scenario, const SourceMap& sources) {
   }
 }
 
+// Fields a model preset gives and the scenario does not write are the preset's: an error about
+// one of them names the preset and the field (and that setting it overrides the preset), not
+// the scenario's `model` line.
+void note_model_preset_fields(const config::Scenario& scenario, SourceMap* sources) {
+  if (!scenario.model().has_preset()) return;
+  const std::string& name = scenario.model().preset();
+  const std::optional<config::Model> preset = model_preset(name);
+  if (!preset) return;  // resolve_model names the unknown preset
+  const auto* reflection = preset->GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(*preset, &fields);
+  for (const auto* field : fields) {
+    const std::string path = "model." + field->name();
+    if (field->is_repeated() || reflection->HasField(scenario.model(), field)) continue;
+    sources->set(
+        path,
+        {fmt::format("model preset '{}' (inherited; set {} to override it)", name, path), 0, 0});
+  }
+}
+
 void resolve_presets(config::Scenario* scenario, const SourceMap& sources) {
   resolve_data_paths(scenario, sources);
   resolve_model(scenario, sources);
@@ -464,10 +485,27 @@ void resolve_presets(config::Scenario* scenario, const SourceMap& sources) {
   }
 }
 
+// A first stage's layer count pinned in the file was chosen for the file's pipeline depth; a
+// --set that changes layout.pp alone would silently give a lopsided split (22 + 7 + 7 + 7).
+void check_pinned_first_stage(int file_pp, const LoadedScenario& loaded) {
+  const config::Layout& layout = loaded.scenario.layout();
+  if (!layout.has_first_stage_layers() || layout.first_stage_layers() == 0) return;
+  auto from_set = [](const SourceLocation& where) { return where.file.rfind("--set", 0) == 0; };
+  if (!from_set(loaded.sources.find("layout.pp")) || layout.pp() == file_pp) return;
+  const SourceLocation pinned = loaded.sources.find("layout.first_stage_layers");
+  if (from_set(pinned)) return;
+  throw InputError(pinned, "layout.first_stage_layers",
+                   fmt::format("{} layers on the first stage were pinned for layout.pp {}, but "
+                               "--set layout.pp={} changes the pipeline: set "
+                               "layout.first_stage_layers as well (0 for equal stages)",
+                               layout.first_stage_layers(), file_pp, layout.pp()));
+}
+
 LoadedScenario load_scenario_text(const std::string& text, const std::string& path,
                                   const std::vector<std::string>& overrides) {
   LoadedScenario loaded;
   loaded.scenario = parse_scenario_text(text, path, &loaded.sources);
+  const int file_pp = loaded.scenario.layout().pp();
   for (const std::string& assignment : overrides) {
     apply_override(assignment, &loaded.scenario, &loaded.sources);
   }
@@ -478,6 +516,13 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
       apply_override(assignment, &loaded.scenario, &loaded.sources);
     }
   }
+  check_pinned_first_stage(file_pp, loaded);
+  if (!overrides.empty()) {
+    // The report's title is the scenario's name: say what the command line changed.
+    loaded.scenario.set_name(
+        fmt::format("{} (--set {})", loaded.scenario.name(), fmt::join(overrides, ", ")));
+  }
+  note_model_preset_fields(loaded.scenario, &loaded.sources);
   resolve_presets(&loaded.scenario, loaded.sources);
   validate_scenario(loaded.scenario, loaded.sources);
   return loaded;

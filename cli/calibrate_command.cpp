@@ -59,7 +59,7 @@ int calibrate_command(const std::vector<std::string>& args) {
       "fit evaluations (each simulates all points)")(
       "holdout-max-evals", po::value<int>()->default_value(20), "evaluations per held-out refit")(
       "holdout", po::value<std::string>()->default_value("auto"),
-      "auto, none, loo, group or kfold:K");
+      "auto, none, loo, group, largest (fit the smaller groups, predict the largest) or kfold:K");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   po::notify(vm);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/gemm_model.h"
+
 namespace racksim::sim {
 
 ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
@@ -17,6 +19,10 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   m.hbm_efficiency = hw.compute().hbm();
   m.launch_overhead_s = hw.compute().launch_overhead_s();
   m.gemm_half_dim = hw.compute().gemm_half_dim();
+  m.kernel_model = hw.compute().model() == config::ComputeEfficiency::KERNEL;
+  m.sm_count = hw.gpu().sm_count();
+  m.cpu_launch_floor_s = hw.compute().cpu_launch_floor_s();
+  m.gemm_k_overhead = hw.compute().gemm_k_overhead();
   return m;
 }
 
@@ -53,8 +59,41 @@ double ComputeModel::efficiency(const Op& op) const {
   return gemm_shape_efficiency(base, d, gemm_half_dim);
 }
 
-double ComputeModel::duration_s(const Op& op) const {
+double ComputeModel::duration_s(const Op& op, const KernelShape& shape) const {
   if (op.duration_s >= 0) return op.duration_s;
+  return kernel_model ? kernel_s(op, shape) : roofline_s(op);
+}
+
+double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
+  const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
+  const double kernels = gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
+  const double gpu_s = gemm ? gemm_s(op, shape) + kernels * launch_overhead_s : roofline_s(op);
+  return std::max(gpu_s, kernels * cpu_launch_floor_s);
+}
+
+// The op's GEMMs from their shapes, scaled to its FLOPs (a MoE expert kernel doing the work of
+// the tokens it received, a ring-attention slice), against the HBM floor of its bytes.
+double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
+  const double peak = peak_flops_per_s(op.dtype);
+  auto one = [&](double m, double k, double n) {
+    return gemm_kernel_cost(m, k, n, shape.batch, sm_count, peak, gemm_efficiency, gemm_k_overhead)
+        .seconds;
+  };
+  double seconds = 0;
+  if (shape.pass == GemmPass::kForward) seconds = one(shape.m, shape.k, shape.n);
+  if (shape.pass == GemmPass::kInputGrad || shape.pass == GemmPass::kBackward) {
+    seconds += one(shape.m, shape.n, shape.k);  // dA[m,k] = dC[m,n] B^T
+  }
+  if (shape.pass == GemmPass::kWeightGrad || shape.pass == GemmPass::kBackward) {
+    seconds += one(shape.k, shape.m, shape.n);  // dB[k,n] = A^T dC
+  }
+  const double nominal = shape.flops();
+  if (nominal > 0) seconds *= op.amount / nominal;
+  const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
+  return std::max(seconds, byte_rate > 0 ? op.hbm_bytes / byte_rate : 0);
+}
+
+double ComputeModel::roofline_s(const Op& op) const {
   const double flop_rate = peak_flops_per_s(op.dtype) * efficiency(op);
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
   const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;

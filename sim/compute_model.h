@@ -5,6 +5,10 @@
 //
 // With gemm_half_dim > 0 a GEMM's efficiency depends on its shape (gemm_shape_efficiency).
 //
+// With the KERNEL model (hardware.compute.model), a GEMM whose shape the generator knows is timed
+// from that shape (sim/gemm_model.h: tiles in waves over the SMs) against its HBM floor; every
+// kernel also pays launch_overhead_s and lasts at least cpu_launch_floor_s (the host issuing it).
+//
 // A recorded duration (from a trace) is used as is.
 #pragma once
 
@@ -24,7 +28,11 @@ struct ComputeModel {
   double other_efficiency = 1;
   double hbm_efficiency = 1;
   double launch_overhead_s = 0;
-  double gemm_half_dim = 0;  // 0: GEMM efficiency independent of the shape
+  double gemm_half_dim = 0;   // 0: GEMM efficiency independent of the shape
+  bool kernel_model = false;  // hardware.compute.model KERNEL
+  int sm_count = 0;
+  double cpu_launch_floor_s = 0;
+  double gemm_k_overhead = 0;
 
   static ComputeModel from_hardware(const config::Hardware& hw);
 
@@ -32,7 +40,14 @@ struct ComputeModel {
   double efficiency(OpClass op_class) const;
   // The efficiency of this operation: its class's, shaped for GEMMs.
   double efficiency(const Op& op) const;
-  double duration_s(const Op& op) const;
+  double duration_s(const Op& op) const { return duration_s(op, KernelShape{}); }
+  // `shape`: the op's GEMM shape (EventGraph::shape(op.shape)), used by the KERNEL model.
+  double duration_s(const Op& op, const KernelShape& shape) const;
+
+ private:
+  double roofline_s(const Op& op) const;
+  double kernel_s(const Op& op, const KernelShape& shape) const;
+  double gemm_s(const Op& op, const KernelShape& shape) const;
 };
 
 // The harmonic-mean dimension 3 / (1/m + 1/k + 1/n) of a GEMM of `flops` = 2mkn reading and

@@ -200,7 +200,7 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double read
   if (actor.lazy_compute) {
     // Nothing shares this stream's GPU (or CPU) time: the kernel ends its duration later.
     const OpId op = actor.ops[first];
-    actor.clock = ready_s + compute_.duration_s(graph_.op(op));
+    actor.clock = ready_s + op_duration_s(op);
     complete(op, ready_s, actor.clock);
     return first;
   }
@@ -218,7 +218,7 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double read
     ++last;
   }
   double total = 0;
-  for (size_t k = first; k <= last; ++k) total += compute_.duration_s(graph_.op(actor.ops[k]));
+  for (size_t k = first; k <= last; ++k) total += op_duration_s(actor.ops[k]);
   const double start = s4u::Engine::get_clock();
   if (total > 0) {
     ++activities_;
@@ -227,7 +227,7 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double read
   const double end = s4u::Engine::get_clock();
   double t = start;
   for (size_t k = first; k <= last; ++k) {
-    const double d = compute_.duration_s(graph_.op(actor.ops[k]));
+    const double d = op_duration_s(actor.ops[k]);
     complete(actor.ops[k], t, k == last ? end : std::min(t + d, end));
     t += d;
   }

@@ -54,6 +54,10 @@ class Replay {
   void wait_ready(StreamActor& actor, OpId op);
   void mark_lazy_streams();
   size_t execute_compute_run(StreamActor& actor, size_t first, double ready_s);
+  double op_duration_s(OpId id) const {
+    const Op& op = graph_.op(id);
+    return compute_.duration_s(op, graph_.shape(op.shape));
+  }
   bool has_dependents(OpId op) const;
   // When `op`'s dependencies (and a recv's data) are all done, as far as they are yet.
   double ready_time(OpId op) const;

@@ -24,7 +24,7 @@ constexpr const char* kTiny = R"(name: "tiny decode"
 model { hidden_size: 1024 num_layers: 2 num_heads: 8 num_kv_heads: 8 ffn_hidden_size: 4096 vocab_size: 256 }
 hardware {
   preset: "dgx-h100" nodes: 1 gpus_per_node: 1 host { sockets: 1 }
-  compute { gemm: 1 attention: 1 elementwise: 1 hbm: 1 launch_overhead_s: 0 }
+  compute { model: ROOFLINE gemm: 1 attention: 1 elementwise: 1 hbm: 1 launch_overhead_s: 0 }
 }
 layout { tp: 1 pp: 1 }
 training { global_batch_size: 1 micro_batch_size: 1 seq_length: 16 }

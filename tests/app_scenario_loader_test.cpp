@@ -121,7 +121,11 @@ TEST(app_scenario_loader, TextScenarioMergesPresetsAndDefaults) {
   // Defaults under the preset.
   EXPECT_DOUBLE_EQ(s.hardware().scale_up().latency_s(), 1.5e-6);
   EXPECT_DOUBLE_EQ(s.hardware().scale_out().efficiency(), 0.92);
-  EXPECT_DOUBLE_EQ(s.hardware().compute().gemm(), 0.75);
+  EXPECT_DOUBLE_EQ(s.hardware().compute().attention(), 0.60);
+  // dgx-h100 uses the kernel model at the H100's cited achievable GEMM peak.
+  EXPECT_EQ(s.hardware().compute().model(), config::ComputeEfficiency::KERNEL);
+  EXPECT_DOUBLE_EQ(s.hardware().compute().gemm(), 0.801);
+  EXPECT_EQ(s.hardware().gpu().sm_count(), 132);
   EXPECT_DOUBLE_EQ(s.hardware().collectives().base_latency_s(), 6e-6);
   EXPECT_EQ(s.hardware().gpus_per_node(), 8);
   // Derived and built-in defaults.
@@ -154,7 +158,11 @@ TEST(app_scenario_loader, TextScenarioRecordsTheLineOfEveryField) {
   EXPECT_EQ(sources.find("layout.pp").line, 14);
   // Not written: the closest ancestor that is, else the file.
   EXPECT_EQ(sources.find("layout.dp").line, 12);
-  EXPECT_EQ(sources.find("model.hidden_size").line, 3);
+  // Given by the model preset, not written: the preset, named.
+  EXPECT_EQ(sources.find("model.hidden_size").file,
+            "model preset 'llama3-8b' (inherited; set model.hidden_size to override it)");
+  EXPECT_EQ(sources.find("model.hidden_size").line, 0);
+  EXPECT_EQ(sources.find("model.preset").line, 4);
   const SourceLocation nowhere = sources.find("sim.fidelity");
   EXPECT_EQ(nowhere.file, "llama.textproto");
   EXPECT_EQ(nowhere.line, 0);
@@ -607,6 +615,44 @@ TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
   EXPECT_NE(cp.detail.find("context parallelism"), std::string::npos) << cp.detail;
   EXPECT_NO_THROW(
       load_scenario_text(small_scenario("  tp: 8\n", "inference { batch: 8 }\n"), "s", {}));
+}
+
+}  // namespace
+}  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
+  // 32 layers: 8 + 24 for pp 2 in the file; --set layout.pp=4 would give 8 + 8 + 8 + 8 by
+  // luck, and 22 + 7 + 7 + 7 for other pins: the pin was made for pp 2, so it is an error.
+  const std::string text = small_scenario("  pp: 2\n  first_stage_layers: 8\n");
+  ASSERT_FALSE(load_error(text).thrown);
+  const Caught error = load_error(text, "scenario.textproto", {"layout.pp=4"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.first_stage_layers");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("layout.pp=4"), std::string::npos) << error.detail;
+  EXPECT_NE(error.detail.find("layout.pp 2"), std::string::npos) << error.detail;
+  // Restating the pin (or 0 for equal stages) with the new pp is fine.
+  EXPECT_FALSE(load_error(text, "s", {"layout.pp=4", "layout.first_stage_layers=0"}).thrown);
+}
+
+TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {
+  // gpt3-175b has 96 heads and 96 KV heads; overriding num_heads alone leaves the preset's KV
+  // heads, which the user never wrote.
+  const Caught error = load_error(small_scenario("  tp: 8\n"), "scenario.textproto",
+                                  {"model.preset=gpt3-175b", "model.num_heads=48"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "model.num_kv_heads");
+  EXPECT_NE(error.where.file.find("model preset 'gpt3-175b'"), std::string::npos)
+      << error.where.file;
+}
+
+TEST(app_scenario_loader, TitleSaysWhatTheCommandLineChanged) {
+  const LoadedScenario loaded =
+      load_scenario_text("name: \"run\"\n" + small_scenario("  tp: 2\n"), "s", {"layout.tp=4"});
+  EXPECT_EQ(loaded.scenario.name(), "run (--set layout.tp=4)");
 }
 
 }  // namespace

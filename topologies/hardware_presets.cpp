@@ -105,7 +105,12 @@ constexpr std::string_view kDgxA100 = R"pb(
     fp32_flops_per_s: 19.5e12
     hbm_bytes: 80e9
     hbm_bytes_per_s: 2.039e12
+    sm_count: 108
   }
+  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
+  # the Maximum Achievable Matmul FLOPS of an A100 SXM in BF16, 267.9 of 312 TFLOP/s
+  # (stas00/ml-engineering, compute/accelerator/README.md, MAMF table, CUDA 12.1).
+  compute { model: KERNEL gemm: 0.859 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
   scale_up { bytes_per_s: 300e9 domain_size: 8 }
   scale_out { nic_bits_per_s: 200e9 nics_per_gpu: 1 }
   pcie { generation: 4 bytes_per_s: 31.5e9 }
@@ -123,7 +128,12 @@ constexpr std::string_view kDgxH100 = R"pb(
     fp32_flops_per_s: 67e12
     hbm_bytes: 80e9
     hbm_bytes_per_s: 3.35e12
+    sm_count: 132
   }
+  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
+  # the Maximum Achievable Matmul FLOPS of an H100 SXM in BF16, 792.1 of 989 TFLOP/s
+  # (stas00/ml-engineering, compute/accelerator/README.md, MAMF table, CUDA 12.1).
+  compute { model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
   # NVSwitch 3 reduces in-network (NVLink SHARP).
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
@@ -141,7 +151,12 @@ constexpr std::string_view kDgxH200 = R"pb(
     fp32_flops_per_s: 67e12
     hbm_bytes: 141e9
     hbm_bytes_per_s: 4.8e12
+    sm_count: 132
   }
+  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
+  # the H100 SXM's Maximum Achievable Matmul FLOPS fraction (same GH100 compute; the 900 W
+  # GH200 reaches 0.83): stas00/ml-engineering, compute/accelerator/README.md, MAMF table.
+  compute { model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
@@ -158,7 +173,12 @@ constexpr std::string_view kHgxH800 = R"pb(
     fp32_flops_per_s: 67e12
     hbm_bytes: 80e9
     hbm_bytes_per_s: 3.35e12
+    sm_count: 132
   }
+  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
+  # the H100 SXM's Maximum Achievable Matmul FLOPS fraction (same compute): 792.1 of 989
+  # TFLOP/s (stas00/ml-engineering, compute/accelerator/README.md, MAMF table).
+  compute { model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
   # The export-limited NVLink: 200 GB/s per direction by spec, 160 measured by DeepSeek.
   scale_up { bytes_per_s: 200e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
@@ -308,6 +328,8 @@ constexpr std::string_view kA100VtrainCluster = R"pb(
     efficiency: 0.833
   }
   compute {
+    # The roofline model the fit was made with (the dgx-a100 base uses the kernel model).
+    model: ROOFLINE
     # Fitted with the scale-out efficiency on scenarios/calibration/a100-vtrain-fit.csv
     # (scenarios/calibration/a100-vtrain-fit.log.txt): GEMMs reach 0.511 of the 312 TFLOP/s
     # FP16 peak as their harmonic-mean dimension grows, half of that at 334; the attention core

@@ -192,6 +192,36 @@ double kv_bytes_per_token(const AttentionSpec& s, double elem_bytes) {
 
 namespace {
 
+// Attention before FlashAttention (Megatron-LM's CoreAttention): per sequence and head, a batched
+// GEMM writes the scores Q K^T over all s x s entries (the causal half is computed, then
+// masked), a fused scale-mask-softmax reads them and writes the probabilities, a dropout reads
+// those and writes the dropped ones and a 1-byte mask, and a second batched GEMM reads them
+// with V. HBM per score element: softmax 2 + 2 bytes, dropout 2 + 2 + 1 (forward); dropout
+// backward 2 + 1 + 2 and softmax backward 2 + 2 + 2 (backward, 11 against the forward's 9).
+void append_materialized_core(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
+                              std::vector<LayerStep>& core) {
+  if (shape.cp > 1) {
+    throw std::invalid_argument(
+        "training.attention_impl MATERIALIZED needs layout.cp = 1 (context parallelism runs "
+        "fused ring attention)");
+  }
+  const double e = bytes_per_element(shape.dtype);
+  const double seq = static_cast<double>(shape.seq_length);
+  const double keys = seq;
+  const double batch = tokens / seq * static_cast<double>(spec.heads) / shape.tp;
+  core.push_back(
+      batched_gemm_step("attn.scores", batch, seq, static_cast<double>(spec.qk_dim()), keys, e));
+  const double scores = batch * seq * keys;
+  constexpr double kForwardBytesPerScore = 9;
+  constexpr double kBackwardBytesPerScore = 11;
+  LayerStep softmax = compute_step("attn.softmax", OpClass::kElementwise, 6 * scores,
+                                   kForwardBytesPerScore * scores);
+  softmax.backward_bytes_factor = kBackwardBytesPerScore / kForwardBytesPerScore;
+  core.push_back(softmax);
+  core.push_back(
+      batched_gemm_step("attn.context", batch, seq, keys, static_cast<double>(spec.v_head_dim), e));
+}
+
 // The context-parallel exchange around the core attention, and the core itself.
 void append_core(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
                  std::vector<LayerStep>& fw, std::vector<LayerStep>& recompute) {
@@ -226,7 +256,12 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
     // Compress ratio tokens into one latent entry.
     core.push_back(elementwise_step("attn.compress", 2 * tokens * width, 2 * tokens * width, e));
   }
-  core.push_back(attention_step("attn.core", flops, hbm));
+  if (shape.materialized &&
+      (spec.kind == AttentionKind::kFull || spec.kind == AttentionKind::kLatent)) {
+    append_materialized_core(spec, shape, tokens, core);
+  } else {
+    core.push_back(attention_step("attn.core", flops, hbm));
+  }
 
   if (shape.cp > 1 && !shape.ulysses) {
     // Ring attention: the rank's block of key/value state visits every other CP rank while the

@@ -27,21 +27,27 @@
 
 namespace racksim {
 
-enum class AttentionKind : uint8_t { kFull, kLatent, kSlidingWindow, kCompressed, kCompressedSparse };
+enum class AttentionKind : uint8_t {
+  kFull,
+  kLatent,
+  kSlidingWindow,
+  kCompressed,
+  kCompressedSparse
+};
 
 struct AttentionSpec {
   AttentionKind kind = AttentionKind::kFull;
   int64_t hidden = 0;
   int64_t heads = 0;
-  int64_t kv_heads = 0;     // kFull
-  int64_t head_dim = 0;     // query/key head dim (MLA: without the RoPE part)
-  int64_t rope_dim = 0;     // MLA: shared RoPE key dims
+  int64_t kv_heads = 0;  // kFull
+  int64_t head_dim = 0;  // query/key head dim (MLA: without the RoPE part)
+  int64_t rope_dim = 0;  // MLA: shared RoPE key dims
   int64_t v_head_dim = 0;
   int64_t q_lora_rank = 0;  // 0: full query projection
   int64_t kv_lora_rank = 0;
-  int64_t window = 0;       // kSlidingWindow, and CSA's local window
-  int64_t ratio = 1;        // kCompressed / kCompressedSparse: tokens per compressed entry
-  int64_t top_k = 0;        // CSA
+  int64_t window = 0;  // kSlidingWindow, and CSA's local window
+  int64_t ratio = 1;   // kCompressed / kCompressedSparse: tokens per compressed entry
+  int64_t top_k = 0;   // CSA
   int64_t indexer_heads = 0;
   int64_t indexer_head_dim = 0;
 
@@ -66,11 +72,14 @@ struct AttentionShape {
   int64_t micro_batch = 1;
   int64_t seq_length = 1;  // the whole sequence
   int tp = 1;
-  int cp = 1;              // context-parallel ranks sharing the sequence
-  bool ulysses = false;    // CP by all-to-all over heads instead of a KV ring
+  int cp = 1;            // context-parallel ranks sharing the sequence
+  bool ulysses = false;  // CP by all-to-all over heads instead of a KV ring
   bool sequence_parallel = false;
   DataType dtype = DataType::kBf16;
   int64_t indexer_chunk_tokens = 0;  // CSA: the indexer's recompute chunk (0: whole)
+  // Dense attention as batched GEMMs over the full s x s scores and a softmax between them
+  // (training.attention_impl MATERIALIZED) instead of one fused kernel.
+  bool materialized = false;
 };
 
 // Appends the attention block's forward steps (norm, projections, core attention with its CP

@@ -141,13 +141,28 @@ Op make_op(const OpContext& ctx, OpKind kind, uint32_t label) {
 
 OpId EventGraph::add_compute(const OpContext& ctx, std::string_view label, OpClass op_class,
                              double flops, double hbm_bytes, DataType dtype,
-                             std::span<const OpId> deps) {
+                             std::span<const OpId> deps, const KernelShape& shape) {
   Op op = make_op(ctx, OpKind::kCompute, intern_label(label));
   op.op_class = op_class;
   op.amount = flops;
   op.hbm_bytes = hbm_bytes;
   op.dtype = dtype;
+  op.shape = add_shape(shape);
   return add(op, deps);
+}
+
+uint32_t EventGraph::add_shape(const KernelShape& shape) {
+  if (!shape.known()) return 0;
+  const auto key =
+      std::make_tuple(shape.m, shape.k, shape.n, shape.batch, static_cast<uint8_t>(shape.pass));
+  auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<uint32_t>(shapes_.size()));
+  if (inserted) shapes_.push_back(shape);
+  return it->second;
+}
+
+double KernelShape::flops() const {
+  const double one = 2.0 * m * k * n * batch;
+  return pass == GemmPass::kBackward ? 2 * one : one;
 }
 
 OpId EventGraph::add_recorded_compute(const OpContext& ctx, std::string_view label,

@@ -17,9 +17,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -59,6 +61,26 @@ enum class Phase : uint8_t {
 enum class OpClass : uint8_t { kGemm, kAttention, kElementwise, kOther };
 
 enum class DataType : uint8_t { kBf16, kFp16, kFp8, kFp32 };
+
+// Which GEMMs a compute operation with a GEMM shape runs. A forward GEMM C[m,n] = A[m,k] B[k,n];
+// its input gradient dA[m,k] = dC[m,n] B^T (inner dimension n), its weight gradient
+// dB[k,n] = A^T dC (inner dimension m); kBackward runs both.
+enum class GemmPass : uint8_t { kForward, kInputGrad, kWeightGrad, kBackward };
+
+// The shape of a compute operation's GEMMs, where the generator knows it: `batch` independent
+// m x k x n products (a batched GEMM). m == 0: no shape (the roofline applies).
+struct KernelShape {
+  float m = 0;
+  float k = 0;
+  float n = 0;
+  float batch = 1;
+  GemmPass pass = GemmPass::kForward;
+
+  bool known() const { return m > 0 && k > 0 && n > 0; }
+  // FLOPs of the GEMMs of this pass: 2 m k n x batch, twice for kBackward.
+  double flops() const;
+  bool operator==(const KernelShape&) const = default;
+};
 
 enum class CollectiveKind : uint8_t {
   kAllReduce,
@@ -112,6 +134,8 @@ struct Op {
   // all-to-all: how the traffic is spread over the members (0: evenly; else a table of
   // EventGraph::weights, see WeightedAllToAll).
   uint32_t weights = 0;
+  // compute: index into EventGraph::shapes() (0: no shape known).
+  uint32_t shape = 0;
   int32_t micro_batch = -1;
   int16_t layer = -1;
   OpKind kind = OpKind::kCompute;
@@ -171,7 +195,8 @@ class EventGraph {
   // Builders. Each returns the new operation's id; `deps` must be operations of the same rank
   // that were added earlier.
   OpId add_compute(const OpContext& ctx, std::string_view label, OpClass op_class, double flops,
-                   double hbm_bytes, DataType dtype, std::span<const OpId> deps = {});
+                   double hbm_bytes, DataType dtype, std::span<const OpId> deps = {},
+                   const KernelShape& shape = {});
   OpId add_recorded_compute(const OpContext& ctx, std::string_view label, double duration_s,
                             double flops, double hbm_bytes, std::span<const OpId> deps = {});
   OpId add_collective(const OpContext& ctx, std::string_view label, CollectiveKind kind,
@@ -183,6 +208,11 @@ class EventGraph {
                 double bytes, CommDim dim, std::span<const OpId> deps = {});
   OpId add_copy(const OpContext& ctx, std::string_view label, CopyDirection direction,
                 uint32_t numa_node, double bytes, std::span<const OpId> deps = {});
+
+  // GEMM shapes of compute operations, interned; entry 0 is the unknown shape.
+  uint32_t add_shape(const KernelShape& shape);
+  const KernelShape& shape(uint32_t id) const { return shapes_[id]; }
+  const std::vector<KernelShape>& shapes() const { return shapes_; }
 
   // Adds a raw operation (readers use this); checks and fills collective sequence numbers.
   OpId add(Op op, std::span<const OpId> deps);
@@ -199,6 +229,8 @@ class EventGraph {
   std::unordered_map<std::string, CommId> communicator_ids_;
   std::vector<std::string> labels_;
   std::vector<std::vector<double>> weights_;
+  std::vector<KernelShape> shapes_{KernelShape{}};
+  std::map<std::tuple<float, float, float, float, uint8_t>, uint32_t> shape_ids_;
   std::unordered_map<std::string, uint32_t> weight_ids_;
   std::unordered_map<std::string, uint32_t> label_ids_;
   // Next collective sequence number per (communicator, rank).

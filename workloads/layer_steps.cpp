@@ -13,10 +13,17 @@ LayerStep compute_step(std::string name, OpClass op_class, double flops, double 
 }
 
 LayerStep gemm_step(std::string name, double m, double k, double n, double elem_bytes) {
-  LayerStep s = compute_step(std::move(name), OpClass::kGemm, 2 * m * k * n,
-                             elem_bytes * (m * k + k * n + m * n));
+  return batched_gemm_step(std::move(name), 1, m, k, n, elem_bytes);
+}
+
+LayerStep batched_gemm_step(std::string name, double batch, double m, double k, double n,
+                            double elem_bytes) {
+  LayerStep s = compute_step(std::move(name), OpClass::kGemm, 2 * m * k * n * batch,
+                             elem_bytes * (m * k + k * n + m * n) * batch);
   s.input_grad_factor = 1;
   s.weight_grad_factor = 1;
+  s.shape = KernelShape{static_cast<float>(m), static_cast<float>(k), static_cast<float>(n),
+                        static_cast<float>(batch), GemmPass::kForward};
   return s;
 }
 
@@ -46,8 +53,9 @@ LayerStep collective_step(std::string name, std::optional<CollectiveKind> forwar
 namespace {
 
 LayerStep backward_kernel(const LayerStep& fwd, const std::string& suffix, double flop_factor,
-                          double bytes_share) {
+                          double bytes_share, GemmPass pass) {
   LayerStep b = fwd;
+  b.shape.pass = pass;
   b.name = fwd.name + suffix;
   b.flops = fwd.flops * flop_factor;
   b.hbm_bytes = fwd.hbm_bytes * fwd.backward_bytes_factor * bytes_share;
@@ -67,7 +75,8 @@ LayerStep backward_collective(const LayerStep& fwd) {
 
 // Ring attention's backward circulates the key/value blocks and their gradients.
 LayerStep backward_ring(const LayerStep& fwd) {
-  LayerStep b = backward_kernel(fwd, ".bwd", fwd.input_grad_factor + fwd.weight_grad_factor, 1);
+  LayerStep b = backward_kernel(fwd, ".bwd", fwd.input_grad_factor + fwd.weight_grad_factor, 1,
+                                GemmPass::kBackward);
   b.bytes = 2 * fwd.bytes;
   return b;
 }
@@ -93,17 +102,17 @@ void derive_backward(BlockSteps* block) {
       continue;
     }
     const double total = f.input_grad_factor + f.weight_grad_factor;
-    block->backward.push_back(backward_kernel(f, ".bwd", total, 1));
+    block->backward.push_back(backward_kernel(f, ".bwd", total, 1, GemmPass::kBackward));
     if (f.weight_grad_factor > 0) {
       // HBM traffic splits with the FLOPs: each half reads its operands once.
       if (f.input_grad_factor > 0) {
-        block->backward_input.push_back(
-            backward_kernel(f, ".dgrad", f.input_grad_factor, f.input_grad_factor / total));
+        block->backward_input.push_back(backward_kernel(
+            f, ".dgrad", f.input_grad_factor, f.input_grad_factor / total, GemmPass::kInputGrad));
       }
-      block->backward_weight.push_back(
-          backward_kernel(f, ".wgrad", f.weight_grad_factor, f.weight_grad_factor / total));
+      block->backward_weight.push_back(backward_kernel(
+          f, ".wgrad", f.weight_grad_factor, f.weight_grad_factor / total, GemmPass::kWeightGrad));
     } else {
-      block->backward_input.push_back(backward_kernel(f, ".bwd", total, 1));
+      block->backward_input.push_back(backward_kernel(f, ".bwd", total, 1, GemmPass::kBackward));
     }
   }
 }

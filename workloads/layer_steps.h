@@ -33,6 +33,9 @@ struct LayerStep {
   double input_grad_factor = 1;
   double weight_grad_factor = 0;
   double backward_bytes_factor = 2;
+  // GEMMs: the forward product's shape (the backward steps carry their pass); the kernel
+  // compute model times the GEMM from it.
+  KernelShape shape;
   // collective (`forward` / `backward` absent: nothing in that direction)
   std::optional<CollectiveKind> forward;
   std::optional<CollectiveKind> backward;
@@ -50,16 +53,21 @@ struct LayerStep {
 
 struct BlockSteps {
   std::vector<LayerStep> forward;
-  std::vector<LayerStep> backward;          // full backward: B and W kernels fused
-  std::vector<LayerStep> backward_input;    // B only (zero-bubble schedules)
-  std::vector<LayerStep> backward_weight;   // W only
+  std::vector<LayerStep> backward;             // full backward: B and W kernels fused
+  std::vector<LayerStep> backward_input;       // B only (zero-bubble schedules)
+  std::vector<LayerStep> backward_weight;      // W only
   std::vector<LayerStep> selective_recompute;  // what selective recompute runs again
 };
 
 LayerStep compute_step(std::string name, OpClass op_class, double flops, double hbm_bytes);
 // C[m,n] = A[m,k] B[k,n]: 2mkn FLOPs; reads A and B and writes C once.
 LayerStep gemm_step(std::string name, double m, double k, double n, double elem_bytes);
-LayerStep elementwise_step(std::string name, double elements_touched, double flops, double elem_bytes);
+// `batch` independent products C[m,n] = A[m,k] B[k,n] in one kernel (attention's QK^T and AV
+// when the scores are materialized): 2mkn x batch FLOPs; reads A and B and writes C once each.
+LayerStep batched_gemm_step(std::string name, double batch, double m, double k, double n,
+                            double elem_bytes);
+LayerStep elementwise_step(std::string name, double elements_touched, double flops,
+                           double elem_bytes);
 LayerStep attention_step(std::string name, double flops, double hbm_bytes);
 LayerStep collective_step(std::string name, std::optional<CollectiveKind> forward,
                           std::optional<CollectiveKind> backward, CommDim dim, double bytes);

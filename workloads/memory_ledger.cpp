@@ -121,6 +121,7 @@ RankShape shape_of(const config::Scenario& s) {
   shape.cp = std::max(1, s.layout().cp());
   shape.ep = std::max(1, s.layout().ep());
   shape.indexer_chunk_tokens = s.training().indexer_chunk_tokens();
+  shape.materialized_attention = s.training().attention_impl() == config::Training::MATERIALIZED;
   return shape;
 }
 

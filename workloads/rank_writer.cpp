@@ -15,7 +15,7 @@ OpContext RankWriter::context(StreamId stream, const OpTag& tag) const {
 OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& step,
                         const OpTag& tag) {
   const OpId id = graph_->add_compute(context(stream, tag), step.name, step.op_class, step.flops,
-                                      step.hbm_bytes, dtype_, chain.pending);
+                                      step.hbm_bytes, dtype_, chain.pending, step.shape);
   chain.pending.clear();
   chain.last_compute = id;
   return id;
@@ -32,15 +32,14 @@ OpId RankWriter::collective(ComputeChain& chain, StreamId stream, const std::str
   return id;
 }
 
-OpId RankWriter::detached_collective(StreamId stream, const std::string& name,
-                                     CollectiveKind kind, CommId comm, double bytes, CommDim dim,
-                                     const OpTag& tag, const std::vector<OpId>& deps) {
+OpId RankWriter::detached_collective(StreamId stream, const std::string& name, CollectiveKind kind,
+                                     CommId comm, double bytes, CommDim dim, const OpTag& tag,
+                                     const std::vector<OpId>& deps) {
   return graph_->add_collective(context(stream, tag), name, kind, comm, bytes, dim, deps);
 }
 
 OpId RankWriter::send(ComputeChain& chain, StreamId stream, const std::string& name, RankId peer,
-                      uint32_t tag, double bytes, CommDim dim, bool blocking,
-                      const OpTag& op_tag) {
+                      uint32_t tag, double bytes, CommDim dim, bool blocking, const OpTag& op_tag) {
   const OpId id =
       graph_->add_send(context(stream, op_tag), name, peer, tag, bytes, dim, chain.inputs());
   chain.pending.clear();

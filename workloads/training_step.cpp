@@ -487,7 +487,10 @@ class RankStep {
   }
 
   // Tied embeddings live where micro-batches enter and where they leave; when those are
-  // different stages their gradients are summed over the pair.
+  // different stages their gradients are summed over the pair. The pair is two pipeline stages
+  // (Megatron's embedding group), so its time counts as pp: the first stage waits here for the
+  // last one to drain the pipeline, which is not data-parallel communication (with DP1 it made
+  // a second of "exposed dp" out of a 0.014 s transfer).
   void write_tied_embedding_sync() {
     if (!s_.model.tied_embeddings() || s_.layout.pp() == 1 || s_.map.dual()) return;
     const bool first = coords_.pp == 0;
@@ -499,7 +502,7 @@ class RankStep {
         s_.model.embedding_params() / s_.layout.tp() *
         bytes_per_element(to_data_type(s_.scenario.training().grad_reduce_dtype()));
     writer_.collective(main_, s_.dp_stream, "embedding.grad.allreduce", CollectiveKind::kAllReduce,
-                       pair, bytes, CommDim::kDp, {Phase::kOptimizer, -1, -1});
+                       pair, bytes, CommDim::kPp, {Phase::kOptimizer, -1, -1});
   }
 
   const Shared& s_;
@@ -580,6 +583,7 @@ RankShape rank_shape(const config::Scenario& s) {
   shape.ulysses = s.layout().cp_algorithm() == config::Layout::ULYSSES;
   shape.ep = std::max(1, s.layout().ep());
   shape.indexer_chunk_tokens = t.indexer_chunk_tokens();
+  shape.materialized_attention = t.attention_impl() == config::Training::MATERIALIZED;
   return shape;
 }
 

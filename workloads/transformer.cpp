@@ -41,6 +41,7 @@ AttentionShape attention_shape(const RankShape& shape) {
   a.sequence_parallel = shape.sequence_parallel;
   a.dtype = shape.dtype;
   a.indexer_chunk_tokens = shape.indexer_chunk_tokens;
+  a.materialized = shape.materialized_attention;
   return a;
 }
 
@@ -147,12 +148,14 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
   BlockSteps block;
   auto& fw = block.forward;
   auto append_head = [&](const std::string& name) {
-    fw.push_back(elementwise_step(name + ".norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
+    fw.push_back(elementwise_step(name + ".norm", 2 * norm_tokens * h,
+                                  kNormFlopsPerElement * norm_tokens * h, e));
     open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
     fw.push_back(gemm_step(name, tokens, h, v, e));
     // Vocabulary-parallel cross-entropy in FP32: the logits are read and the softmax written
     // about three times; the backward reads the softmax once and writes the gradient.
-    LayerStep loss = elementwise_step(name + ".loss", 3 * tokens * v * kFp32Bytes / e, 5 * tokens * v, e);
+    LayerStep loss =
+        elementwise_step(name + ".loss", 3 * tokens * v * kFp32Bytes / e, 5 * tokens * v, e);
     loss.backward_bytes_factor = 0.5;
     fw.push_back(loss);
     if (shape.tp > 1) {

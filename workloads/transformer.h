@@ -38,6 +38,7 @@ struct RankShape {
   bool ulysses = false;
   int ep = 1;
   int64_t indexer_chunk_tokens = 0;
+  bool materialized_attention = false;  // training.attention_impl MATERIALIZED
 };
 
 class TransformerModel {

@@ -1,0 +1,56 @@
+// How long one GEMM kernel takes from its shape: tile and wave quantization over the GPU's SMs.
+//
+// cuBLAS / CUTLASS GEMMs give each thread block (CTA) one output tile of tile_m x tile_n and run
+// the whole inner dimension k through it; the GPU holds one CTA per SM for the large tiles, so
+// the tiles run in waves of sm_count. A tile costs 2 tile_m tile_n (k + k_overhead) FLOPs at
+// the SM's share of the achievable peak, its efficiency relative to the largest tile's (smaller
+// tiles reuse each loaded operand less). The library picks the tile that finishes first:
+//
+//   tiles(t)  = batch x ceil(m / t.m) x ceil(n / t.n)
+//   waves(t)  = ceil(tiles(t) / sm_count)
+//   time(t)   = waves(t) x 2 t.m t.n (k + k_overhead) / (peak x efficiency x t.relative / sms)
+//   time      = min over t of time(t)
+//
+// A large GEMM whose dimensions are multiples of the big tile reaches `efficiency` of the peak;
+// a last wave that fills few SMs, a tile half empty at the edge of m or n, or a short k cost
+// what they cost on the hardware. The memory floor (operands through HBM), the launch overhead
+// and the CPU floor are the caller's (ComputeModel).
+#pragma once
+
+#include <array>
+
+namespace racksim::sim {
+
+struct GemmTile {
+  double m = 0;
+  double n = 0;
+  double relative_efficiency = 1;  // of the largest tile's per-SM rate
+};
+
+// The tiles the model chooses from: CUTLASS's default BF16 tensor-core tiles for Ampere and
+// Hopper (256x128 and 128x256 for large problems, 128x128, 128x64, 64x64 for small ones, 32x128
+// for skinny ones such as decode's few tokens). The relative rates are estimates: a 64x64 tile
+// loads 4x the operand bytes per FLOP of a 256x128 one and its math pipes idle on the loads.
+constexpr std::array<GemmTile, 6> kGemmTiles = {{
+    {256, 128, 1.0},
+    {128, 256, 1.0},
+    {128, 128, 0.92},
+    {128, 64, 0.80},
+    {64, 64, 0.60},
+    {32, 128, 0.50},
+}};
+
+struct GemmKernelCost {
+  double seconds = 0;
+  double tile_m = 0;
+  double tile_n = 0;
+  double tiles = 0;
+  double waves = 0;
+};
+
+// The fastest tile's cost for `batch` products of m x k x n on a GPU of `sm_count` SMs whose
+// GEMMs reach `peak_flops_per_s` x `efficiency` when the tiles fill every wave.
+GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int sm_count,
+                                double peak_flops_per_s, double efficiency, double k_overhead);
+
+}  // namespace racksim::sim

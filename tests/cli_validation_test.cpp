@@ -1,0 +1,99 @@
+// Three rows of the validation table (docs/validation.md,
+// data/published/narayanan-sc21-table1.csv): racksim on the datasheet dgx-a100 preset with the
+// kernel compute model against the step times Narayanan et al. (SC'21, Table 1) published. The
+// errors the table records are pinned, so a change that moves these predictions shows up here (and
+// the table needs `scripts/validate.py` again). Each run is about a second: ANALYTIC collectives
+// and folded replicas.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_racksim.h"
+
+namespace racksim {
+namespace {
+
+using testing::read_file;
+using testing::run_racksim;
+using testing::TempDir;
+
+const std::string kBase =
+    std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/megatron-gpt-a100.textproto";
+
+struct Row {
+  std::vector<std::string> sets;
+  double published_tflops_per_gpu;
+  double recorded_error;  // predicted / published step time - 1, as in the table
+};
+
+// The paper's FLOPs per step (its eq. 3, recompute counted), sequence 2048, vocabulary 51,200.
+double paper_flops(double batch, double layers, double hidden) {
+  const double s = 2048, v = 51200;
+  return 96 * batch * s * layers * hidden * hidden *
+         (1 + s / (6 * hidden) + v / (16 * layers * hidden));
+}
+
+double simulate(const std::vector<std::string>& sets) {
+  TempDir out;
+  std::vector<std::string> args = {"run", kBase, "--report-only", "--out",
+                                   (out.path() / "o").string()};
+  for (const std::string& set : sets) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
+  const auto r = run_racksim(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
+      .at("step_time_s")
+      .get<double>();
+}
+
+TEST(NarayananSc21, DatasheetA100ErrorsOfThreeRowsArePinned) {
+  struct Case {
+    double batch, layers, hidden, gpus;
+    Row row;
+  };
+  const std::vector<Case> cases = {
+      {512,
+       30,
+       3072,
+       64,
+       {{"model.hidden_size=3072", "model.num_heads=32", "model.num_layers=30",
+         "model.ffn_hidden_size=12288", "hardware.nodes=8", "layout.tp=2", "layout.pp=1",
+         "layout.dp=32", "training.micro_batch_size=16", "training.global_batch_size=512"},
+        138,
+        -0.164}},
+      {1024,
+       40,
+       6144,
+       256,
+       {{"model.hidden_size=6144", "model.num_heads=48", "model.num_layers=40",
+         "model.ffn_hidden_size=24576", "hardware.nodes=32", "layout.tp=8", "layout.pp=1",
+         "layout.dp=32", "training.micro_batch_size=8", "training.global_batch_size=1024"},
+        135,
+        -0.134}},
+      {2304,
+       80,
+       12288,
+       1536,
+       {{"model.hidden_size=12288", "model.num_heads=96", "model.num_layers=80",
+         "model.ffn_hidden_size=49152", "hardware.nodes=192", "layout.tp=8", "layout.pp=8",
+         "layout.dp=24", "layout.virtual_stages=2", "training.schedule=INTERLEAVED_1F1B",
+         "training.micro_batch_size=2", "training.global_batch_size=2304"},
+        148,
+        -0.146}},
+  };
+  for (const Case& c : cases) {
+    const double published_s =
+        paper_flops(c.batch, c.layers, c.hidden) / (c.gpus * c.row.published_tflops_per_gpu * 1e12);
+    const double error = simulate(c.row.sets) / published_s - 1;
+    // The model is deterministic: the tolerance covers rounding of the recorded value only.
+    EXPECT_NEAR(error, c.row.recorded_error, 0.005) << c.row.sets[0];
+  }
+}
+
+}  // namespace
+}  // namespace racksim
