@@ -1,6 +1,7 @@
 #include "analysis/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <tuple>
@@ -153,6 +154,14 @@ void write_thread_names(const EventGraph& graph, RankId ranks_shown,
   }
 }
 
+// A slice's start and duration in microseconds on the nanosecond grid the JSON prints (three
+// decimals): rounding start and end, not start and duration, keeps back-to-back slices of a
+// thread from overlapping by a rounding step.
+std::pair<double, double> slice_us(double start_s, double end_s) {
+  const double ts = std::round(start_s * 1e9) / 1e3;
+  return {ts, std::round(end_s * 1e9) / 1e3 - ts};
+}
+
 void write_full(const EventGraph& graph, const sim::SimResult& result,
                 const std::function<void(const std::string&)>& emit) {
   const size_t streams = graph.streams().size();
@@ -161,12 +170,13 @@ void write_full(const EventGraph& graph, const sim::SimResult& result,
     const Op& op = graph.op(id);
     const sim::OpTiming& t = result.timing[id];
     if (t.end_s < 0) continue;
+    const auto [ts_us, dur_us] = slice_us(t.start_s, t.end_s);
     emit(fmt::format(
         "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:."
         "3f},"
         "\"args\":{{\"op\":{},{}}}}}",
-        quoted(graph.label(op.label)), to_string(op.phase), op.rank, thread_of(op, streams),
-        t.start_s * 1e6, (t.end_s - t.start_s) * 1e6, id, op_args(graph, op)));
+        quoted(graph.label(op.label)), to_string(op.phase), op.rank, thread_of(op, streams), ts_us,
+        dur_us, id, op_args(graph, op)));
   }
   write_flows(graph, result, emit);
 }
@@ -235,13 +245,13 @@ void write_layer_slices(const EventGraph& graph, const sim::SimResult& result,
     const std::string name = op.layer >= 0
                                  ? fmt::format("layer {} {}", op.layer, to_string(op.phase))
                                  : graph.label(op.label);
+    const auto [ts_us, dur_us] = slice_us(slice.start_s, slice.end_s);
     emit(fmt::format(
         "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},"
         "\"dur\":{:.3f},\"args\":{{\"ops\":{},\"micro_batch\":{},\"layer\":{},\"flops\":{:.6g},"
         "\"bytes\":{:.6g}}}}}",
-        quoted(name), to_string(op.phase), slice.rank, slice.tid, slice.start_s * 1e6,
-        (slice.end_s - slice.start_s) * 1e6, slice.ops, op.micro_batch, op.layer, slice.flops,
-        slice.bytes));
+        quoted(name), to_string(op.phase), slice.rank, slice.tid, ts_us, dur_us, slice.ops,
+        op.micro_batch, op.layer, slice.flops, slice.bytes));
   }
   if (ranks_shown < graph.num_ranks()) {
     emit(fmt::format(

@@ -59,7 +59,7 @@ std::vector<ClusterWork> plan_grids(const app::PlanSpec& spec) {
   return work;
 }
 
-void write_outputs(const app::OutputDir& out, const std::vector<ClusterWork>& work,
+void write_outputs(app::OutputDir& out, const std::vector<ClusterWork>& work,
                    const std::vector<analysis::PlanRow>& rows, double tokens,
                    const std::string& table) {
   out.write("plan.txt", [&](std::ostream& os) { os << table; });
@@ -72,6 +72,7 @@ void write_outputs(const app::OutputDir& out, const std::vector<ClusterWork>& wo
       os << analysis::sweep_csv(app::axis_fields(w.sweep), w.run.points);
     });
   }
+  out.commit();
   fmt::print(
       "\nwrote {0}/plan.txt, plan.csv, plan.json, plan.svg, sweep-<cluster>.csv and each "
       "layout's report under {0}/<cluster>/points/\n",
@@ -128,6 +129,7 @@ int plan_command(const std::vector<std::string>& args) {
   const fs::path root = out ? out->path() : app::make_temp_dir("racksim-plan");
   if (out && !vm.count("collect")) {
     out->write(".plan-started", [](std::ostream& os) { os << "racksim plan\n"; });
+    out->commit();
   }
   const int jobs = jobs_option(vm);
   std::vector<analysis::PlanRow> rows;

@@ -94,7 +94,7 @@ void print_warnings(const std::vector<std::string>& warnings) {
   }
 }
 
-void write_outputs(const app::OutputDir& out, const app::TraceReplay& run,
+void write_outputs(app::OutputDir& out, const app::TraceReplay& run,
                    const app::TraceReplayRequest& request, bool timeline, bool svg) {
   const auto start = std::chrono::steady_clock::now();
   out.write("report.json", [&](std::ostream& os) {
@@ -120,6 +120,7 @@ void write_outputs(const app::OutputDir& out, const app::TraceReplay& run,
     });
     written += fmt::format(", {}/pipeline.svg", out.path().string());
   }
+  out.commit();
   fmt::print("\nwrote {} in {:.2f} s wall\n", written,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
@@ -182,12 +183,9 @@ int replay_command(const std::vector<std::string>& args) {
   const app::TraceReplay run = app::replay_trace(request);
   print_warnings(run.trace.warnings);
   std::fputs(analysis::trace_report_text(run.report).c_str(), stdout);
-      "expected rank count (checked against the files); Kineto with one file: replay that "
-      "rank's program on N ranks")(
-      "fidelity",
-      po::value<std::string>()->default_value(
-          config::Simulation::Fidelity_Name(sim::kDefaultFidelity)),
-      "FULL | AGGREGATED | ANALYTIC | AUTO (the default stays within 0.5% of FULL)")(
+  if (run.kineto) std::fputs(analysis::kineto_comparison_text(*run.kineto).c_str(), stdout);
+  fmt::print("Trace read in {:.2f} s wall\n", run.read_wall_s);
+  if (out) write_outputs(*out, run, request, timeline, svg);
   return 0;
 }
 
