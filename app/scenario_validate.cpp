@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "app/scenario_limits.h"
 #include "app/power_cost_validate.h"
+#include "app/scenario_limits.h"
 #include "app/scenario_loader.h"
 #include "app/symmetry_fold.h"
 #include "workloads/attention_ledger.h"
