@@ -6,20 +6,13 @@
 #include <cmath>
 
 #include "sim/compute_model.h"
+#include "tests/support/compute_ops.h"
 #include "workloads/layer_steps.h"
 
 namespace racksim::sim {
 namespace {
 
-Op op_of(const LayerStep& step) {
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.amount = step.flops;
-  op.hbm_bytes = step.hbm_bytes;
-  op.op_class = step.op_class;
-  op.dtype = DataType::kBf16;
-  return op;
-}
+using testing::op_of;
 
 ComputeModel a100(double half_dim) {
   ComputeModel m;

@@ -5,6 +5,7 @@
 
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/compute_ops.h"
 #include "workloads/attention_ledger.h"
 #include "workloads/layer_steps.h"
 
@@ -65,15 +66,7 @@ ComputeModel kernel_a100() {
   return m;
 }
 
-Op op_of(const LayerStep& step) {
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.amount = step.flops;
-  op.hbm_bytes = step.hbm_bytes;
-  op.op_class = step.op_class;
-  op.dtype = DataType::kBf16;
-  return op;
-}
+using testing::op_of;
 
 TEST(KernelComputeModel, BackwardRunsTheInputAndWeightGradientsWithTheirOwnShapes) {
   const ComputeModel model = kernel_a100();
