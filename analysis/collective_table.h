@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::analysis {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "workloads/graph_check.h"
+#include "graph/graph_check.h"
 
 namespace racksim::analysis {
 

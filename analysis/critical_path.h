@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "sim/engine.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::analysis {
 

@@ -23,7 +23,7 @@
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "topologies/topology_graph.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::analysis {
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine.h"
-#include "workloads/kineto_reader.h"
+#include "traces/kineto_reader.h"
 
 namespace racksim::analysis {
 

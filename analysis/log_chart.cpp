@@ -41,64 +41,86 @@ std::string tick_label(double v) {
   return fmt::format("{:g}", v);
 }
 
-void write_panel(const ChartPanel& panel, double x0, std::ostream& os) {
+// Where a panel's plot lies on the page, and its data-to-pixel mapping (log axes).
+struct PanelFrame {
   Range xr, yr;
+  double x0 = 0, left = 0, bottom = 0;
+  double px(double x) const { return left + xr.frac(x) * kPlotWidth; }
+  double py(double y) const { return bottom - yr.frac(y) * kPlotHeight; }
+};
+
+PanelFrame panel_frame(const ChartPanel& panel, double x0) {
+  PanelFrame f;
   for (const auto& s : panel.series) {
-    for (const auto& [x, y] : s.points) xr.add(x), yr.add(y);
+    for (const auto& [x, y] : s.points) f.xr.add(x), f.yr.add(y);
   }
-  for (const auto& m : panel.markers) xr.add(m.x);
-  xr.round_out();
-  yr.round_out();
-  const double left = x0 + kMarginLeft;
-  const double bottom = kMarginTop + kPlotHeight;
-  auto px = [&](double x) { return left + xr.frac(x) * kPlotWidth; };
-  auto py = [&](double y) { return bottom - yr.frac(y) * kPlotHeight; };
-  os << fmt::format("<text x='{}' y='{}' font-weight='bold'>{}</text>\n", left, kMarginTop - 20,
+  for (const auto& m : panel.markers) f.xr.add(m.x);
+  f.xr.round_out();
+  f.yr.round_out();
+  f.x0 = x0;
+  f.left = x0 + kMarginLeft;
+  f.bottom = kMarginTop + kPlotHeight;
+  return f;
+}
+
+// The title, the frame, the decade grid with its labels and the axis names.
+void write_axes(const ChartPanel& panel, const PanelFrame& f, std::ostream& os) {
+  os << fmt::format("<text x='{}' y='{}' font-weight='bold'>{}</text>\n", f.left, kMarginTop - 20,
                     xml_escape(panel.title));
   os << fmt::format("<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#444'/>\n",
-                    left, kMarginTop, kPlotWidth, kPlotHeight);
-  for (double t : decade_ticks(xr.lo, xr.hi)) {
+                    f.left, kMarginTop, kPlotWidth, kPlotHeight);
+  for (double t : decade_ticks(f.xr.lo, f.xr.hi)) {
     os << fmt::format(
         "<line x1='{0}' y1='{1}' x2='{0}' y2='{2}' stroke='#ddd'/><text x='{0}' y='{3}' "
         "text-anchor='middle'>{4}</text>\n",
-        px(t), kMarginTop, bottom, bottom + 16, tick_label(t));
+        f.px(t), kMarginTop, f.bottom, f.bottom + 16, tick_label(t));
   }
-  for (double t : decade_ticks(yr.lo, yr.hi)) {
+  for (double t : decade_ticks(f.yr.lo, f.yr.hi)) {
     os << fmt::format(
         "<line x1='{0}' y1='{1}' x2='{2}' y2='{1}' stroke='#ddd'/><text x='{3}' y='{4}' "
         "text-anchor='end'>{5}</text>\n",
-        left, py(t), left + kPlotWidth, left - 4, py(t) + 4, tick_label(t));
+        f.left, f.py(t), f.left + kPlotWidth, f.left - 4, f.py(t) + 4, tick_label(t));
   }
-  os << fmt::format("<text x='{}' y='{}' text-anchor='middle'>{}</text>\n", left + kPlotWidth / 2,
-                    bottom + 34, xml_escape(panel.x_label));
+  os << fmt::format("<text x='{}' y='{}' text-anchor='middle'>{}</text>\n", f.left + kPlotWidth / 2,
+                    f.bottom + 34, xml_escape(panel.x_label));
   os << fmt::format(
-      "<text transform='translate({},{}) rotate(-90)' text-anchor='middle'>{}</text>\n", x0 + 16,
+      "<text transform='translate({},{}) rotate(-90)' text-anchor='middle'>{}</text>\n", f.x0 + 16,
       kMarginTop + kPlotHeight / 2, xml_escape(panel.y_label));
+}
+
+// One series: its line (dashed for a model), its points, and its legend entry at `legend_y`.
+void write_series(const ChartSeries& s, const PanelFrame& f, double legend_y, std::ostream& os) {
+  std::string path;
+  for (const auto& [x, y] : s.points) {
+    if (!(x > 0 && y > 0)) continue;
+    path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", f.px(x), f.py(y));
+  }
+  os << fmt::format("<path d='{}' fill='none' stroke='{}' stroke-width='2'{}/>\n", path, s.color,
+                    s.dashed ? " stroke-dasharray='6,4'" : "");
+  if (!s.dashed) {
+    for (const auto& [x, y] : s.points) {
+      if (x > 0 && y > 0)
+        os << fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'/>\n", f.px(x), f.py(y),
+                          s.color);
+    }
+  }
+  os << fmt::format("<text x='{}' y='{}' fill='{}' text-anchor='end'>{}</text>\n",
+                    f.left + kPlotWidth - 6, legend_y, s.color, xml_escape(s.name));
+}
+
+void write_panel(const ChartPanel& panel, double x0, std::ostream& os) {
+  const PanelFrame f = panel_frame(panel, x0);
+  write_axes(panel, f, os);
   for (const auto& m : panel.markers) {
     if (!(m.x > 0)) continue;
     os << fmt::format(
         "<line x1='{0}' y1='{1}' x2='{0}' y2='{2}' stroke='#a0a' stroke-dasharray='2,3'/><text "
         "x='{3}' y='{4}' fill='#a0a'>{5}</text>\n",
-        px(m.x), kMarginTop, bottom, px(m.x) + 3, bottom - 6, xml_escape(m.label));
+        f.px(m.x), kMarginTop, f.bottom, f.px(m.x) + 3, f.bottom - 6, xml_escape(m.label));
   }
   double legend_y = kMarginTop + 14;
   for (const auto& s : panel.series) {
-    std::string path;
-    for (const auto& [x, y] : s.points) {
-      if (!(x > 0 && y > 0)) continue;
-      path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", px(x), py(y));
-    }
-    os << fmt::format("<path d='{}' fill='none' stroke='{}' stroke-width='2'{}/>\n", path, s.color,
-                      s.dashed ? " stroke-dasharray='6,4'" : "");
-    if (!s.dashed) {
-      for (const auto& [x, y] : s.points) {
-        if (x > 0 && y > 0)
-          os << fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'/>\n", px(x), py(y),
-                            s.color);
-      }
-    }
-    os << fmt::format("<text x='{}' y='{}' fill='{}' text-anchor='end'>{}</text>\n",
-                      left + kPlotWidth - 6, legend_y, s.color, xml_escape(s.name));
+    write_series(s, f, legend_y, os);
     legend_y += 14;
   }
 }

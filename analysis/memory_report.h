@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/memory_ledger.h"
+#include "workloads/training/memory_ledger.h"
 
 namespace racksim::analysis {
 

@@ -13,7 +13,7 @@
 
 #include "analysis/critical_path.h"
 #include "sim/engine.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::analysis {
 

@@ -7,8 +7,8 @@
 #include "analysis/memory_report.h"
 #include "common/units.h"
 #include "sim/engine.h"
-#include "workloads/layout.h"
-#include "workloads/transformer.h"
+#include "workloads/training/layout.h"
+#include "workloads/model/transformer.h"
 
 namespace racksim::analysis {
 
@@ -100,8 +100,8 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.sim_ops = step.graph.size();
   r.sim_flows = result.flows;
   r.sim_wall_s = result.wall_s;
-  r.fidelity = config::Simulation::Fidelity_Name(s.sim().fidelity());
-  r.fidelity_error_budget = sim::fidelity_error_budget(s.sim().fidelity());
+  r.fidelity = config::Simulation::Fidelity_Name(result.fidelity);
+  r.fidelity_error_budget = sim::fidelity_error_budget(result.fidelity);
   r.analytic_collectives = result.analytic_collectives;
   r.flow_collectives = result.flow_collectives;
   r.folded_replicas = s.sim().fold_replicas() ? s.layout().dp() : 1;

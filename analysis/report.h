@@ -14,8 +14,8 @@
 #include "analysis/run_cost.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
-#include "workloads/memory_ledger.h"
-#include "workloads/training_step.h"
+#include "workloads/training/memory_ledger.h"
+#include "workloads/training/training_step.h"
 
 namespace racksim::analysis {
 

@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "workloads/graph_check.h"
+#include "graph/graph_check.h"
 
 namespace racksim::analysis {
 

@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "sim/engine.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::analysis {
 

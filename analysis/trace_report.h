@@ -13,7 +13,7 @@
 
 #include "analysis/breakdown.h"
 #include "sim/engine.h"
-#include "workloads/chakra_build.h"
+#include "traces/chakra_build.h"
 
 namespace racksim::analysis {
 

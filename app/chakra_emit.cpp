@@ -1,7 +1,7 @@
 #include "app/chakra_emit.h"
 
 #include "sim/compute_model.h"
-#include "workloads/chakra_writer.h"
+#include "traces/chakra_writer.h"
 
 namespace racksim::app {
 

@@ -1,12 +1,12 @@
 // `racksim run --emit-chakra DIR`: the simulated step's event graph written as a Chakra trace,
-// DIR/trace.<rank>.et (workloads/chakra_writer.h), with DIR/trace.comm_groups.json, the
+// DIR/trace.<rank>.et (traces/chakra_writer.h), with DIR/trace.comm_groups.json, the
 // process groups as ASTRA-sim's --comm-group-configuration reads them. Compute ops carry the
 // compute model's duration for tools that need one; racksim's reader times them again.
 #pragma once
 
 #include "app/output_dir.h"
 #include "proto/scenario.pb.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::app {
 

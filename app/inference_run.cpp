@@ -7,8 +7,8 @@
 #include "sim/compute_model.h"
 #include "sim/engine.h"
 #include "topologies/topology_graph.h"
-#include "workloads/inference_ledger.h"
-#include "workloads/training_step.h"
+#include "workloads/inference/inference_ledger.h"
+#include "workloads/training/training_step.h"
 
 namespace racksim::app {
 

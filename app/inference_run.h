@@ -1,12 +1,12 @@
 // One inference step end to end (decode or prefill of scenario.inference's batch): the event
 // graph, the cluster, the simulation, and the numbers `racksim infer` and `racksim racks` print,
-// beside the lecture's algebra (workloads/inference_ledger.h) for the same scenario.
+// beside the lecture's algebra (workloads/inference/inference_ledger.h) for the same scenario.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include "proto/scenario.pb.h"
-#include "workloads/inference_step.h"
+#include "workloads/inference/inference_step.h"
 
 namespace racksim::app {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 
-#include "app/scenario_loader.h"
+#include "config/scenario_loader.h"
 #include "common/input_file.h"
 #include "topologies/engine_config.h"
 #include "topologies/graphviz.h"

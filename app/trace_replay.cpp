@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "app/scenario_loader.h"
+#include "config/scenario_loader.h"
 #include "common/error.h"
 #include "sim/compute_model.h"
 #include "topologies/ring_topology.h"
 #include "topologies/switch_topology.h"
 #include "topologies/topology_graph.h"
-#include "workloads/kineto_reader.h"
+#include "traces/kineto_reader.h"
 
 namespace racksim::app {
 

@@ -10,7 +10,7 @@
 #include "analysis/trace_report.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
-#include "workloads/chakra_reader.h"
+#include "traces/chakra_reader.h"
 
 namespace racksim::app {
 

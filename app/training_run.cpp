@@ -7,7 +7,7 @@
 
 #include "analysis/link_usage.h"
 #include "app/graph_memory.h"
-#include "app/symmetry_fold.h"
+#include "config/symmetry_fold.h"
 #include "common/interrupt.h"
 #include "sim/compute_model.h"
 #include "topologies/topology_graph.h"
@@ -41,7 +41,10 @@ TrainingRun run_training(const config::Scenario& scenario) {
                         : static_cast<size_t>(std::count(simulated.begin(), simulated.end(), true));
   check_graph_fits(scenario, simulated_ranks, machine_memory_bytes());
   set_interrupt_activity("simulating the training step");
-  TrainingRun run{build_training_step(scenario, simulated), {}, {}};
+  StepGraphOptions graph_options;
+  graph_options.merge_ring_hops = sim::merges_ring_hops(scenario.sim().fidelity());
+  graph_options.only_ranks = simulated;
+  TrainingRun run{build_training_step(scenario, graph_options), {}, {}};
   const topo::Topology topology = topo::build_cluster(scenario.hardware());
   std::vector<uint32_t> rank_to_gpu(run.step.graph.num_ranks());
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);

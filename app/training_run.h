@@ -5,7 +5,7 @@
 #include "analysis/report.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
-#include "workloads/training_step.h"
+#include "workloads/training/training_step.h"
 
 namespace racksim::app {
 

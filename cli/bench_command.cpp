@@ -3,7 +3,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "app/bench.h"
+#include "app/studies/bench.h"
 #include "cli/commands.h"
 
 namespace racksim::cli {

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
-#include "app/calibrate.h"
-#include "app/calibration_file.h"
+#include "app/studies/calibrate.h"
+#include "config/calibration_file.h"
 #include "app/child_process.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"

@@ -4,16 +4,18 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
-#include "app/collective_bench.h"
-#include "app/scenario_loader.h"
+#include "app/studies/collective_bench.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "config/scenario_loader.h"
 
 namespace racksim::cli {
 
 namespace po = boost::program_options;
 
-int collective_command(const std::vector<std::string>& args) {
+namespace {
+
+po::options_description collective_options() {
   po::options_description options("racksim collective options");
   options.add_options()("help,h", "show this help")(
       "hardware", po::value<std::string>()->required(), "hardware preset, e.g. dgx-h100")(
@@ -27,14 +29,11 @@ int collective_command(const std::vector<std::string>& args) {
       "json", po::bool_switch(), "print JSON instead of a table")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a hardware field, e.g. --set hardware.scale_up.efficiency=0.9");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  return options;
+}
 
+// The hardware preset, its size and the --set overrides, resolved and checked.
+config::Scenario hardware_scenario(const po::variables_map& vm) {
   config::Scenario scenario;
   app::SourceMap sources;
   sources.set_file("command line");
@@ -47,11 +46,15 @@ int collective_command(const std::vector<std::string>& args) {
   }
   app::resolve_presets(&scenario, sources);
   app::validate_hardware(scenario.hardware(), sources);
+  return scenario;
+}
 
+app::CollectiveBenchRequest bench_request(const po::variables_map& vm,
+                                          const config::Hardware& hardware) {
   app::CollectiveBenchRequest request;
-  request.hardware = scenario.hardware();
+  request.hardware = hardware;
   request.kind = app::parse_collective_kind(vm["op"].as<std::string>());
-  const int64_t gpus = int64_t{scenario.hardware().nodes()} * scenario.hardware().gpus_per_node();
+  const int64_t gpus = int64_t{hardware.nodes()} * hardware.gpus_per_node();
   // SimGrid gives every rank an actor with a stack of its own; past this many the kernel's
   // limit on memory mappings (vm.max_map_count, 65530 by default) aborts the simulation.
   constexpr int kMaxRanks = 16384;
@@ -68,6 +71,23 @@ int collective_command(const std::vector<std::string>& args) {
   if (request.max_bytes < request.min_bytes) {
     throw InputError({"command line", 0, 0}, "--max-bytes", "must be at least --min-bytes");
   }
+  return request;
+}
+
+}  // namespace
+
+int collective_command(const std::vector<std::string>& args) {
+  const po::options_description options = collective_options();
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+
+  const config::Scenario scenario = hardware_scenario(vm);
+  const app::CollectiveBenchRequest request = bench_request(vm, scenario.hardware());
   const auto rows = app::run_collective_bench(request);
   if (vm["json"].as<bool>()) {
     nlohmann::ordered_json j;

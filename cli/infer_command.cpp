@@ -5,10 +5,10 @@
 #include <boost/program_options.hpp>
 
 #include "app/child_process.h"
-#include "app/infer_study.h"
+#include "app/studies/infer_study.h"
 #include "app/inference_run.h"
 #include "app/output_dir.h"
-#include "app/scenario_loader.h"
+#include "config/scenario_loader.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"

@@ -6,10 +6,10 @@
 #include <boost/program_options.hpp>
 
 #include "analysis/memory_report.h"
-#include "app/scenario_loader.h"
+#include "config/scenario_loader.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
-#include "workloads/memory_ledger.h"
+#include "workloads/training/memory_ledger.h"
 
 namespace racksim::cli {
 

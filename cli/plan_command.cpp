@@ -10,7 +10,7 @@
 #include "analysis/sweep_table.h"
 #include "app/child_process.h"
 #include "app/output_dir.h"
-#include "app/plan.h"
+#include "app/studies/plan.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -79,9 +79,7 @@ void write_outputs(app::OutputDir& out, const std::vector<ClusterWork>& work,
       out.path().string());
 }
 
-}  // namespace
-
-int plan_command(const std::vector<std::string>& args) {
+po::options_description plan_options() {
   po::options_description options(
       "racksim plan SCENARIO --tokens N --clusters PRESET:N[@PRICE],... options");
   options.add_options()("help,h", "show this help")("tokens", po::value<std::string>(),
@@ -97,8 +95,10 @@ int plan_command(const std::vector<std::string>& args) {
       "write one `racksim run` command per layout to this file instead of simulating")(
       "collect", "read the points' reports from --out (after the emitted jobs ran)")(
       "scenario", po::value<std::string>(), "the model and training scenario");
-  const po::variables_map vm = parse_scenario_command(args, options);
-  if (auto code = help_or_missing_scenario(vm, options)) return *code;
+  return options;
+}
+
+app::PlanSpec plan_spec(const po::variables_map& vm) {
   for (const char* required : {"tokens", "clusters"}) {
     if (!vm.count(required)) {
       throw InputError({"command line", 0, 0}, fmt::format("--{}", required), "is required");
@@ -109,34 +109,31 @@ int plan_command(const std::vector<std::string>& args) {
   spec.tokens = parse_tokens(vm["tokens"].as<std::string>());
   spec.clusters = app::parse_clusters(vm["clusters"].as<std::string>());
   spec.sets = set_overrides(vm);
-  std::optional<app::OutputDir> out;
-  batch_output(vm, out);
+  return spec;
+}
 
-  std::vector<ClusterWork> work = plan_grids(spec);
-  const fs::path out_dir = out ? out->path() : fs::path("plan-out");
-  if (vm.count("emit-jobs")) {
-    std::string lines;
-    for (const auto& w : work) {
-      lines += app::sweep_job_lines(w.sweep, w.run, out_dir / w.cluster.dir_name());
-    }
-    const std::string path = vm["emit-jobs"].as<std::string>();
-    std::ofstream(path) << lines;
-    fmt::print(
-        "wrote {} (one command per layout; then run `racksim plan ... --out {} --collect`)\n", path,
-        out_dir.string());
-    return 0;
+// --emit-jobs: one `racksim run` per layout of every cluster, into a new file.
+int emit_plan_jobs(const std::string& path, const std::vector<ClusterWork>& work,
+                   const fs::path& out_dir) {
+  std::string lines;
+  for (const auto& w : work) {
+    lines += app::sweep_job_lines(w.sweep, w.run, out_dir / w.cluster.dir_name());
   }
-  const fs::path root = out ? out->path() : app::make_temp_dir("racksim-plan");
-  if (out && !vm.count("collect")) {
-    out->write(".plan-started", [](std::ostream& os) { os << "racksim plan\n"; });
-    out->commit();
-  }
-  const int jobs = jobs_option(vm);
+  app::write_new_file(path, lines);
+  fmt::print("wrote {} (one command per layout; then run `racksim plan ... --out {} --collect`)\n",
+             path, out_dir.string());
+  return 0;
+}
+
+// Simulates (or, with `collect`, reads back) every cluster's layouts under `root`; one row per
+// cluster, its best layout.
+std::vector<analysis::PlanRow> plan_rows(const app::PlanSpec& spec, std::vector<ClusterWork>& work,
+                                         const fs::path& root, bool collect, int jobs) {
   std::vector<analysis::PlanRow> rows;
   for (size_t i = 0; i < work.size(); ++i) {
     ClusterWork& w = work[i];
     const fs::path dir = root / w.cluster.dir_name();
-    if (vm.count("collect")) {
+    if (collect) {
       app::collect_sweep(&w.run, dir);
     } else {
       app::simulate_sweep(w.sweep, &w.run, dir, jobs, [&](size_t done, size_t total) {
@@ -148,6 +145,31 @@ int plan_command(const std::vector<std::string>& args) {
     }
     rows.push_back(app::plan_row(spec, w.cluster, w.sweep, w.run, dir));
   }
+  return rows;
+}
+
+}  // namespace
+
+int plan_command(const std::vector<std::string>& args) {
+  const po::options_description options = plan_options();
+  const po::variables_map vm = parse_scenario_command(args, options);
+  if (auto code = help_or_missing_scenario(vm, options)) return *code;
+  const app::PlanSpec spec = plan_spec(vm);
+  const int jobs = jobs_option(vm);
+  std::optional<app::OutputDir> out;
+  batch_output(vm, out);
+
+  std::vector<ClusterWork> work = plan_grids(spec);
+  const fs::path out_dir = out ? out->path() : fs::path("plan-out");
+  if (vm.count("emit-jobs"))
+    return emit_plan_jobs(vm["emit-jobs"].as<std::string>(), work, out_dir);
+  const fs::path root = out ? out->path() : app::make_temp_dir("racksim-plan");
+  const bool collect = vm.count("collect") > 0;
+  if (out && !collect) {
+    out->write(".plan-started", [](std::ostream& os) { os << "racksim plan\n"; });
+    out->commit();
+  }
+  const auto rows = plan_rows(spec, work, root, collect, jobs);
   const std::string table = analysis::plan_table(rows, spec.tokens);
   std::fputs(table.c_str(), stdout);
   if (out) write_outputs(*out, work, rows, spec.tokens, table);

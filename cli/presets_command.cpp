@@ -2,7 +2,7 @@
 
 #include "cli/commands.h"
 #include "topologies/hardware_presets.h"
-#include "workloads/model_presets.h"
+#include "workloads/model/model_presets.h"
 
 namespace racksim::cli {
 

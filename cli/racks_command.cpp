@@ -6,7 +6,7 @@
 
 #include "app/child_process.h"
 #include "app/output_dir.h"
-#include "app/racks_study.h"
+#include "app/studies/racks_study.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"

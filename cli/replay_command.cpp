@@ -11,6 +11,7 @@
 #include "analysis/timeline.h"
 #include "analysis/trace_report.h"
 #include "app/output_dir.h"
+#include "config/scenario_loader.h"
 #include "app/trace_replay.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
@@ -155,7 +156,7 @@ int replay_command(const std::vector<std::string>& args) {
       "rank's program on N ranks")(
       "fidelity",
       po::value<std::string>()->default_value(
-          config::Simulation::Fidelity_Name(sim::kDefaultFidelity)),
+          config::Simulation::Fidelity_Name(app::kDefaultFidelity)),
       "FULL | AGGREGATED | ANALYTIC | AUTO (the default stays within 0.5% of FULL)")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
       "no-timeline", "with --out: leave out timeline.json (large for thousands of ranks)")(

@@ -9,7 +9,7 @@
 #include "analysis/sweep_table.h"
 #include "app/child_process.h"
 #include "app/output_dir.h"
-#include "app/sweep.h"
+#include "app/studies/sweep.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -30,9 +30,7 @@ void print_progress(size_t done, size_t total) {
   std::fflush(stderr);
 }
 
-}  // namespace
-
-int sweep_command(const std::vector<std::string>& args) {
+po::options_description sweep_options() {
   po::options_description options("racksim sweep [SCENARIO] --set PATH=V1,V2,... options");
   options.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -44,6 +42,37 @@ int sweep_command(const std::vector<std::string>& args) {
       "collect", "read the points' reports from --out (after the emitted jobs ran)")(
       "keep-timelines", "each point also writes timeline.json.gz and pipeline.svg")(
       "scenario", po::value<std::string>(), "scenario file (default: the built-in one)");
+  return options;
+}
+
+// --emit-jobs: one `racksim run` per point into a new file, and the table of what they will be.
+int emit_sweep_jobs(const po::variables_map& vm, const app::SweepSpec& spec,
+                    const app::SweepRun& run, const fs::path& out_dir) {
+  const std::string path = vm["emit-jobs"].as<std::string>();
+  app::write_new_file(path, app::sweep_job_lines(spec, run, out_dir));
+  fmt::print(
+      "wrote {} (one command per point to simulate; then run `racksim sweep ... --out {} "
+      "--collect`)\n",
+      path, out_dir.string());
+  std::fputs(analysis::sweep_table(app::axis_fields(spec), run.points).c_str(), stdout);
+  return 0;
+}
+
+void write_sweep_outputs(app::OutputDir& out, const app::SweepSpec& spec, const app::SweepRun& run,
+                         const std::string& table) {
+  out.write("sweep.csv", [&](std::ostream& os) {
+    os << analysis::sweep_csv(app::axis_fields(spec), run.points);
+  });
+  out.write("sweep.txt", [&](std::ostream& os) { os << table; });
+  out.commit();
+  fmt::print("\nwrote {0}/sweep.csv, {0}/sweep.txt and each point's report under {0}/points/\n",
+             out.path().string());
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& args) {
+  const po::options_description options = sweep_options();
   const po::variables_map vm = parse_scenario_command(args, options);
   if (vm.count("help")) {
     std::cout << options << "\n";
@@ -63,16 +92,7 @@ int sweep_command(const std::vector<std::string>& args) {
                      fmt::format("every point of the sweep is invalid; the first: {}", *invalid));
   }
   const fs::path out_dir = out ? out->path() : fs::path("sweep-out");
-  if (vm.count("emit-jobs")) {
-    const std::string path = vm["emit-jobs"].as<std::string>();
-    app::write_new_file(path, app::sweep_job_lines(spec, run, out_dir));
-    fmt::print(
-        "wrote {} (one command per point to simulate; then run `racksim sweep ... --out {} "
-        "--collect`)\n",
-        path, out_dir.string());
-    std::fputs(analysis::sweep_table(app::axis_fields(spec), run.points).c_str(), stdout);
-    return 0;
-  }
+  if (vm.count("emit-jobs")) return emit_sweep_jobs(vm, spec, run, out_dir);
   if (vm.count("collect")) {
     app::collect_sweep(&run, out->path());
   } else {
@@ -87,15 +107,7 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   const std::string table = analysis::sweep_table(app::axis_fields(spec), run.points);
   std::fputs(table.c_str(), stdout);
-  if (out) {
-    out->write("sweep.csv", [&](std::ostream& os) {
-      os << analysis::sweep_csv(app::axis_fields(spec), run.points);
-    });
-    out->write("sweep.txt", [&](std::ostream& os) { os << table; });
-    out->commit();
-    fmt::print("\nwrote {0}/sweep.csv, {0}/sweep.txt and each point's report under {0}/points/\n",
-               out->path().string());
-  }
+  if (out) write_sweep_outputs(*out, spec, run, table);
   return 0;
 }
 

@@ -17,7 +17,7 @@
 #include "sim/collective_plan.h"
 #include "topologies/routing.h"
 #include "topologies/topology_graph.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

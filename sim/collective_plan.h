@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

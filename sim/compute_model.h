@@ -13,7 +13,7 @@
 #pragma once
 
 #include "proto/scenario.pb.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

@@ -57,6 +57,11 @@ Algorithm to_algorithm(config::CollectiveTuning::Algorithm algorithm) {
   }
 }
 
+bool merges_ring_hops(config::Simulation::Fidelity fidelity) {
+  return fidelity == config::Simulation::AGGREGATED || fidelity == config::Simulation::ANALYTIC ||
+         fidelity == config::Simulation::AUTO;
+}
+
 double fidelity_error_budget(config::Simulation::Fidelity fidelity) {
   return fidelity == config::Simulation::FULL ? 0.0 : kDefaultErrorBudget;
 }
@@ -99,6 +104,7 @@ SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
   replay.start();
   engine.run();
   SimResult result = replay.finish();
+  result.fidelity = options.fidelity;
   result.routes_computed = platform->router().routes_computed();
   result.gpu_pairs = static_cast<uint64_t>(topology.num_gpus()) * (topology.num_gpus() - 1);
   result.wall_s =

@@ -19,19 +19,22 @@
 #include "sim/compute_model.h"
 #include "sim/flow_log.h"
 #include "topologies/topology_graph.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::sim {
 
-// The fidelity a scenario runs when it sets no sim.fidelity (docs/speed.md): AUTO, held within
-// kDefaultErrorBudget of FULL's step time (tests/cli_default_fidelity_test.cpp). FULL stays
-// available for validation.
-inline constexpr config::Simulation::Fidelity kDefaultFidelity = config::Simulation::AUTO;
+// The error budget of the shortcut fidelities against FULL's step time (docs/speed.md; the
+// default fidelity, config/scenario_loader.h, is held to it by
+// tests/cli/cli_default_fidelity_test.cpp).
 inline constexpr double kDefaultErrorBudget = 0.005;
 
 // The relative error of the step time against FULL that `fidelity` is held to: 0 for FULL,
 // kDefaultErrorBudget for the shortcuts (measured well inside it; README "Fidelity levels").
 double fidelity_error_budget(config::Simulation::Fidelity fidelity);
+
+// Whether a graph simulated at `fidelity` may carry ring attention's hops as one transfer
+// (AGGREGATED and coarser: ANALYTIC, AUTO).
+bool merges_ring_hops(config::Simulation::Fidelity fidelity);
 
 struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;  // what tests pin
@@ -70,6 +73,8 @@ struct SimResult {
   uint64_t activities = 0;  // SimGrid activities created (execs, flows, sleeps)
   uint64_t flows = 0;       // of which network flows
   double wall_s = 0;        // wall-clock time of the replay
+  // The fidelity it ran at (SimOptions::fidelity), for the report.
+  config::Simulation::Fidelity fidelity = config::Simulation::FULL;
   // Collectives run from the analytic model (ANALYTIC, AUTO, folded) and with flows.
   uint64_t analytic_collectives = 0;
   uint64_t flow_collectives = 0;

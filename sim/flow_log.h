@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

@@ -10,7 +10,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "sim/aggregated_plan.h"
-#include "workloads/graph_check.h"
+#include "graph/graph_check.h"
 
 namespace racksim::sim {
 

@@ -16,7 +16,7 @@
 #include "sim/engine.h"
 #include "sim/flow_log.h"
 #include "topologies/routing.h"
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

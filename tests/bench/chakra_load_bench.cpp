@@ -12,8 +12,8 @@
 #include <fstream>
 #include <string>
 
-#include "workloads/chakra_reader.h"
-#include "workloads/chakra_writer.h"
+#include "traces/chakra_reader.h"
+#include "traces/chakra_writer.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/chakra_writer.h"
+#include "traces/chakra_writer.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "common/error.h"
-#include "workloads/chakra_reader.h"
+#include "traces/chakra_reader.h"
 
 // Protobuf logs every string with invalid UTF-8 it refuses; the refusal is what is tested.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {

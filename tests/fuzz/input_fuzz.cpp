@@ -22,12 +22,12 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/report_compare.h"
-#include "app/calibrate.h"
-#include "app/scenario_loader.h"
+#include "app/studies/calibrate.h"
+#include "config/scenario_loader.h"
 #include "common/error.h"
 #include "common/input_file.h"
-#include "workloads/hf_config.h"
-#include "workloads/token_routing.h"
+#include "config/hf_config.h"
+#include "workloads/moe/token_routing.h"
 
 namespace {
 

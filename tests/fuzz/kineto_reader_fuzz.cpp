@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/error.h"
-#include "workloads/kineto_reader.h"
+#include "traces/kineto_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

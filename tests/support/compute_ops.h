@@ -2,8 +2,8 @@
 // the compute model that start from the ledger's steps.
 #pragma once
 
-#include "workloads/event_graph.h"
-#include "workloads/layer_steps.h"
+#include "graph/event_graph.h"
+#include "workloads/model/layer_steps.h"
 
 namespace racksim::testing {
 

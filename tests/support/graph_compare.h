@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "workloads/event_graph.h"
+#include "graph/event_graph.h"
 
 namespace racksim::testing {
 

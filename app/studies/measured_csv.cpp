@@ -1,0 +1,133 @@
+// The measured-runs CSV of `racksim calibrate` (format: app/studies/calibrate.h).
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "app/studies/calibrate.h"
+#include "common/error.h"
+#include "common/input_file.h"
+
+namespace racksim::app {
+
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(cell);
+      cell.clear();
+    } else if (c != '\r') {
+      cell += c;
+    }
+  }
+  cells.push_back(cell);
+  for (auto& c : cells) {
+    c.erase(0, c.find_first_not_of(" \t"));
+    c.erase(c.find_last_not_of(" \t") + 1);
+  }
+  return cells;
+}
+
+// Where the header puts the step time, the group and the scenario fields.
+struct CsvColumns {
+  std::vector<std::string> header;
+  int time = -1, group = -1;
+  double time_scale = 1;  // to seconds
+  std::vector<int> fields;
+};
+
+CsvColumns read_header(const std::vector<std::string>& cells, const std::string& path, int number,
+                       MeasuredSet& set) {
+  CsvColumns columns;
+  columns.header = cells;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const std::string& h = cells[i];
+    if (h == "measured_step_time_s" || h == "measured_step_time_ms") {
+      columns.time = static_cast<int>(i);
+      columns.time_scale = h.back() == 's' && h[h.size() - 2] == 'm' ? 1e-3 : 1;
+    } else if (h == "group") {
+      columns.group = static_cast<int>(i);
+    } else if (h != "note" && h != "name") {
+      columns.fields.push_back(static_cast<int>(i));
+      set.fields.push_back(h);
+    }
+  }
+  if (columns.time < 0) {
+    throw InputError({path, number, 1}, "",
+                     "the header needs a measured_step_time_s (or measured_step_time_ms) column");
+  }
+  return columns;
+}
+
+MeasuredPoint read_row(const std::vector<std::string>& cells, const CsvColumns& columns,
+                       const std::string& path, int number) {
+  const auto& header = columns.header;
+  if (cells.size() != header.size()) {
+    throw InputError({path, number, 1}, "",
+                     fmt::format("{} cells, but the header has {}", cells.size(), header.size()));
+  }
+  MeasuredPoint p;
+  p.line = number;
+  const int t = columns.time;
+  try {
+    p.step_time_s = std::stod(cells[t]) * columns.time_scale;
+  } catch (const std::exception&) {
+    throw InputError({path, number, t + 1}, header[t],
+                     fmt::format("'{}' is not a number", cells[t]));
+  }
+  if (!(p.step_time_s > 0)) {
+    throw InputError({path, number, t + 1}, header[t], "a measured step time must be positive");
+  }
+  if (columns.group >= 0) p.group = cells[columns.group];
+  for (int c : columns.fields) {
+    if (!cells[c].empty()) p.overrides.push_back(header[c] + "=" + cells[c]);
+  }
+  return p;
+}
+
+}  // namespace
+
+MeasuredSet read_measured_csv(const std::string& path) {
+  std::istringstream in(read_input_file(path, "the measured CSV", {path, 0, 0}, ""));
+  MeasuredSet set;
+  set.path = path;
+  std::optional<CsvColumns> columns;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r,") == std::string::npos) {
+      continue;
+    }
+    const auto cells = split_csv_line(line);
+    if (!columns) {
+      columns = read_header(cells, path, number, set);
+    } else {
+      set.points.push_back(read_row(cells, *columns, path, number));
+    }
+  }
+  if (set.points.empty()) throw InputError({path, 0, 0}, "", "no measured rows");
+  set.has_groups = columns && columns->group >= 0;
+  return set;
+}
+
+}  // namespace racksim::app

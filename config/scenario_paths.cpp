@@ -1,0 +1,17 @@
+#include "config/scenario_paths.h"
+
+namespace racksim::app {
+
+std::filesystem::path path_from_scenario(const std::string& name, const std::string& field,
+                                         const SourceMap& sources) {
+  const std::filesystem::path path(name);
+  if (path.is_absolute()) return path;
+  const SourceLocation where = sources.find(field);
+  if (where.file.rfind("--set", 0) == 0 || sources.file().empty() ||
+      sources.file().front() == '<') {
+    return path;
+  }
+  return std::filesystem::path(sources.file()).parent_path() / path;
+}
+
+}  // namespace racksim::app

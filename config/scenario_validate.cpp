@@ -1,0 +1,547 @@
+// The checks that make a resolved scenario one we can simulate. Each failure names the field a
+// user would change and points at the line where it (or the section holding it) is written.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "config/power_cost_validate.h"
+#include "config/scenario_limits.h"
+#include "config/scenario_loader.h"
+#include "config/symmetry_fold.h"
+#include "workloads/model/attention_ledger.h"
+#include "workloads/moe/token_routing.h"
+
+namespace racksim::app {
+namespace {
+
+class Checker {
+ public:
+  explicit Checker(const SourceMap& sources) : sources_(sources) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
+    throw InputError(sources_.find(field), field, detail);
+  }
+
+  // A value the simulation cannot do without.
+  template <typename T>
+  void positive(const std::string& field, bool present, T value) const {
+    if (!present) {
+      const bool has_presets = field.rfind("model.", 0) == 0 || field.rfind("hardware.", 0) == 0;
+      fail(field, has_presets ? "missing: set it, or name a preset that sets it"
+                              : "missing: set it in the scenario");
+    }
+    if (!(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
+  }
+
+  // A value with a default: checked only when present.
+  template <typename T>
+  void positive_if_set(const std::string& field, bool present, T value) const {
+    if (present && !(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
+  }
+
+  void efficiency(const std::string& field, bool present, double value) const {
+    if (!present) fail(field, "missing: an efficiency in (0, 1]");
+    if (!(value > 0 && value <= 1)) {
+      fail(field, fmt::format("must be a fraction in (0, 1], got {}", value));
+    }
+  }
+
+  void latency(const std::string& field, double value) const {
+    if (!(value >= 0)) fail(field, fmt::format("must be >= 0 seconds, got {}", value));
+  }
+
+ private:
+  const SourceMap& sources_;
+};
+
+void check_model(const config::Model& model, const Checker& check) {
+  check.positive("model.hidden_size", model.has_hidden_size(), model.hidden_size());
+  check.positive("model.num_layers", model.has_num_layers(), model.num_layers());
+  check.positive("model.num_heads", model.has_num_heads(), model.num_heads());
+  // Every layer of an all-MoE model has experts instead of a dense MLP.
+  const bool dense_layers = model.num_experts() <= 0 || model.first_dense_layers() > 0;
+  if (dense_layers) {
+    check.positive("model.ffn_hidden_size", model.has_ffn_hidden_size(), model.ffn_hidden_size());
+  }
+  check.positive("model.vocab_size", model.has_vocab_size(), model.vocab_size());
+  check.positive_if_set("model.num_kv_heads", model.has_num_kv_heads(), model.num_kv_heads());
+  const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
+  if (model.num_heads() % kv_heads != 0) {
+    check.fail("model.num_kv_heads",
+               fmt::format("num_heads {} is not a multiple of num_kv_heads {}: each KV head "
+                           "must serve the same number of query heads",
+                           model.num_heads(), kv_heads));
+  }
+  if (model.has_head_dim()) {
+    check.positive("model.head_dim", true, model.head_dim());
+  } else if (model.hidden_size() % model.num_heads() != 0) {
+    check.fail("model.hidden_size",
+               fmt::format("hidden_size {} is not divisible by num_heads {}; set model.head_dim "
+                           "if the heads are not hidden_size / num_heads wide",
+                           model.hidden_size(), model.num_heads()));
+  }
+}
+
+// The NVLink domain must hold whole nodes; a mesh ends at its node.
+void check_scale_up_shape(const config::Hardware& hw, const Checker& check) {
+  const config::ScaleUp& up = hw.scale_up();
+  const int gpus = hw.gpus_per_node();
+  if (up.has_domain_size() && gpus > 0 && up.domain_size() > 0 &&
+      (up.domain_size() < gpus || up.domain_size() % gpus != 0)) {
+    check.fail("hardware.scale_up.domain_size",
+               fmt::format("{} GPUs per NVLink domain is not a whole number of {}-GPU nodes",
+                           up.domain_size(), gpus));
+  }
+  if (hw.node_kind() == config::Hardware::MESH && up.has_domain_size() &&
+      up.domain_size() != gpus) {
+    check.fail("hardware.scale_up.domain_size",
+               fmt::format("a MESH node's domain is its {} GPUs, got {}", gpus, up.domain_size()));
+  }
+  if (up.has_nvls_efficiency()) {
+    check.efficiency("hardware.scale_up.nvls_efficiency", true, up.nvls_efficiency());
+  }
+  if (up.has_aggregate_efficiency()) {
+    check.efficiency("hardware.scale_up.aggregate_efficiency", true, up.aggregate_efficiency());
+  }
+  check.positive_if_set("hardware.scale_up.mesh_link_bytes_per_s", up.has_mesh_link_bytes_per_s(),
+                        up.mesh_link_bytes_per_s());
+}
+
+// Sockets (NUMA nodes), their PCIe switches, and the links between them.
+void check_host(const config::Hardware& hw, const Checker& check) {
+  const config::Host& host = hw.host();
+  check.positive_if_set("hardware.host.sockets", host.has_sockets(), host.sockets());
+  if (host.sockets() > 0 && hw.gpus_per_node() % host.sockets() != 0) {
+    check.fail(
+        "hardware.host.sockets",
+        fmt::format(
+            "{} GPUs per node do not split evenly over {} sockets (set hardware.host.sockets)",
+            hw.gpus_per_node(), host.sockets()));
+  }
+  check.positive_if_set("hardware.host.pcie_switches_per_socket",
+                        host.has_pcie_switches_per_socket(), host.pcie_switches_per_socket());
+  if (host.sockets() > 1) {
+    check.positive("hardware.host.inter_socket_bytes_per_s", host.has_inter_socket_bytes_per_s(),
+                   host.inter_socket_bytes_per_s());
+  }
+  check.latency("hardware.host.inter_socket_latency_s", host.inter_socket_latency_s());
+  if (hw.node_kind() == config::Hardware::NVL_TRAY) {
+    check.positive("hardware.host.c2c_bytes_per_s", host.has_c2c_bytes_per_s(),
+                   host.c2c_bytes_per_s());
+  }
+  check.latency("hardware.host.c2c_latency_s", host.c2c_latency_s());
+  if (host.has_offload_socket() &&
+      (host.offload_socket() < 0 || host.offload_socket() >= std::max(1, host.sockets()))) {
+    check.fail("hardware.host.offload_socket",
+               fmt::format("socket {} does not exist: a node has {} socket(s), numbered from 0",
+                           host.offload_socket(), std::max(1, host.sockets())));
+  }
+  if (!(host.memory_bytes() >= 0)) {
+    check.fail("hardware.host.memory_bytes",
+               fmt::format("must be >= 0 bytes, got {}", host.memory_bytes()));
+  }
+}
+
+void check_fabric_tiers(const config::Hardware& hw, const Checker& check) {
+  const config::ScaleOut& out = hw.scale_out();
+  if (out.has_tiers() && out.tiers() != 2 && out.tiers() != 3) {
+    check.fail("hardware.scale_out.tiers", fmt::format("must be 2 or 3, got {}", out.tiers()));
+  }
+  if (out.tiers() == 3) {
+    check.positive("hardware.scale_out.units_per_pod", out.has_units_per_pod(),
+                   out.units_per_pod());
+    check.positive("hardware.scale_out.cores", out.has_cores(), out.cores());
+  }
+  check.positive_if_set("hardware.scale_out.pod_oversubscription", out.has_pod_oversubscription(),
+                        out.pod_oversubscription());
+  if (out.switch_radix() < 0) {
+    check.fail("hardware.scale_out.switch_radix",
+               fmt::format("must be a port count >= 0, got {}", out.switch_radix()));
+  }
+  if (out.has_ethernet_efficiency()) {
+    check.efficiency("hardware.scale_out.ethernet_efficiency", true, out.ethernet_efficiency());
+  }
+}
+
+void check_nic_ports(const config::Hardware& hw, const Checker& check) {
+  const config::ScaleOut& out = hw.scale_out();
+  const int64_t ports = int64_t{hw.gpus_per_node()} * std::max(out.nics_per_gpu(), 1);
+  for (const config::NicPort& port : out.ports()) {
+    if (port.index() < 0 || port.index() >= ports) {
+      check.fail("hardware.scale_out.ports",
+                 fmt::format("port index {} is not one of the node's {} ports (0 .. {})",
+                             port.index(), ports, ports - 1));
+    }
+    check.positive_if_set("hardware.scale_out.ports", port.has_bits_per_s(), port.bits_per_s());
+  }
+}
+
+void check_hardware(const config::Hardware& hw, const Checker& check) {
+  check.positive("hardware.nodes", hw.has_nodes(), hw.nodes());
+  check.positive("hardware.gpus_per_node", hw.has_gpus_per_node(), hw.gpus_per_node());
+
+  const config::Gpu& gpu = hw.gpu();
+  check.positive("hardware.gpu.bf16_flops_per_s", gpu.has_bf16_flops_per_s(),
+                 gpu.bf16_flops_per_s());
+  check.positive("hardware.gpu.hbm_bytes", gpu.has_hbm_bytes(), gpu.hbm_bytes());
+  check.positive("hardware.gpu.hbm_bytes_per_s", gpu.has_hbm_bytes_per_s(), gpu.hbm_bytes_per_s());
+
+  const config::ScaleUp& up = hw.scale_up();
+  check.positive("hardware.scale_up.bytes_per_s", up.has_bytes_per_s(), up.bytes_per_s());
+  check.latency("hardware.scale_up.latency_s", up.latency_s());
+  check.efficiency("hardware.scale_up.efficiency", up.has_efficiency(), up.efficiency());
+  check.positive_if_set("hardware.scale_up.domain_size", up.has_domain_size(), up.domain_size());
+
+  const config::ScaleOut& out = hw.scale_out();
+  if (hw.nodes() > 1) {
+    check.positive("hardware.scale_out.nic_bits_per_s", out.has_nic_bits_per_s(),
+                   out.nic_bits_per_s());
+  }
+  check.positive_if_set("hardware.scale_out.nics_per_gpu", out.has_nics_per_gpu(),
+                        out.nics_per_gpu());
+  check.latency("hardware.scale_out.nic_latency_s", out.nic_latency_s());
+  check.latency("hardware.scale_out.switch_latency_s", out.switch_latency_s());
+  check.efficiency("hardware.scale_out.efficiency", out.has_efficiency(), out.efficiency());
+  check.positive_if_set("hardware.scale_out.nodes_per_leaf", out.has_nodes_per_leaf(),
+                        out.nodes_per_leaf());
+  check.positive_if_set("hardware.scale_out.spines", out.has_spines(), out.spines());
+  check.positive_if_set("hardware.scale_out.oversubscription", out.has_oversubscription(),
+                        out.oversubscription());
+
+  const config::Pcie& pcie = hw.pcie();
+  check.positive("hardware.pcie.bytes_per_s", pcie.has_bytes_per_s(), pcie.bytes_per_s());
+  check.latency("hardware.pcie.latency_s", pcie.latency_s());
+  check.efficiency("hardware.pcie.efficiency", pcie.has_efficiency(), pcie.efficiency());
+
+  const config::ComputeEfficiency& compute = hw.compute();
+  check.efficiency("hardware.compute.gemm", compute.has_gemm(), compute.gemm());
+  check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
+  check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
+                   compute.elementwise());
+  check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
+  check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
+  if (!(compute.gemm_half_dim() >= 0)) {
+    check.fail(
+        "hardware.compute.gemm_half_dim",
+        fmt::format("must be >= 0 elements (0: no shape effect), got {}", compute.gemm_half_dim()));
+  }
+  check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
+  check_scale_up_shape(hw, check);
+  check_host(hw, check);
+  check_fabric_tiers(hw, check);
+  check_nic_ports(hw, check);
+}
+
+void check_training(const config::Training& training, const Checker& check) {
+  check.positive("training.global_batch_size", training.has_global_batch_size(),
+                 training.global_batch_size());
+  check.positive("training.micro_batch_size", training.has_micro_batch_size(),
+                 training.micro_batch_size());
+  check.positive("training.seq_length", training.has_seq_length(), training.seq_length());
+}
+
+// The layout sizes, with the defaults for the ones an unresolved scenario leaves unset.
+struct Sizes {
+  int64_t tp, pp, cp, ep, vp, dp, gpus;
+};
+
+Sizes check_layout_values(const config::Scenario& scenario, const Checker& check) {
+  const config::Layout& layout = scenario.layout();
+  auto size = [&](const char* name, bool present, int32_t value) -> int64_t {
+    if (!present) return 1;
+    if (value < 1)
+      check.fail(fmt::format("layout.{}", name), fmt::format("must be >= 1, got {}", value));
+    return value;
+  };
+  Sizes sizes{};
+  sizes.tp = size("tp", layout.has_tp(), layout.tp());
+  sizes.pp = size("pp", layout.has_pp(), layout.pp());
+  sizes.cp = size("cp", layout.has_cp(), layout.cp());
+  sizes.ep = size("ep", layout.has_ep(), layout.ep());
+  sizes.vp = size("virtual_stages", layout.has_virtual_stages(), layout.virtual_stages());
+  sizes.dp = size("dp", layout.has_dp(), layout.dp());
+  sizes.gpus = int64_t{scenario.hardware().nodes()} * scenario.hardware().gpus_per_node();
+
+  const int64_t model_parallel = sizes.tp * sizes.pp * sizes.cp;
+  const int32_t nodes = scenario.hardware().nodes();
+  const std::string cluster =
+      fmt::format("{} GPUs ({} node{} x {} GPUs per node)", sizes.gpus, nodes,
+                  nodes == 1 ? "" : "s", scenario.hardware().gpus_per_node());
+  if (!layout.has_dp()) {
+    // Resolution leaves dp unset only when no data-parallel size fits.
+    if (sizes.gpus % model_parallel != 0) {
+      check.fail("layout.tp",
+                 fmt::format("tp x pp x cp = {} x {} x {} = {} does not divide the {}, so no "
+                             "data-parallel size dp gives tp x pp x cp x dp = GPUs",
+                             sizes.tp, sizes.pp, sizes.cp, model_parallel, cluster));
+    }
+    sizes.dp = sizes.gpus / model_parallel;
+  } else if (model_parallel * sizes.dp != sizes.gpus) {
+    // Resolution sets dp only where the product fits, so a mismatch means the user wrote dp.
+    check.fail(
+        "layout.dp",
+        fmt::format("tp x pp x cp x dp = {} x {} x {} x {} = {}, but the cluster has {}", sizes.tp,
+                    sizes.pp, sizes.cp, sizes.dp, model_parallel * sizes.dp, cluster));
+  }
+  return sizes;
+}
+
+void check_divisible(const Checker& check, const std::string& field, int64_t value, int64_t divisor,
+                     const std::string& what) {
+  if (value % divisor != 0) check.fail(field, fmt::format(fmt::runtime(what), value, divisor));
+}
+
+void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Model& model = scenario.model();
+  const config::Training& training = scenario.training();
+  const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
+  check_divisible(check, "layout.tp", model.num_heads(), sizes.tp,
+                  "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                  "whole attention heads");
+  // MLA and the hybrid kinds share one key/value latent that every TP rank keeps whole.
+  const bool latent_kv = model.kv_lora_rank() > 0 || model.has_hybrid();
+  if (!latent_kv) {
+    check_divisible(check, "layout.tp", kv_heads, sizes.tp,
+                    "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                    "whole KV heads");
+  }
+  if (model.ffn_hidden_size() > 0) {
+    check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
+                    "ffn_hidden_size {} is not divisible by tp {}");
+  }
+  const int first_stage = scenario.layout().first_stage_layers();
+  if (first_stage > 0 && sizes.pp > 1) {
+    if (first_stage >= model.num_layers() ||
+        (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
+      check.fail("layout.first_stage_layers",
+                 fmt::format("{} layers on the first stage leave {} for the other {} stages, "
+                             "which do not hold equal numbers of layers",
+                             first_stage, model.num_layers() - first_stage, sizes.pp - 1));
+    }
+  } else {
+    check_divisible(check, "layout.pp", model.num_layers(), sizes.pp,
+                    "num_layers {} is not divisible by pp {}: pipeline stages hold equal numbers "
+                    "of layers (or set layout.first_stage_layers)");
+  }
+  const int64_t per_step = training.micro_batch_size() * sizes.dp;
+  if (training.global_batch_size() % per_step != 0) {
+    check.fail(
+        "training.global_batch_size",
+        fmt::format("global_batch_size {} is not a multiple of micro_batch_size x dp = "
+                    "{} x {} = {}",
+                    training.global_batch_size(), training.micro_batch_size(), sizes.dp, per_step));
+  }
+  check_divisible(check, "layout.cp", training.seq_length(), sizes.cp,
+                  "seq_length {} is not divisible by cp {}");
+  if (scenario.layout().sequence_parallel()) {
+    check_divisible(check, "layout.sequence_parallel", training.seq_length(), sizes.tp,
+                    "sequence parallelism splits seq_length {} over tp {} ranks, which does not "
+                    "divide it");
+  }
+}
+
+// Mixture of experts and expert parallelism.
+void check_expert_placement(const config::Scenario& scenario, const Checker& check) {
+  const config::ExpertPlacement& placement = scenario.expert_placement();
+  if (placement.redundant_per_rank() < 0) {
+    check.fail(
+        "expert_placement.redundant_per_rank",
+        fmt::format("replica slots per rank are >= 0; got {}", placement.redundant_per_rank()));
+  }
+  if (placement.strategy() == config::ExpertPlacement::BY_COOCCURRENCE &&
+      !placement.has_token_routing_file()) {
+    check.fail("expert_placement.strategy",
+               "BY_COOCCURRENCE needs expert_placement.token_routing_file (which experts the "
+               "tokens choose together)");
+  }
+  if (placement.node_dedup_dispatch() && !placement.has_token_routing_file()) {
+    check.fail("expert_placement.node_dedup_dispatch",
+               "a deduplicated dispatch needs expert_placement.token_routing_file (which experts "
+               "each token chooses together)");
+  }
+  if (placement.has_token_routing_file()) {  // read now: a bad line fails before any output
+    read_token_routing(placement.token_routing_file(), scenario.model().num_experts(),
+                       scenario.model().experts_per_token(), "expert_placement.token_routing_file");
+  }
+}
+
+void check_experts(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Model& model = scenario.model();
+  const config::Training& training = scenario.training();
+  if (model.num_experts() <= 0) {
+    if (sizes.ep > 1)
+      check.fail("layout.ep", "ep > 1 needs a model with experts (model.num_experts)");
+    return;
+  }
+  check.positive("model.experts_per_token", model.has_experts_per_token(),
+                 model.experts_per_token());
+  check.positive("model.moe_ffn_hidden_size", model.has_moe_ffn_hidden_size(),
+                 model.moe_ffn_hidden_size());
+  if (model.experts_per_token() > model.num_experts()) {
+    check.fail("model.experts_per_token",
+               fmt::format("{} experts per token but only {} experts", model.experts_per_token(),
+                           model.num_experts()));
+  }
+  if ((sizes.tp * sizes.cp * sizes.dp) % sizes.ep != 0) {
+    check.fail("layout.ep",
+               fmt::format("expert parallelism re-splits the tp x cp x dp = {} ranks of "
+                           "a stage; ep {} does not divide them",
+                           sizes.tp * sizes.cp * sizes.dp, sizes.ep));
+  }
+  check_divisible(check, "layout.ep", model.num_experts(), sizes.ep,
+                  "num_experts {} is not divisible by ep {}: each expert-parallel rank holds "
+                  "whole experts");
+  if (sizes.tp > 1 && !scenario.layout().sequence_parallel()) {
+    check.fail("layout.sequence_parallel",
+               "MoE layers with tp > 1 need sequence parallelism (Megatron-core splits the tokens "
+               "over TP ranks before routing)");
+  }
+  if (training.routing() == config::Training::ZIPF && !(training.routing_zipf_exponent() > 0)) {
+    check.fail("training.routing_zipf_exponent", "ZIPF routing needs an exponent > 0");
+  }
+  if (training.routing() == config::Training::FROM_FILE && training.routing_file().empty()) {
+    check.fail("training.routing_file", "FROM_FILE routing needs a routing_file");
+  }
+  check_expert_placement(scenario, check);
+}
+
+// Context parallelism and the attention kinds.
+void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes,
+                            const Checker& check) {
+  const config::Model& model = scenario.model();
+  try {
+    attention_kinds(model);
+  } catch (const std::invalid_argument& e) {
+    check.fail("model.hybrid", e.what());
+  }
+  if (sizes.cp > 1 && scenario.layout().cp_algorithm() == config::Layout::ULYSSES &&
+      (model.num_heads() / sizes.tp) % sizes.cp != 0) {
+    check.fail("layout.cp",
+               fmt::format("Ulysses splits the {} heads of a TP rank over cp {}, which "
+                           "does not divide them",
+                           model.num_heads() / sizes.tp, sizes.cp));
+  }
+}
+
+// What each pipeline schedule needs of the layout and the batch.
+void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Training& training = scenario.training();
+  const auto schedule = training.schedule();
+  const int64_t micro_batches =
+      training.global_batch_size() / (training.micro_batch_size() * sizes.dp);
+  const int64_t layers = scenario.model().num_layers();
+  const std::string name = config::Training::Schedule_Name(schedule);
+  if (sizes.vp > 1 && schedule != config::Training::INTERLEAVED_1F1B) {
+    check.fail("layout.virtual_stages",
+               fmt::format("virtual_stages {} needs training.schedule INTERLEAVED_1F1B (the "
+                           "schedule is {})",
+                           sizes.vp, name));
+  }
+  if (schedule == config::Training::INTERLEAVED_1F1B) {
+    check_divisible(check, "layout.virtual_stages", layers, int64_t{sizes.pp} * sizes.vp,
+                    "num_layers {} is not divisible by pp x virtual_stages = {}: every virtual "
+                    "stage holds the same number of layers");
+    if (micro_batches % sizes.pp != 0) {
+      check.fail(
+          "training.global_batch_size",
+          fmt::format("interleaved 1F1B runs micro-batches in groups of pp: {} micro-batches "
+                      "per data-parallel rank is not a multiple of pp {}",
+                      micro_batches, sizes.pp));
+    }
+  }
+  if (schedule == config::Training::DUALPIPE) {
+    if (sizes.pp < 2 || sizes.pp % 2 != 0) {
+      check.fail("layout.pp",
+                 fmt::format("DualPipe needs an even number of stages, got pp {}", sizes.pp));
+    }
+    if (micro_batches % 2 != 0 || micro_batches < 2 * (sizes.pp - 1)) {
+      check.fail(
+          "training.global_batch_size",
+          fmt::format("DualPipe feeds half the micro-batches from each end: it needs an even "
+                      "number of at least 2 (pp - 1) = {} micro-batches per data-parallel "
+                      "rank, got {}",
+                      2 * (sizes.pp - 1), micro_batches));
+    }
+  }
+  if (training.zero_stage() < 0 || training.zero_stage() > 3) {
+    check.fail("training.zero_stage",
+               fmt::format("must be 0, 1, 2 or 3, got {}", training.zero_stage()));
+  }
+  check.positive_if_set("training.grad_bucket_elements", training.has_grad_bucket_elements(),
+                        training.grad_bucket_elements());
+}
+
+// Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
+void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  check_experts(scenario, sizes, check);
+  check_context_parallel(scenario, sizes, check);
+  const config::Training& training = scenario.training();
+  const config::Gpu& gpu = scenario.hardware().gpu();
+  if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {
+    check.fail("training.dtype",
+               fmt::format("dtype FP8 is not supported on {}: hardware.gpu.fp8_flops_per_s is "
+                           "not set",
+                           gpu.has_name() ? gpu.name() : std::string("this GPU")));
+  }
+  if (training.dtype() == config::FP32 && !(gpu.fp32_flops_per_s() > 0)) {
+    check.fail("training.dtype",
+               "dtype FP32 needs hardware.gpu.fp32_flops_per_s, which is not set");
+  }
+}
+
+}  // namespace
+
+void validate_hardware(const config::Hardware& hardware, const SourceMap& sources) {
+  check_field_limits(hardware, "hardware", sources);
+  check_hardware(hardware, Checker(sources));
+  validate_power_cost(hardware, sources);
+}
+
+// The inference section (racksim infer / racks): sizes and a price that make sense, and a layout
+// the inference step models (attention data-parallel, no context parallelism).
+void check_inference(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  if (!scenario.has_inference()) return;
+  const config::Inference& inf = scenario.inference();
+  check.positive_if_set("inference.batch", inf.has_batch(), inf.batch());
+  check.positive_if_set("inference.context_tokens", inf.has_context_tokens(), inf.context_tokens());
+  check.positive_if_set("inference.prompt_tokens", inf.has_prompt_tokens(), inf.prompt_tokens());
+  if (!(inf.gpu_hour_price() >= 0)) {
+    check.fail("inference.gpu_hour_price",
+               fmt::format("a price is dollars per GPU-hour, >= 0; got {}", inf.gpu_hour_price()));
+  }
+  if (sizes.cp > 1) {
+    check.fail("layout.cp",
+               fmt::format("the inference step does not model context parallelism (cp {}); set "
+                           "layout.cp: 1 for a scenario with an inference section",
+                           sizes.cp));
+  }
+}
+
+void validate_scenario(const config::Scenario& scenario, const SourceMap& sources) {
+  check_scenario_limits(scenario, sources);
+  const Checker check(sources);
+  check_model(scenario.model(), check);
+  check_hardware(scenario.hardware(), check);
+  validate_power_cost(scenario.hardware(), sources);
+  check_training(scenario.training(), check);
+  const Sizes sizes = check_layout_values(scenario, check);
+  check_layout_fits(scenario, sizes, check);
+  check_schedule(scenario, sizes, check);
+  check_supported(scenario, sizes, check);
+  check_inference(scenario, sizes, check);
+  if (scenario.sim().fold_replicas()) {
+    if (auto why = fold_refusal(scenario)) check.fail("sim.fold_replicas", "cannot fold: " + *why);
+  }
+}
+
+void require_inference_section(const LoadedScenario& loaded, const std::string& command) {
+  if (loaded.scenario.has_inference()) return;
+  throw InputError(loaded.sources.find("inference"), "inference",
+                   fmt::format("racksim {} needs an inference section (batch, context_tokens, "
+                               "gpu_hour_price); see scenarios/ for examples",
+                               command));
+}
+
+}  // namespace racksim::app

@@ -1,0 +1,114 @@
+// The simulated inference step against the lecture's algebra on a tiny dense model with ideal
+// efficiencies: decode at batch 1 takes the weight-read floor, at a large batch the compute
+// bound; `racksim infer` end to end. One simulation per TEST (process).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "app/inference_run.h"
+#include "config/scenario_loader.h"
+#include "tests/support/run_racksim.h"
+
+namespace racksim {
+namespace {
+
+using testing::read_file;
+using testing::run_racksim;
+using testing::TempDir;
+
+// 2 layers of hidden 1024, a 256-token vocabulary (so the unread embedding is negligible),
+// ideal kernels: the roofline is exact.
+constexpr const char* kTiny = R"(name: "tiny decode"
+model { hidden_size: 1024 num_layers: 2 num_heads: 8 num_kv_heads: 8 ffn_hidden_size: 4096 vocab_size: 256 }
+hardware {
+  preset: "dgx-h100" nodes: 1 gpus_per_node: 1 host { sockets: 1 }
+  compute { model: ROOFLINE gemm: 1 attention: 1 elementwise: 1 hbm: 1 launch_overhead_s: 0 }
+}
+layout { tp: 1 pp: 1 }
+training { global_batch_size: 1 micro_batch_size: 1 seq_length: 16 }
+inference { batch: 1 context_tokens: 16 gpu_hour_price: 3.6 }
+)";
+
+app::LoadedScenario tiny(const std::vector<std::string>& sets) {
+  return app::load_scenario_text(kTiny, "tiny.textproto", sets);
+}
+
+TEST(InferenceRun, DecodeAtBatchOneTakesTheWeightReadFloor) {
+  const auto loaded = tiny({});
+  const auto p = app::run_inference(loaded.scenario, InferencePhase::kDecode);
+  EXPECT_GT(p.weight_floor_s, 0);
+  EXPECT_NEAR(p.step_time_s / p.weight_floor_s, 1.0, 0.03);
+  // Cost of a token at batch 1: one GPU-second at $0.001 per step second.
+  EXPECT_NEAR(p.cost_per_mtok, 0.001 * p.step_time_s * 1e6, 1e-9);
+}
+
+TEST(InferenceRun, DecodeAtALargeBatchIsComputeBound) {
+  // Wider layers and one cached token, so that matrix multiplies dominate the element-wise
+  // kernels and the KV reads (both grow with the hidden size, the GEMMs with its square).
+  const auto loaded =
+      tiny({"inference.batch=65536", "inference.context_tokens=1", "model.hidden_size=4096",
+            "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
+  const auto p = app::run_inference(loaded.scenario, InferencePhase::kDecode);
+  EXPECT_GT(p.compute_floor_s, 10 * p.weight_floor_s);
+  EXPECT_GE(p.step_time_s, p.compute_floor_s);
+  EXPECT_LT(p.step_time_s / p.compute_floor_s, 1.15);  // plus attention and element-wise work
+}
+
+TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
+  // 8 prompts of 512 tokens on the wide model: 4,096 tokens through every weight, so the step
+  // is 2 N_active x B x P FLOPs at peak, plus attention over the prompt (4 P h per token and
+  // layer against 24 h^2: ~2 %) and the element-wise kernels; time to first token = the step.
+  const auto loaded =
+      tiny({"inference.batch=8", "inference.context_tokens=512", "model.hidden_size=4096",
+            "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
+  const auto algebra = app::inference_algebra(loaded.scenario);
+  const auto p = app::run_inference(loaded.scenario, InferencePhase::kPrefill);
+  const double compute_floor_s = 8 * 512 * algebra.compute_time_per_token_s;
+  EXPECT_GE(p.step_time_s, compute_floor_s);
+  EXPECT_LT(p.step_time_s / compute_floor_s, 1.15);
+  EXPECT_DOUBLE_EQ(p.latency_per_token_s, p.step_time_s);
+  EXPECT_NEAR(p.tokens_per_s, 8 * 512 / p.step_time_s, 1e-6 * p.tokens_per_s);
+}
+
+TEST(InferenceRun, KvReadsAddToTheStepAsContextGrows) {
+  // 64 sequences of 64K tokens: 2 layers x 64 x 65536 x 2 x 1024 x 2 bytes of cache read per step.
+  const auto loaded = tiny({"inference.batch=64", "inference.context_tokens=65536"});
+  const auto p = app::run_inference(loaded.scenario, InferencePhase::kDecode);
+  const double kv_s =
+      2.0 * 64 * 65536 * 2 * 1024 * 2 / loaded.scenario.hardware().gpu().hbm_bytes_per_s();
+  EXPECT_NEAR(p.step_time_s, p.weight_floor_s + kv_s, 0.05 * p.step_time_s);
+  EXPECT_DOUBLE_EQ(p.max_kv_bytes, 64.0 * 65536 * 2 * 1024 * 2 * 2);
+}
+
+TEST(InferCommand, TableJsonAndSvgWithTheFloorsMarked) {
+  TempDir dir;
+  const std::string scenario = dir.write("tiny.textproto", kTiny);
+  const auto r = run_racksim({"infer", scenario, "--batch", "1,4096", "--jobs", "2", "--out",
+                              (dir.path() / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("break-even batch B*"), std::string::npos);
+  const auto j = nlohmann::json::parse(read_file(dir.path() / "out" / "infer.json"));
+  ASSERT_EQ(j["points"].size(), 2u);
+  // Cost per token falls with the batch; latency rises.
+  EXPECT_LT(j["points"][1]["cost_per_mtok"].get<double>(),
+            j["points"][0]["cost_per_mtok"].get<double>());
+  EXPECT_GT(j["points"][1]["step_time_s"].get<double>(),
+            j["points"][0]["step_time_s"].get<double>());
+  const std::string svg = read_file(dir.path() / "out" / "infer.svg");
+  EXPECT_NE(svg.find("weight-read floor"), std::string::npos);
+  EXPECT_NE(svg.find("B*="), std::string::npos);
+}
+
+TEST(InferCommand, ABadBatchListIsAnInputError) {
+  TempDir dir;
+  const std::string scenario = dir.write("tiny.textproto", kTiny);
+  const auto r = run_racksim({"infer", scenario, "--batch", "1,zero"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--batch"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+}
+
+}  // namespace
+}  // namespace racksim

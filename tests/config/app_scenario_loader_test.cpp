@@ -1,0 +1,659 @@
+// Scenario loading: parsing (text format and JSON), presets, defaults, --set overrides and the
+// checks, and above all that every error names the field and the line a user has to change.
+// The suite is named app_scenario_loader so that `ctest -R app_` selects it.
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config/json_locations.h"
+#include "config/scenario_loader.h"
+#include "topologies/hardware_presets.h"
+#include "workloads/model/model_presets.h"
+
+namespace racksim::app {
+namespace {
+
+// Line numbers below are 1-based lines of these texts (the first line is the comment).
+constexpr const char* kTextScenario = R"txt(# Llama-3 8B on two DGX H100 nodes.
+name: "llama3-8b-2x-dgx-h100"
+model {
+  preset: "llama3-8b"
+  num_layers: 16
+}
+hardware {
+  preset: "dgx-h100"
+  nodes: 2
+  scale_up { efficiency: 0.8 }
+}
+layout {
+  tp: 2
+  pp: 2
+}
+training {
+  global_batch_size: 64
+  seq_length: 4096
+}
+)txt";
+
+// The same scenario as JSON, with one key in protobuf's camelCase JSON spelling.
+constexpr const char* kJsonScenario = R"json({
+  "name": "llama3-8b-2x-dgx-h100",
+  "model": {
+    "preset": "llama3-8b",
+    "num_layers": 16
+  },
+  "hardware": {
+    "preset": "dgx-h100",
+    "nodes": 2,
+    "scaleUp": { "efficiency": 0.8 }
+  },
+  "layout": {
+    "tp": 2,
+    "pp": 2
+  },
+  "training": {
+    "global_batch_size": 64,
+    "seq_length": 4096
+  }
+}
+)json";
+
+// What an InputError said, or a failure when none was thrown.
+struct Caught {
+  bool thrown = false;
+  SourceLocation where;
+  std::string field;
+  std::string detail;
+};
+
+Caught catch_input_error(const std::function<void()>& action) {
+  Caught caught;
+  try {
+    action();
+  } catch (const InputError& error) {
+    caught = {true, error.where(), error.field(), error.detail()};
+  }
+  return caught;
+}
+
+Caught load_error(const std::string& text, const std::string& path = "scenario.textproto",
+                  const std::vector<std::string>& overrides = {}) {
+  return catch_input_error([&] { load_scenario_text(text, path, overrides); });
+}
+
+// A minimal valid scenario on one 8-GPU node, with `layout` and `extra` spliced in.
+std::string small_scenario(const std::string& layout, const std::string& extra = "") {
+  return "model { preset: \"llama3-8b\" }\n"    // line 1
+         "hardware { preset: \"dgx-h100\" }\n"  // line 2
+         "training {\n"                         // line 3
+         "  global_batch_size: 16\n"            // line 4
+         "  seq_length: 2048\n"                 // line 5
+         "}\n"                                  // line 6
+         "layout {\n" +                         // line 7
+         layout +                               // from line 8
+         "}\n" +
+         extra;
+}
+
+TEST(app_scenario_loader, TextScenarioMergesPresetsAndDefaults) {
+  const LoadedScenario loaded = load_scenario_text(kTextScenario, "llama.textproto", {});
+  const config::Scenario& s = loaded.scenario;
+
+  // Written inline: wins over the preset.
+  EXPECT_EQ(s.model().num_layers(), 16);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().efficiency(), 0.8);
+  EXPECT_EQ(s.hardware().nodes(), 2);
+  // Untouched preset fields stay.
+  EXPECT_EQ(s.model().hidden_size(), 4096);
+  EXPECT_EQ(s.model().num_heads(), 32);
+  EXPECT_EQ(s.model().num_kv_heads(), 8);
+  EXPECT_EQ(s.model().vocab_size(), 128256);
+  EXPECT_EQ(s.model().activation(), config::Model::SWIGLU);
+  EXPECT_DOUBLE_EQ(s.hardware().gpu().bf16_flops_per_s(), 989e12);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().bytes_per_s(), 450e9);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_out().nic_bits_per_s(), 400e9);
+  // Defaults under the preset.
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().latency_s(), 1.5e-6);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_out().efficiency(), 0.92);
+  EXPECT_DOUBLE_EQ(s.hardware().compute().attention(), 0.60);
+  // dgx-h100 uses the kernel model at the H100's cited achievable GEMM peak.
+  EXPECT_EQ(s.hardware().compute().model(), config::ComputeEfficiency::KERNEL);
+  EXPECT_DOUBLE_EQ(s.hardware().compute().gemm(), 0.801);
+  EXPECT_EQ(s.hardware().gpu().sm_count(), 132);
+  EXPECT_DOUBLE_EQ(s.hardware().collectives().base_latency_s(), 6e-6);
+  EXPECT_EQ(s.hardware().gpus_per_node(), 8);
+  // Derived and built-in defaults.
+  EXPECT_EQ(s.model().head_dim(), 128);
+  EXPECT_FALSE(s.model().tie_embeddings());
+  EXPECT_EQ(s.layout().dp(), 4);  // 16 GPUs / (tp 2 x pp 2)
+  EXPECT_EQ(s.layout().cp(), 1);
+  EXPECT_EQ(s.layout().ep(), 1);
+  EXPECT_EQ(s.layout().virtual_stages(), 1);
+  EXPECT_FALSE(s.layout().sequence_parallel());
+  EXPECT_EQ(s.training().micro_batch_size(), 1);
+  EXPECT_EQ(s.training().recompute(), config::Training::NONE);
+  EXPECT_EQ(s.training().schedule(), config::Training::ONE_F_ONE_B);
+  EXPECT_EQ(s.training().dtype(), config::BF16);
+  EXPECT_EQ(s.training().grad_reduce_dtype(), config::FP32);
+  EXPECT_EQ(s.sim().fidelity(), config::Simulation::AUTO);  // the fast default (docs/speed.md)
+}
+
+TEST(app_scenario_loader, TextScenarioRecordsTheLineOfEveryField) {
+  const LoadedScenario loaded = load_scenario_text(kTextScenario, "llama.textproto", {});
+  const SourceMap& sources = loaded.sources;
+  EXPECT_EQ(sources.file(), "llama.textproto");
+  EXPECT_EQ(sources.find("name").line, 2);
+  EXPECT_EQ(sources.find("model.num_layers").line, 5);
+  EXPECT_EQ(sources.find("hardware.scale_up.efficiency").line, 10);
+  EXPECT_EQ(sources.find("layout").line, 12);
+  EXPECT_EQ(sources.find("layout.tp").line, 13);
+  EXPECT_EQ(sources.find("layout.tp").file, "llama.textproto");
+  EXPECT_EQ(sources.find("layout.tp").column, 3);
+  EXPECT_EQ(sources.find("layout.pp").line, 14);
+  // Not written: the closest ancestor that is, else the file.
+  EXPECT_EQ(sources.find("layout.dp").line, 12);
+  // Given by the model preset, not written: the preset, named.
+  EXPECT_EQ(sources.find("model.hidden_size").file,
+            "model preset 'llama3-8b' (inherited; set model.hidden_size to override it)");
+  EXPECT_EQ(sources.find("model.hidden_size").line, 0);
+  EXPECT_EQ(sources.find("model.preset").line, 4);
+  const SourceLocation nowhere = sources.find("sim.fidelity");
+  EXPECT_EQ(nowhere.file, "llama.textproto");
+  EXPECT_EQ(nowhere.line, 0);
+}
+
+TEST(app_scenario_loader, JsonScenarioGivesTheSameScenario) {
+  const LoadedScenario text = load_scenario_text(kTextScenario, "llama.textproto", {});
+  const LoadedScenario json = load_scenario_text(kJsonScenario, "llama.json", {});
+  std::string difference;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(differencer.Compare(text.scenario, json.scenario)) << difference;
+
+  EXPECT_EQ(json.sources.find("layout.tp").line, 13);
+  EXPECT_EQ(json.sources.find("layout.tp").file, "llama.json");
+  EXPECT_EQ(json.sources.find("hardware.scale_up.efficiency").line, 10);  // "scaleUp"
+  EXPECT_EQ(json.sources.find("model.num_layers").line, 5);
+  EXPECT_EQ(json.sources.find("layout.dp").line, 12);
+}
+
+TEST(app_scenario_loader, JsonIsRecognisedByItsFirstCharacter) {
+  const LoadedScenario json = load_scenario_text(kJsonScenario, "scenario.txt", {});
+  EXPECT_EQ(json.scenario.layout().tp(), 2);
+}
+
+TEST(app_scenario_loader, TextUnknownFieldNamesFieldAndLine) {
+  const Caught error = load_error("name: \"x\"\nlayout {\n  tp: 2\n  tpp: 3\n}\n");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tpp");
+  EXPECT_EQ(error.where.file, "scenario.textproto");
+  EXPECT_EQ(error.where.line, 4);
+  EXPECT_NE(error.detail.find("valid fields of layout: tp, pp"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, TextUnknownTopLevelField) {
+  const Caught error = load_error("name: \"x\"\n\nmodle { preset: \"llama3-8b\" }\n");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "modle");
+  EXPECT_EQ(error.where.line, 3);
+}
+
+TEST(app_scenario_loader, JsonUnknownFieldNamesFieldAndLine) {
+  const Caught error =
+      load_error("{\n  \"layout\": {\n    \"tp\": 2,\n    \"tpp\": 3\n  }\n}\n", "s.json");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tpp");
+  EXPECT_EQ(error.where.file, "s.json");
+  EXPECT_EQ(error.where.line, 4);
+  EXPECT_NE(error.detail.find("unknown field 'tpp'"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, TextWrongTypeNamesFieldAndLine) {
+  const Caught error = load_error("layout {\n  pp: 1\n  tp: \"x\"\n}\n");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 3);
+  EXPECT_EQ(error.where.column, 7);
+  EXPECT_NE(error.detail.find("Expected integer"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, TextWrongTypeOnTheNextLineStillNamesTheField) {
+  const Caught error =
+      load_error("hardware {\n  scale_up {\n    bytes_per_s:\n      \"fast\"\n  }\n}\n");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "hardware.scale_up.bytes_per_s");
+  EXPECT_EQ(error.where.line, 4);
+}
+
+TEST(app_scenario_loader, TextUnknownEnumValueNamesTheField) {
+  const Caught error = load_error("model {\n  activation: RELU\n}\n");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "model.activation");
+  EXPECT_EQ(error.where.line, 2);
+}
+
+TEST(app_scenario_loader, TextSyntaxErrorGivesALine) {
+  const Caught unclosed = load_error("layout {\n  tp: 2\n");
+  ASSERT_TRUE(unclosed.thrown);
+  EXPECT_GT(unclosed.where.line, 0);
+  EXPECT_EQ(unclosed.field, "layout");  // the message left open
+
+  const Caught extra = load_error("layout {\n  tp: 2\n}\n}\n");
+  ASSERT_TRUE(extra.thrown);
+  EXPECT_EQ(extra.where.line, 4);
+  EXPECT_EQ(extra.field, "");
+}
+
+TEST(app_scenario_loader, JsonWrongTypeNamesFieldAndLine) {
+  const Caught error =
+      load_error("{\n  \"layout\": {\n    \"pp\": 1,\n    \"tp\": \"x\"\n  }\n}\n", "s.json");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 4);
+  EXPECT_NE(error.detail.find("int32"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, JsonBadEnumListsTheValues) {
+  const Caught error =
+      load_error("{\n  \"training\": {\n    \"recompute\": \"SOMETIMES\"\n  }\n}\n", "s.json");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "training.recompute");
+  EXPECT_EQ(error.where.line, 3);
+  EXPECT_NE(error.detail.find("NONE, SELECTIVE, FULL"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, JsonRepeatedKeyNamesTheSecond) {
+  const Caught error =
+      load_error("{\n  \"layout\": {\n    \"tp\": 2,\n    \"tp\": 4\n  }\n}\n", "s.json");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 4);
+}
+
+TEST(app_scenario_loader, JsonSyntaxErrorGivesALine) {
+  // A missing ':' found by protobuf, whose excerpt gives the offset.
+  const Caught colon = load_error("{\n  \"layout\": {\n    \"tp\" 2\n  }\n}\n", "s.json");
+  ASSERT_TRUE(colon.thrown);
+  EXPECT_EQ(colon.where.line, 3);
+  EXPECT_NE(colon.detail.find("JSON syntax error"), std::string::npos) << colon.detail;
+
+  // The text ends early: protobuf has no excerpt, the scanner finds the open brace.
+  const Caught unclosed = load_error("{\n  \"layout\": {\n    \"tp\": 2\n  }\n", "s.json");
+  ASSERT_TRUE(unclosed.thrown);
+  EXPECT_EQ(unclosed.where.line, 1);
+
+  const Caught trailing = load_error("{\n  \"layout\": {\"tp\": 2}\n}\n\n}\n", "s.json");
+  ASSERT_TRUE(trailing.thrown);
+  EXPECT_EQ(trailing.where.line, 5);
+}
+
+TEST(app_scenario_loader, ProductOfLayoutMustMatchGpusWhenDpIsWritten) {
+  const Caught error = load_error(small_scenario("  tp: 2\n  dp: 3\n"));
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.dp");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("= 6"), std::string::npos) << error.detail;
+  EXPECT_NE(error.detail.find("8 GPUs"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, ProductOfLayoutMustDivideGpus) {
+  const Caught error = load_error(small_scenario("  pp: 1\n  tp: 3\n"));
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("8 GPUs"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, LayoutErrorPointsAtTheAncestorWhenTheFieldIsNotWritten) {
+  // tp is not written, so the error points at the layout section.
+  const Caught error = load_error(small_scenario("  pp: 3\n"));
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 7);
+}
+
+TEST(app_scenario_loader, HeadsMustDivideByTp) {
+  const Caught error = load_error(R"txt(model {
+  preset: "llama3-8b"
+  num_heads: 12
+  num_kv_heads: 12
+  hidden_size: 768
+}
+hardware { preset: "dgx-h100" }
+training { global_batch_size: 8 seq_length: 2048 }
+layout {
+  tp: 8
+}
+)txt");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 10);
+  EXPECT_NE(error.detail.find("num_heads 12"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, KvHeadsMustDivideByTp) {
+  // llama3-8b: 32 heads but 8 KV heads; tp 16 over two nodes.
+  const Caught error =
+      load_error(small_scenario("  tp: 16\n"), "scenario.textproto", {"hardware.nodes=2"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.tp");
+  EXPECT_EQ(error.where.line, 8);
+  EXPECT_NE(error.detail.find("num_kv_heads 8"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, LayersMustDivideByPp) {
+  // llama3-8b has 32 layers; 3 nodes of 8 GPUs take tp 8 x pp 3.
+  const Caught error = load_error(small_scenario("  tp: 8\n  pp: 3\n"), "scenario.textproto",
+                                  {"hardware.nodes=3", "training.global_batch_size=3"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.pp");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("num_layers 32"), std::string::npos) << error.detail;
+}
+
+TEST(app_scenario_loader, GlobalBatchMustDivideByMicroBatchTimesDp) {
+  // tp 2 on 8 GPUs: dp 4, micro-batch 1; 16 sequences fit but 10 do not.
+  const Caught error = load_error(small_scenario("  tp: 2\n"), "scenario.textproto",
+                                  {"training.global_batch_size=10"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "training.global_batch_size");
+  EXPECT_EQ(error.where.file, "--set training.global_batch_size=10");
+
+  std::string text = small_scenario("  tp: 2\n");
+  text.replace(text.find("global_batch_size: 16"), 21, "global_batch_size: 10");
+  const Caught written = load_error(text);
+  ASSERT_TRUE(written.thrown);
+  EXPECT_EQ(written.field, "training.global_batch_size");
+  EXPECT_EQ(written.where.line, 4);
+  EXPECT_NE(written.detail.find("1 x 4 = 4"), std::string::npos) << written.detail;
+}
+
+TEST(app_scenario_loader, RequiredValuesAreReported) {
+  const Caught error =
+      load_error("hardware { preset: \"dgx-h100\" }\nmodel {\n  hidden_size: 1024\n}\n");
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "model.num_layers");
+  EXPECT_EQ(error.where.line, 2);
+
+  const Caught negative = load_error(small_scenario("", "sim { fidelity: AGGREGATED }\n"),
+                                     "scenario.textproto", {"hardware.scale_up.efficiency=1.5"});
+  ASSERT_TRUE(negative.thrown);
+  EXPECT_EQ(negative.field, "hardware.scale_up.efficiency");
+}
+
+TEST(app_scenario_loader, FeaturesNeedTheirPrerequisites) {
+  // Expert parallelism needs experts; virtual stages need the interleaved schedule.
+  const Caught ep = load_error(small_scenario(""), "scenario.textproto", {"layout.ep=2"});
+  ASSERT_TRUE(ep.thrown);
+  EXPECT_EQ(ep.field, "layout.ep");
+  EXPECT_NE(ep.detail.find("experts"), std::string::npos) << ep.detail;
+  const Caught vp =
+      load_error(small_scenario(""), "scenario.textproto", {"layout.virtual_stages=2"});
+  ASSERT_TRUE(vp.thrown);
+  EXPECT_EQ(vp.field, "layout.virtual_stages");
+  EXPECT_NE(vp.detail.find("INTERLEAVED_1F1B"), std::string::npos) << vp.detail;
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario(""), "s", {"training.schedule=INTERLEAVED_1F1B"}));
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario(""), "s", {"training.offload_activations=true"}));
+  // FP8 on a GPU without it.
+  const Caught fp8 = load_error(small_scenario(""), "scenario.textproto",
+                                {"hardware.preset=dgx-a100", "training.dtype=FP8"});
+  ASSERT_TRUE(fp8.thrown);
+  EXPECT_EQ(fp8.field, "training.dtype");
+  EXPECT_NE(fp8.detail.find("not supported"), std::string::npos) << fp8.detail;
+  // and accepted on one that has it.
+  EXPECT_NO_THROW(load_scenario_text(small_scenario(""), "s", {"training.dtype=FP8"}));
+}
+
+TEST(app_scenario_loader, OverridesSetIntEnumDoubleAndPreset) {
+  const LoadedScenario loaded = load_scenario_text(
+      small_scenario("  tp: 2\n"), "s.textproto",
+      {"layout.tp=4", "training.recompute=FULL", "hardware.scale_up.efficiency=0.7",
+       "model.preset=llama3-70b", "layout.sequence_parallel=true", "layout.pp=2"});
+  const config::Scenario& s = loaded.scenario;
+  EXPECT_EQ(s.layout().tp(), 4);
+  EXPECT_EQ(s.layout().pp(), 2);
+  EXPECT_EQ(s.layout().dp(), 1);
+  EXPECT_EQ(s.training().recompute(), config::Training::FULL);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().efficiency(), 0.7);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().bytes_per_s(), 450e9);
+  EXPECT_EQ(s.model().preset(), "llama3-70b");
+  EXPECT_EQ(s.model().hidden_size(), 8192);
+  EXPECT_EQ(s.model().num_layers(), 80);
+  EXPECT_TRUE(s.layout().sequence_parallel());
+
+  const SourceLocation tp = loaded.sources.find("layout.tp");
+  EXPECT_EQ(tp.file, "--set layout.tp=4");
+  EXPECT_EQ(tp.line, 0);
+  EXPECT_EQ(loaded.sources.find("layout.cp").line, 7);  // still the file's layout section
+}
+
+TEST(app_scenario_loader, OverrideOfAnUnsetSectionWorks) {
+  config::Scenario scenario;
+  SourceMap sources;
+  apply_override("sim.fidelity=AGGREGATED", &scenario, &sources);
+  apply_override("hardware.gpu.name=my-gpu", &scenario, &sources);
+  apply_override("training.pp_comm_overlap=1", &scenario, &sources);
+  EXPECT_EQ(scenario.sim().fidelity(), config::Simulation::AGGREGATED);
+  EXPECT_EQ(scenario.hardware().gpu().name(), "my-gpu");
+  EXPECT_TRUE(scenario.training().pp_comm_overlap());
+  EXPECT_EQ(sources.find("hardware.gpu.name").file, "--set hardware.gpu.name=my-gpu");
+}
+
+TEST(app_scenario_loader, BadOverridesNameThePath) {
+  struct Case {
+    std::string assignment;
+    std::string field;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"layout.tpp=4", "layout.tpp", "valid fields of layout: tp, pp, cp"},
+      {"layuot.tp=4", "layuot.tp", "valid fields of the scenario: name"},
+      {"layout.tp=x", "layout.tp", "'x' is not a valid value"},
+      {"layout.tp=2.5", "layout.tp", "integer"},
+      {"layout.tp=", "layout.tp", "not a valid value"},
+      {"layout=4", "layout", "is a message"},
+      {"layout.tp.x=4", "layout.tp.x", "has no fields"},
+      {"layout.tp", "layout.tp", "expected path=value"},
+      {"training.recompute=SOMETIMES", "training.recompute", "NONE, SELECTIVE, FULL"},
+      {"layout.sequence_parallel=maybe", "layout.sequence_parallel", "true, false"},
+      {"hardware.gpu.hbm_bytes=lots", "hardware.gpu.hbm_bytes", "number"},
+  };
+  for (const Case& c : cases) {
+    config::Scenario scenario;
+    SourceMap sources;
+    const Caught error =
+        catch_input_error([&] { apply_override(c.assignment, &scenario, &sources); });
+    ASSERT_TRUE(error.thrown) << c.assignment;
+    EXPECT_EQ(error.where.file, "--set") << c.assignment;
+    EXPECT_EQ(error.where.line, 0) << c.assignment;
+    EXPECT_EQ(error.field, c.field) << c.assignment;
+    EXPECT_NE(error.detail.find(c.says), std::string::npos) << c.assignment << ": " << error.detail;
+  }
+}
+
+TEST(app_scenario_loader, UnknownPresetListsTheKnownNames) {
+  const Caught model =
+      load_error("training { seq_length: 2048 }\nmodel {\n  preset: \"llama9\"\n}\n");
+  ASSERT_TRUE(model.thrown);
+  EXPECT_EQ(model.field, "model.preset");
+  EXPECT_EQ(model.where.line, 3);
+  EXPECT_NE(model.detail.find("llama3-8b"), std::string::npos) << model.detail;
+
+  const Caught hardware =
+      load_error(small_scenario(""), "s.textproto", {"hardware.preset=dgx-z100"});
+  ASSERT_TRUE(hardware.thrown);
+  EXPECT_EQ(hardware.field, "hardware.preset");
+  EXPECT_EQ(hardware.where.file, "--set hardware.preset=dgx-z100");
+  EXPECT_NE(hardware.detail.find("dgx-h100"), std::string::npos) << hardware.detail;
+}
+
+TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
+  ASSERT_EQ(model_preset_names().size(), 7u);
+  ASSERT_EQ(topo::hardware_preset_names().size(), 11u);
+  for (const std::string& model : model_preset_names()) {
+    for (const std::string& hardware : topo::hardware_preset_names()) {
+      const std::string text = "model { preset: \"" + model + "\" }\nhardware { preset: \"" +
+                               hardware +
+                               "\" }\nlayout { tp: 8 sequence_parallel: true }\n"
+                               "training { global_batch_size: 72 seq_length: 2048 }\n";
+      try {
+        const LoadedScenario loaded = load_scenario_text(text, "s.textproto", {});
+        // Presets hold one node (8 GPUs), an NVL72 rack (72) or the seed's 4 nodes (32).
+        const auto& hw = loaded.scenario.hardware();
+        EXPECT_EQ(loaded.scenario.layout().dp(), hw.nodes() * hw.gpus_per_node() / 8);
+        EXPECT_TRUE(loaded.scenario.model().has_source());
+        EXPECT_TRUE(loaded.scenario.hardware().has_source());
+      } catch (const InputError& error) {
+        ADD_FAILURE() << model << " on " << hardware << ": " << error.what();
+      }
+    }
+  }
+}
+
+TEST(app_scenario_loader, PresetFigures) {
+  const auto a100 = topo::hardware_preset("dgx-a100");
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_FALSE(a100->gpu().has_fp8_flops_per_s());
+  EXPECT_DOUBLE_EQ(a100->gpu().bf16_flops_per_s(), 312e12);
+  EXPECT_EQ(a100->pcie().generation(), 4);
+  EXPECT_DOUBLE_EQ(a100->scale_out().nic_bits_per_s(), 200e9);
+  EXPECT_DOUBLE_EQ(a100->compute().hbm(), 0.85);  // defaults included
+
+  const auto b300 = topo::hardware_preset("hgx-b300");
+  ASSERT_TRUE(b300.has_value());
+  EXPECT_DOUBLE_EQ(b300->gpu().hbm_bytes(), 288e9);
+  EXPECT_DOUBLE_EQ(b300->scale_out().nic_bits_per_s(), 800e9);
+  EXPECT_EQ(b300->pcie().generation(), 6);
+
+  EXPECT_DOUBLE_EQ(topo::hardware_preset("hgx-h800")->scale_up().bytes_per_s(), 200e9);
+  EXPECT_DOUBLE_EQ(topo::hardware_preset("dgx-h200")->gpu().hbm_bytes_per_s(), 4.8e12);
+  EXPECT_FALSE(topo::hardware_preset("dgx-z100").has_value());
+  EXPECT_EQ(topo::hardware_defaults().scale_out().nodes_per_leaf(), 32);
+
+  const auto gpt3 = model_preset("gpt3-175b");
+  ASSERT_TRUE(gpt3.has_value());
+  EXPECT_EQ(gpt3->activation(), config::Model::GELU);
+  EXPECT_TRUE(gpt3->tie_embeddings());
+  EXPECT_EQ(gpt3->vocab_size(), 51200);
+  EXPECT_EQ(model_preset("llama3-405b")->num_layers(), 126);
+  EXPECT_FALSE(model_preset("llama9").has_value());
+}
+
+TEST(app_scenario_loader, LoadsFromAFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("racksim-loader-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path text_path = dir / "llama.textproto";
+  const std::filesystem::path json_path = dir / "llama.json";
+  std::ofstream(text_path) << kTextScenario;
+  std::ofstream(json_path) << kJsonScenario;
+
+  const LoadedScenario text = load_scenario(text_path.string(), {"layout.pp=4"});
+  EXPECT_EQ(text.scenario.layout().pp(), 4);
+  EXPECT_EQ(text.sources.find("layout.tp").file, text_path.string());
+  const LoadedScenario json = load_scenario(json_path.string(), {});
+  EXPECT_EQ(json.scenario.layout().dp(), 4);
+
+  const std::string missing = (dir / "missing.textproto").string();
+  const Caught error = catch_input_error([&] { load_scenario(missing, {}); });
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.where.file, missing);
+  EXPECT_NE(std::string(InputError(error.where, error.field, error.detail).what()).find(missing),
+            std::string::npos);
+
+  const Caught directory = catch_input_error([&] { load_scenario(dir.string(), {}); });
+  ASSERT_TRUE(directory.thrown);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(app_scenario_loader, JsonScannerTracksNestingStringsAndArrays) {
+  const JsonScan scan = scan_json_keys(
+      "{\n"
+      "  \"name\": \"a \\\"quoted\\\" {brace\",\n"
+      "  \"hardware\": {\"gpu\": {\"bf16FlopsPerS\": 1},\n"
+      "    \"list\": [{\"inner\": 1}, [2, 3]],\n"
+      "    \"after\": 2}\n"
+      "}\n",
+      config::Scenario::descriptor());
+  EXPECT_EQ(scan.unbalanced_line, 0);
+  std::vector<std::string> paths;
+  for (const JsonKey& key : scan.keys) paths.push_back(key.path + ":" + std::to_string(key.line));
+  EXPECT_EQ(paths, (std::vector<std::string>{"name:2", "hardware:3", "hardware.gpu:3",
+                                             "hardware.gpu.bf16_flops_per_s:3", "hardware.list:4",
+                                             "hardware.after:5"}));
+
+  const JsonScan mismatched = scan_json_keys("{\n \"a\": [1,\n 2}\n", nullptr);
+  EXPECT_EQ(mismatched.unbalanced_line, 3);
+}
+
+}  // namespace
+}  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
+  const Caught batch = load_error(small_scenario("  tp: 8\n", "inference {\n  batch: 0\n}\n"));
+  ASSERT_TRUE(batch.thrown);
+  EXPECT_EQ(batch.field, "inference.batch");
+  EXPECT_EQ(batch.where.line, 11);
+  const Caught price =
+      load_error(small_scenario("  tp: 8\n", "inference { gpu_hour_price: -1 }\n"));
+  ASSERT_TRUE(price.thrown);
+  EXPECT_EQ(price.field, "inference.gpu_hour_price");
+  const Caught cp = load_error(small_scenario("  tp: 4\n  cp: 2\n", "inference { batch: 8 }\n"));
+  ASSERT_TRUE(cp.thrown);
+  EXPECT_EQ(cp.field, "layout.cp");
+  EXPECT_NE(cp.detail.find("context parallelism"), std::string::npos) << cp.detail;
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario("  tp: 8\n", "inference { batch: 8 }\n"), "s", {}));
+}
+
+}  // namespace
+}  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
+  // 32 layers: 8 + 24 for pp 2 in the file; --set layout.pp=4 would give 8 + 8 + 8 + 8 by
+  // luck, and 22 + 7 + 7 + 7 for other pins: the pin was made for pp 2, so it is an error.
+  const std::string text = small_scenario("  pp: 2\n  first_stage_layers: 8\n");
+  ASSERT_FALSE(load_error(text).thrown);
+  const Caught error = load_error(text, "scenario.textproto", {"layout.pp=4"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.first_stage_layers");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("layout.pp=4"), std::string::npos) << error.detail;
+  EXPECT_NE(error.detail.find("layout.pp 2"), std::string::npos) << error.detail;
+  // Restating the pin (or 0 for equal stages) with the new pp is fine.
+  EXPECT_FALSE(load_error(text, "s", {"layout.pp=4", "layout.first_stage_layers=0"}).thrown);
+}
+
+TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {
+  // gpt3-175b has 96 heads and 96 KV heads; overriding num_heads alone leaves the preset's KV
+  // heads, which the user never wrote.
+  const Caught error = load_error(small_scenario("  tp: 8\n"), "scenario.textproto",
+                                  {"model.preset=gpt3-175b", "model.num_heads=48"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "model.num_kv_heads");
+  EXPECT_NE(error.where.file.find("model preset 'gpt3-175b'"), std::string::npos)
+      << error.where.file;
+}
+
+TEST(app_scenario_loader, TitleSaysWhatTheCommandLineChanged) {
+  const LoadedScenario loaded =
+      load_scenario_text("name: \"run\"\n" + small_scenario("  tp: 2\n"), "s", {"layout.tp=4"});
+  EXPECT_EQ(loaded.scenario.name(), "run (--set layout.tp=4)");
+}
+
+}  // namespace
+}  // namespace racksim::app

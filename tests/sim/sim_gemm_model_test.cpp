@@ -1,0 +1,129 @@
+// The kernel compute model: tile and wave quantization of a GEMM over the SMs, the backward's two
+// GEMMs with their own shapes, the memory floor, launch overhead and CPU floor, and the
+// materialized attention's kernels.
+#include <gtest/gtest.h>
+
+#include "sim/compute_model.h"
+#include "sim/gemm_model.h"
+#include "tests/support/compute_ops.h"
+#include "workloads/model/attention_ledger.h"
+#include "workloads/model/layer_steps.h"
+
+namespace racksim::sim {
+namespace {
+
+constexpr double kPeak = 312e12;
+constexpr double kEfficiency = 0.86;
+constexpr int kSms = 108;
+
+// One tile of tile_m x tile_n over k at the SM's share of the achievable peak, relative rate r.
+double tile_s(double tile_m, double tile_n, double k, double r) {
+  return 2 * tile_m * tile_n * k / (kPeak * kEfficiency * r / kSms);
+}
+
+TEST(GemmKernelCost, FullWavesOfTheLargestTileReachTheAchievablePeak) {
+  // 12 x 9 tiles of 256 x 128: exactly one wave on 108 SMs.
+  const double m = 256 * 12, n = 128 * 9, k = 4096;
+  const GemmKernelCost cost = gemm_kernel_cost(m, k, n, 1, kSms, kPeak, kEfficiency, 0);
+  EXPECT_EQ(cost.tile_m, 256);
+  EXPECT_EQ(cost.waves, 1);
+  EXPECT_NEAR(cost.seconds, 2 * m * n * k / (kPeak * kEfficiency), 1e-15);
+}
+
+TEST(GemmKernelCost, OneMoreRowCostsAWaveOfTheTileThatFinishesFirst) {
+  // m = 3073: 256x128 tiles need 13 x 9 = 117 (2 waves, 2 tile times); 128x128 need 25 x 9 =
+  // 225 (3 waves of half a tile at 0.92: 1.63); 128x64 need 25 x 18 = 450 (5 waves of a
+  // quarter at 0.80: 1.5625); 64x64 need 49 x 18 = 882 (9 waves of an eighth at 0.60: 1.875).
+  const double k = 4096;
+  const GemmKernelCost cost = gemm_kernel_cost(3073, k, 1152, 1, kSms, kPeak, kEfficiency, 0);
+  EXPECT_EQ(cost.tile_m, 128);
+  EXPECT_EQ(cost.tile_n, 64);
+  EXPECT_EQ(cost.tiles, 450);
+  EXPECT_EQ(cost.waves, 5);
+  EXPECT_NEAR(cost.seconds, 5 * tile_s(128, 64, k, 0.80), 1e-15);
+  const double ideal = 2 * 3073 * 1152 * k / (kPeak * kEfficiency);
+  EXPECT_NEAR(cost.seconds / ideal, 1.5625 * 3072 / 3073, 1e-9);
+}
+
+TEST(GemmKernelCost, BatchMultipliesTheTilesAndKOverheadLengthensEachTile) {
+  // 108 products of one 256 x 128 tile each: one wave; k = 64 plus 64 of overhead doubles it.
+  const GemmKernelCost cost = gemm_kernel_cost(256, 64, 128, 108, kSms, kPeak, kEfficiency, 64);
+  EXPECT_EQ(cost.waves, 1);
+  EXPECT_NEAR(cost.seconds, tile_s(256, 128, 128, 1.0), 1e-15);
+}
+
+ComputeModel kernel_a100() {
+  ComputeModel m;
+  m.bf16_flops_per_s = kPeak;
+  m.hbm_bytes_per_s = 2.039e12;
+  m.gemm_efficiency = kEfficiency;
+  m.hbm_efficiency = 0.85;
+  m.elementwise_efficiency = 0.9;
+  m.launch_overhead_s = 2e-6;
+  m.kernel_model = true;
+  m.sm_count = kSms;
+  m.cpu_launch_floor_s = 4e-6;
+  return m;
+}
+
+using testing::op_of;
+
+TEST(KernelComputeModel, BackwardRunsTheInputAndWeightGradientsWithTheirOwnShapes) {
+  const ComputeModel model = kernel_a100();
+  BlockSteps block;
+  block.forward.push_back(gemm_step("g", 3073, 1152, 4096, 2));  // m, k, n
+  derive_backward(&block);
+  const LayerStep& bwd = block.backward.front();
+  ASSERT_EQ(bwd.shape.pass, GemmPass::kBackward);
+  const double dgrad = gemm_kernel_cost(3073, 4096, 1152, 1, kSms, kPeak, kEfficiency, 0).seconds;
+  const double wgrad = gemm_kernel_cost(1152, 3073, 4096, 1, kSms, kPeak, kEfficiency, 0).seconds;
+  EXPECT_NEAR(model.duration_s(op_of(bwd), bwd.shape), dgrad + wgrad + 2 * 2e-6, 1e-12);
+  // Without its shape the same op falls back to the roofline.
+  EXPECT_NE(model.duration_s(op_of(bwd)), model.duration_s(op_of(bwd), bwd.shape));
+}
+
+TEST(KernelComputeModel, TinyKernelsLastTheCpuFloorAndThinOnesTheirHbmBytes) {
+  const ComputeModel model = kernel_a100();
+  const LayerStep tiny = gemm_step("tiny", 64, 64, 64, 2);
+  EXPECT_DOUBLE_EQ(model.duration_s(op_of(tiny), tiny.shape), 4e-6);
+  // A 16-token GEMM against a 8192 x 8192 weight reads 128 MiB: bound by HBM, not by tiles.
+  const LayerStep thin = gemm_step("thin", 16, 8192, 8192, 2);
+  const double hbm_s = thin.hbm_bytes / (2.039e12 * 0.85);
+  EXPECT_NEAR(model.duration_s(op_of(thin), thin.shape), hbm_s + 2e-6, 1e-12);
+}
+
+TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) {
+  AttentionSpec spec;
+  spec.hidden = 3072;
+  spec.heads = 32;
+  spec.kv_heads = 32;
+  spec.head_dim = 96;
+  spec.v_head_dim = 96;
+  AttentionShape shape;
+  shape.micro_batch = 2;
+  shape.seq_length = 2048;
+  shape.tp = 2;
+  shape.materialized = true;
+  BlockSteps block;
+  append_attention(spec, shape, &block);
+  const double batch = 2 * 32 / 2;
+  const double scores = batch * 2048.0 * 2048.0;
+  std::vector<std::string> names;
+  for (const LayerStep& s : block.forward) names.push_back(s.name);
+  auto find = [&](const std::string& name) {
+    for (const LayerStep& s : block.forward) {
+      if (s.name == name) return s;
+    }
+    ADD_FAILURE() << name << " missing";
+    return LayerStep{};
+  };
+  const LayerStep qk = find("attn.scores");
+  EXPECT_EQ(qk.shape.batch, batch);
+  EXPECT_EQ(qk.shape.k, 96);
+  EXPECT_DOUBLE_EQ(qk.flops, 2 * scores * 96);  // no causal skipping
+  EXPECT_DOUBLE_EQ(find("attn.softmax").hbm_bytes, 9 * scores);
+  EXPECT_DOUBLE_EQ(find("attn.context").flops, 2 * scores * 96);
+}
+
+}  // namespace
+}  // namespace racksim::sim

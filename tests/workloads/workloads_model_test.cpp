@@ -1,0 +1,191 @@
+// The model ledger and the training-step generator against hand-computed figures.
+#include <gtest/gtest.h>
+
+#include <google/protobuf/text_format.h>
+
+#include <map>
+
+#include "graph/graph_check.h"
+#include "workloads/training/layout.h"
+#include "workloads/training/memory_ledger.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/training/pipeline_schedule.h"
+#include "workloads/training/training_step.h"
+#include "workloads/model/transformer.h"
+
+namespace racksim {
+namespace {
+
+config::Model gpt3() {
+  config::Model m;
+  m.set_hidden_size(12288);
+  m.set_num_layers(96);
+  m.set_num_heads(96);
+  m.set_num_kv_heads(96);
+  m.set_ffn_hidden_size(49152);
+  m.set_vocab_size(51200);
+  m.set_activation(config::Model::GELU);
+  m.set_tie_embeddings(true);
+  return m;
+}
+
+TEST(TransformerModel, Gpt3ParametersAndFlopsPerToken) {
+  const TransformerModel model(gpt3());
+  const double h = 12288, layers = 96, vocab = 51200, seq = 2048;
+  // 4h^2 for the attention projections, 8h^2 for the 4h MLP, 2h for the norms.
+  const double layer = 12 * h * h + 2 * h;
+  EXPECT_DOUBLE_EQ(model.layer_params(0), layer);
+  EXPECT_DOUBLE_EQ(model.total_params(), layers * layer + vocab * h + h);
+  const double n = layers * 12 * h * h + vocab * h;  // matmul weights incl. the LM head
+  EXPECT_DOUBLE_EQ(model.active_params(), n);
+  EXPECT_NEAR(model.total_params() / 1e9, 174.6, 0.1);  // "175B"
+  // a = 12 x layers x hidden (QK^T and AV, forward and backward), no causal halving.
+  EXPECT_DOUBLE_EQ(model.attention_coeff(false), 12 * layers * h);
+  EXPECT_DOUBLE_EQ(model.model_flops_per_token(2048, false), 6 * n + 12 * layers * h * seq);
+  EXPECT_DOUBLE_EQ(model.model_flops_per_token(2048, true), 6 * n + 6 * layers * h * seq);
+}
+
+TEST(TransformerModel, PresetsMatchPublishedSizes) {
+  const std::map<std::string, double> billions = {
+      {"llama3-8b", 8.03}, {"llama3-70b", 70.55}, {"llama3-405b", 405.85}, {"gpt3-175b", 174.6}};
+  for (const auto& [name, expected] : billions) {
+    const auto preset = model_preset(name);
+    ASSERT_TRUE(preset.has_value()) << name;
+    EXPECT_NEAR(TransformerModel(*preset).total_params() / 1e9, expected, 0.01 * expected) << name;
+  }
+}
+
+TEST(TransformerModel, LayerStepFlopsAddUpToSixN) {
+  // Forward GEMM FLOPs of one layer for T tokens are 2 T x (layer matmul weights) / tp; the
+  // attention core adds 4 T s (heads x head_dim) / tp halved by the causal mask.
+  const TransformerModel model(gpt3());
+  RankShape shape{1, 2048, 8, false, DataType::kBf16};
+  const BlockSteps steps = model.layer_steps(0, shape);
+  double gemm = 0, attention = 0, backward_gemm = 0, dgrad = 0, wgrad = 0;
+  int collectives = 0, backward_collectives = 0;
+  for (const auto& s : steps.forward) {
+    if (s.kind == LayerStep::Kind::kCollective && s.forward) ++collectives;
+    if (s.op_class == OpClass::kGemm) gemm += s.flops;
+    if (s.op_class == OpClass::kAttention) attention += s.flops;
+  }
+  for (const auto& s : steps.backward) {
+    if (s.op_class == OpClass::kGemm) backward_gemm += s.flops;
+    if (s.kind == LayerStep::Kind::kCollective) ++backward_collectives;
+  }
+  for (const auto& s : steps.backward_input) {
+    if (s.op_class == OpClass::kGemm) dgrad += s.flops;
+  }
+  for (const auto& s : steps.backward_weight) {
+    EXPECT_EQ(s.kind, LayerStep::Kind::kCompute) << "W passes do not communicate";
+    wgrad += s.flops;
+  }
+  const double h = 12288, tokens = 2048;
+  EXPECT_DOUBLE_EQ(gemm, 2 * tokens * 12 * h * h / 8);
+  EXPECT_DOUBLE_EQ(attention, 4 * tokens * 2048 * h / 8 / 2);
+  EXPECT_DOUBLE_EQ(backward_gemm, 2 * gemm);
+  EXPECT_EQ(collectives, 2);  // Megatron: two all-reduces per layer forward
+  EXPECT_EQ(backward_collectives, 2);  // and two backward
+  EXPECT_DOUBLE_EQ(dgrad, gemm);       // the zero-bubble split: B = input gradients
+  EXPECT_DOUBLE_EQ(wgrad, gemm);       // W = weight gradients
+}
+
+TEST(TransformerModel, SequenceParallelSwapsAllReduceForGatherAndScatter) {
+  const TransformerModel model(gpt3());
+  const BlockSteps steps = model.layer_steps(0, RankShape{1, 2048, 8, true, DataType::kBf16});
+  std::vector<CollectiveKind> forward, backward;
+  for (const auto& s : steps.forward) {
+    if (s.forward) forward.push_back(*s.forward);
+  }
+  for (const auto& s : steps.backward) {
+    if (s.forward) backward.push_back(*s.forward);
+  }
+  using K = CollectiveKind;
+  EXPECT_EQ(forward, (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
+  EXPECT_EQ(backward, (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
+}
+
+TEST(PipelineSchedule, OneFOneBWarmupAndOrder) {
+  const auto order = one_f_one_b_order(/*stage=*/1, /*stages=*/4, /*micro_batches=*/6);
+  ASSERT_EQ(order.size(), 12u);
+  // stage 1 of 4 runs 2 warm-up forwards, then alternates.
+  const std::vector<std::pair<PassKind, int>> expected = {
+      {PassKind::kForward, 0},  {PassKind::kForward, 1},  {PassKind::kForward, 2},
+      {PassKind::kBackward, 0}, {PassKind::kForward, 3},  {PassKind::kBackward, 1},
+      {PassKind::kForward, 4},  {PassKind::kBackward, 2}, {PassKind::kForward, 5},
+      {PassKind::kBackward, 3}, {PassKind::kBackward, 4}, {PassKind::kBackward, 5}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(order[i].kind, expected[i].first) << i;
+    EXPECT_EQ(order[i].micro_batch, expected[i].second) << i;
+  }
+  // The last stage has no warm-up: F0 B0 F1 B1 ...
+  const auto last = one_f_one_b_order(3, 4, 2);
+  EXPECT_EQ(last[0].kind, PassKind::kForward);
+  EXPECT_EQ(last[1].kind, PassKind::kBackward);
+}
+
+TEST(ParallelLayout, RanksRoundTripAndGroups) {
+  const ParallelLayout layout(4, 1, 2, 3);
+  for (RankId r = 0; r < layout.num_ranks(); ++r) EXPECT_EQ(layout.rank(layout.coords(r)), r);
+  EXPECT_EQ(layout.tp_group(5), (std::vector<RankId>{4, 5, 6, 7}));
+  EXPECT_EQ(layout.dp_group(1), (std::vector<RankId>{1, 5}));
+  EXPECT_EQ(layout.pp_group(1), (std::vector<RankId>{1, 9, 17}));
+}
+
+config::Scenario small_scenario(int tp, int pp, int dp, config::Training::Recompute recompute) {
+  config::Scenario s;
+  *s.mutable_model() = *model_preset("llama3-8b");
+  s.mutable_model()->set_num_layers(4);
+  auto* l = s.mutable_layout();
+  l->set_tp(tp);
+  l->set_pp(pp);
+  l->set_dp(dp);
+  l->set_cp(1);
+  auto* t = s.mutable_training();
+  t->set_global_batch_size(4 * dp);
+  t->set_micro_batch_size(1);
+  t->set_seq_length(1024);
+  t->set_recompute(recompute);
+  t->set_schedule(config::Training::ONE_F_ONE_B);
+  t->set_dtype(config::BF16);
+  t->set_grad_reduce_dtype(config::FP32);
+  s.mutable_hardware()->mutable_gpu()->set_hbm_bytes(80e9);
+  return s;
+}
+
+TEST(TrainingStep, GraphIsWellFormedAndCountsMatch) {
+  const auto scenario = small_scenario(2, 2, 2, config::Training::NONE);
+  const TrainingStep step = build_training_step(scenario);
+  EXPECT_EQ(step.graph.num_ranks(), 8u);
+  EXPECT_EQ(step.info.micro_batches, 4);
+  EXPECT_NO_THROW(match_sends_to_recvs(step.graph));
+  EXPECT_NO_THROW(check_collectives(step.graph));
+  // Per rank: 2 layers x 4 micro-batches x (2 TP all-reduces forward + 2 backward), plus the
+  // embedding / head collectives, plus one DP all-reduce.
+  std::map<CommDim, int> collectives_rank0;
+  int sends_rank0 = 0;
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank != 0) continue;
+    if (op.kind == OpKind::kCollective) ++collectives_rank0[op.dim];
+    if (op.kind == OpKind::kSend) ++sends_rank0;
+  }
+  EXPECT_EQ(collectives_rank0[CommDim::kTp], 2 * 4 * 4 + 4);  // + embedding all-reduce per mb
+  EXPECT_EQ(collectives_rank0[CommDim::kDp], 1);
+  EXPECT_EQ(sends_rank0, 4);  // one activation per micro-batch to stage 1
+}
+
+TEST(TrainingStep, FullRecomputeRepeatsTheForward) {
+  const auto none = build_training_step(small_scenario(1, 1, 1, config::Training::NONE));
+  const auto full = build_training_step(small_scenario(1, 1, 1, config::Training::FULL));
+  double forward = 0, recompute = 0;
+  for (const Op& op : full.graph.ops()) {
+    if (op.kind != OpKind::kCompute || op.layer < 0) continue;
+    if (op.phase == Phase::kForward) forward += op.amount;
+    if (op.phase == Phase::kRecompute) recompute += op.amount;
+  }
+  EXPECT_GT(forward, 0);
+  EXPECT_DOUBLE_EQ(recompute, forward);
+  EXPECT_GT(full.graph.size(), none.graph.size());
+}
+
+}  // namespace
+}  // namespace racksim

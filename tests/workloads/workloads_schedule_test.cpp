@@ -1,0 +1,204 @@
+// Pipeline schedules, data-parallel strategies and activation memory, without simulation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "graph/graph_check.h"
+#include "workloads/training/memory_ledger.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/training/pipeline_map.h"
+#include "workloads/training/pipeline_schedule.h"
+#include "workloads/training/training_step.h"
+
+namespace racksim {
+namespace {
+
+// Every (micro-batch, chunk) has one forward and either one full backward or one B and one W,
+// and its backward parts come after its forward.
+void expect_complete(const PassOrder& order, int micro_batches, int chunks) {
+  std::map<std::pair<int, int>, std::vector<PassKind>> seen;
+  for (const auto& p : order) seen[{p.micro_batch, p.local_chunk}].push_back(p.kind);
+  ASSERT_EQ(seen.size(), static_cast<size_t>(micro_batches * chunks));
+  for (const auto& [key, kinds] : seen) {
+    ASSERT_FALSE(kinds.empty());
+    EXPECT_EQ(kinds.front(), PassKind::kForward) << key.first << "," << key.second;
+    const bool full = kinds.size() == 2 && kinds[1] == PassKind::kBackward;
+    const bool split = kinds.size() == 3 && kinds[1] == PassKind::kBackwardInput &&
+                       kinds[2] == PassKind::kBackwardWeight;
+    EXPECT_TRUE(full || split) << "micro-batch " << key.first << " chunk " << key.second;
+  }
+}
+
+TEST(Schedules, EveryPassExactlyOnce) {
+  for (int s = 0; s < 4; ++s) {
+    expect_complete(gpipe_order(s, 4, 8), 8, 1);
+    expect_complete(one_f_one_b_order(s, 4, 8), 8, 1);
+    expect_complete(interleaved_order(s, 4, 2, 8), 8, 2);
+    expect_complete(dualpipe_order(s, 4, 8), 8, 1);  // each micro-batch visits every stage once
+  }
+  const auto zb = zb_h1_orders(4, 8);
+  for (const auto& order : zb) expect_complete(order, 8, 1);
+}
+
+TEST(Schedules, DualPipeRunsEachDirectionOnItsOwnChunk) {
+  // Stage 0 runs micro-batches 0..3 forward on chunk 0 (entering there) and 4..7 on chunk 1.
+  std::set<std::pair<int, int>> seen;
+  for (const auto& p : dualpipe_order(0, 4, 8)) seen.insert({p.micro_batch, p.local_chunk});
+  EXPECT_TRUE(seen.contains({0, 0}));
+  EXPECT_TRUE(seen.contains({7, 1}));
+  EXPECT_FALSE(seen.contains({0, 1}));
+  int overlapped = 0;
+  for (const auto& p : dualpipe_order(1, 4, 16)) overlapped += p.overlaps_next;
+  EXPECT_GT(overlapped, 0) << "the main phase overlaps forward and backward pairs";
+  EXPECT_THROW(dualpipe_order(0, 3, 8), std::invalid_argument);  // odd stages
+  EXPECT_THROW(dualpipe_order(0, 4, 4), std::invalid_argument);  // too few micro-batches
+}
+
+TEST(Schedules, InFlightActivationsFollowTheSchedule) {
+  const int p = 4, m = 8;
+  for (int s = 0; s < p; ++s) {
+    EXPECT_EQ(in_flight_chunk_passes(one_f_one_b_order(s, p, m)), p - s);  // 1F1B
+    EXPECT_EQ(in_flight_chunk_passes(gpipe_order(s, p, m)), m);           // GPipe
+    // Megatron's interleaved warm-up: (p - s - 1) x 2 + (v - 1) x p, plus the steady forward.
+    EXPECT_EQ(in_flight_chunk_passes(interleaved_order(s, p, 2, m)), (p - s - 1) * 2 + p + 1);
+  }
+  const auto zb = zb_h1_orders(p, m);
+  for (int s = 0; s < p; ++s) EXPECT_LE(in_flight_chunk_passes(zb[s]), p - s) << "ZB-H1 = 1F1B memory";
+  // DualPipe: the paper's PP + 1 chunk activations at most on every stage.
+  for (int s = 0; s < p; ++s) EXPECT_LE(in_flight_chunk_passes(dualpipe_order(s, p, 2 * m)), p + 1);
+}
+
+TEST(PipelineMap, InterleavedAndDualChunks) {
+  const PipelineMap interleaved(4, 2, false, 16);
+  EXPECT_EQ(interleaved.route(0, 8).size(), 8u);
+  EXPECT_EQ(interleaved.layers({1, 1}).first, 10);  // global chunk 5 of 8, 2 layers each
+  EXPECT_TRUE(interleaved.starts_route({0, 0}));
+  EXPECT_TRUE(interleaved.ends_route({3, 1}));
+  const PipelineMap dual(4, 1, true, 16);
+  EXPECT_EQ(dual.route(5, 8).front().stage, 3);  // the second half enters at the last stage
+  EXPECT_EQ(dual.layers({3, 1}).first, 0);       // stage 3's reverse chunk holds the first layers
+  EXPECT_TRUE(dual.starts_route({3, 1}));
+  EXPECT_TRUE(dual.ends_route({0, 1}));
+}
+
+config::Scenario scenario(int tp, int pp, int dp, config::Training::Schedule schedule) {
+  config::Scenario s;
+  *s.mutable_model() = *model_preset("llama3-8b");
+  s.mutable_model()->set_num_layers(8);
+  auto* l = s.mutable_layout();
+  l->set_tp(tp);
+  l->set_pp(pp);
+  l->set_dp(dp);
+  l->set_cp(1);
+  l->set_virtual_stages(2);
+  auto* t = s.mutable_training();
+  t->set_global_batch_size(8 * dp);
+  t->set_micro_batch_size(1);
+  t->set_seq_length(1024);
+  t->set_recompute(config::Training::NONE);
+  t->set_schedule(schedule);
+  t->set_dtype(config::BF16);
+  t->set_grad_reduce_dtype(config::FP32);
+  s.mutable_hardware()->mutable_gpu()->set_hbm_bytes(80e9);
+  return s;
+}
+
+TEST(TrainingStep, EverySchedulesGraphMatchesUp) {
+  for (auto schedule : {config::Training::GPIPE, config::Training::ONE_F_ONE_B,
+                        config::Training::INTERLEAVED_1F1B, config::Training::ZB_H1,
+                        config::Training::DUALPIPE}) {
+    const auto step = build_training_step(scenario(2, 4, 2, schedule));
+    EXPECT_NO_THROW(match_sends_to_recvs(step.graph)) << config::Training::Schedule_Name(schedule);
+    EXPECT_NO_THROW(check_collectives(step.graph)) << config::Training::Schedule_Name(schedule);
+  }
+}
+
+// Data-parallel traffic per step in parameters, counted as nccl-tests' bus volume: an
+// all-reduce moves 2x its buffer, a reduce-scatter or all-gather 1x.
+double dp_volume_in_params(const config::Scenario& s, RankId rank) {
+  const auto step = build_training_step(s);
+  double params = 0;
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank != rank || op.kind != OpKind::kCollective || op.dim != CommDim::kDp) continue;
+    if (step.graph.communicator(op.peer).size() != static_cast<size_t>(s.layout().dp())) continue;
+    const bool gradient = step.graph.label(op.label).starts_with("grad.");
+    const double elements = op.amount / (gradient ? 4.0 : 2.0);
+    params += op.collective == CollectiveKind::kAllReduce ? 2 * elements : elements;
+  }
+  return params / step.info.params_per_rank[rank];
+}
+
+TEST(DataParallel, ZeroCommunicationVolumes) {
+  auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_global_batch_size(4);  // one micro-batch per replica
+  for (int zero : {0, 1, 2}) {
+    s.mutable_training()->set_zero_stage(zero);
+    EXPECT_NEAR(dp_volume_in_params(s, 0), 2.0, 1e-9) << "ZeRO-" << zero;
+  }
+  s.mutable_training()->set_zero_stage(3);
+  EXPECT_NEAR(dp_volume_in_params(s, 0), 3.0, 1e-9) << "ZeRO-3: gather, gather again, scatter";
+}
+
+TEST(DataParallel, BucketsSplitTheReduction) {
+  auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);
+  auto reductions = [&] {
+    const auto step = build_training_step(s);
+    std::vector<double> bytes;
+    for (const Op& op : step.graph.ops()) {
+      if (op.rank == 0 && op.kind == OpKind::kCollective && op.dim == CommDim::kDp) {
+        bytes.push_back(op.amount);
+      }
+    }
+    return std::make_pair(bytes, step.info.params_per_rank[0]);
+  };
+  const auto [one, params] = reductions();
+  ASSERT_EQ(one.size(), 1u) << "without overlap: one all-reduce after the last backward";
+  EXPECT_DOUBLE_EQ(one[0], params * 4);
+  s.mutable_training()->set_overlap_grad_reduce(true);
+  s.mutable_training()->set_grad_bucket_elements(500'000'000);
+  const auto [buckets, same] = reductions();
+  EXPECT_GT(buckets.size(), 2u);
+  double total = 0;
+  for (double b : buckets) {
+    total += b;
+    EXPECT_GE(b, 0);
+  }
+  EXPECT_NEAR(total, params * 4, 1) << "every gradient reduced once";
+}
+
+TEST(DataParallel, ZeroShardsTheStaticMemory) {
+  auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);
+  const double full = memory_ledger(s, 0).static_bytes();
+  s.mutable_training()->set_zero_stage(1);
+  const double params = build_training_step(s).info.params_per_rank[0];
+  EXPECT_NEAR(memory_ledger(s, 0).static_bytes(), full - params * 12 * 3 / 4, 1);
+  s.mutable_training()->set_zero_stage(3);
+  EXPECT_NEAR(memory_ledger(s, 0).static_bytes(), full / 4, 1);
+}
+
+TEST(MemoryLedger, KorthikantiActivationFormulas) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_flash_attention(false);
+  const double seq = 1024, b = 1, h = 4096, a = 32, t = 2;
+  const double sbh = seq * b * h;
+  const double scores = 5 * a * seq / (h * t);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (10 + 24 / t + scores));  // TP
+  s.mutable_layout()->set_sequence_parallel(true);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (34 / t + scores));  // TP + SP
+  s.mutable_training()->set_recompute(config::Training::SELECTIVE);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), 34 * sbh / t);  // + selective recompute
+  s.mutable_training()->set_recompute(config::Training::FULL);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), 2 * sbh / t);  // full recompute: the input
+  s.mutable_layout()->set_tp(1);
+  s.mutable_layout()->set_sequence_parallel(false);
+  s.mutable_training()->set_recompute(config::Training::NONE);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (34 + 5 * a * seq / h));  // no parallelism
+  s.mutable_training()->set_flash_attention(true);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * 34);  // FlashAttention stores no scores
+}
+
+}  // namespace
+}  // namespace racksim

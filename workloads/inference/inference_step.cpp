@@ -1,0 +1,393 @@
+#include "workloads/inference/inference_step.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "workloads/moe/expert_routing.h"
+#include "workloads/inference/inference_ledger.h"
+#include "workloads/training/layout.h"
+#include "workloads/training/rank_writer.h"
+#include "workloads/moe/token_routing.h"
+#include "workloads/training/training_step.h"
+
+namespace racksim {
+
+namespace {
+
+constexpr double kNormFlopsPerElement = 8.0;
+
+DataType dtype_or(config::DType dtype, DataType fallback) {
+  return dtype == config::DTYPE_UNSPECIFIED ? fallback : to_data_type(dtype);
+}
+
+// QK^T and AV FLOPs per attended entry per head. MLA decodes with the up-projections absorbed
+// into the query and output (DeepSeek's FlashMLA): scores over the kv_lora_rank + rope latent,
+// values in the latent.
+double flops_per_entry_per_head(const AttentionSpec& spec) {
+  if (spec.kind == AttentionKind::kLatent) {
+    return 2.0 * static_cast<double>(2 * spec.kv_lora_rank + spec.rope_dim);
+  }
+  return 2.0 * static_cast<double>(spec.qk_dim() + spec.v_head_dim);
+}
+
+// Dense key/value heads are split over TP; a latent cache is read whole by every TP rank.
+double kv_split(const AttentionSpec& spec, int tp) {
+  return spec.kind == AttentionKind::kFull ? tp : 1;
+}
+
+struct Dtypes {
+  double act = 2;     // activations
+  double weight = 2;  // weights
+  double kv = 2;      // KV cache entries
+};
+
+class InferenceWriter {
+ public:
+  InferenceWriter(const config::Scenario& scenario, const InferenceShape& shape,
+                  const TransformerModel& model, const ParallelLayout& layout, InferenceStep* out)
+      : scenario_(scenario), shape_(shape), model_(model), layout_(layout), out_(out) {
+    const DataType compute = to_data_type(scenario.training().dtype());
+    const DataType weight = dtype_or(scenario.inference().weight_dtype(), compute);
+    bytes_ = {bytes_per_element(compute), bytes_per_element(weight),
+              bytes_per_element(dtype_or(scenario.inference().kv_dtype(), weight))};
+    compute_dtype_ = compute;
+    EventGraph& g = out->graph;
+    streams_.compute = g.add_stream(kComputeStream, StreamKind::kCompute);
+    streams_.tp = g.add_stream(kTpStream, StreamKind::kComm);
+    streams_.pp = g.add_stream(kPpStream, StreamKind::kComm);
+    streams_.ep = g.add_stream(kEpStream, StreamKind::kComm);
+    plan_experts();
+  }
+
+  void write_rank(RankId rank) {
+    const RankCoords c = layout_.coords(rank);
+    RankWriter writer(&out_->graph, rank, compute_dtype_);
+    const CommId tp_comm = out_->graph.add_communicator(layout_.tp_group(rank));
+    const CommId ep_comm = out_->graph.add_communicator(layout_.ep_group(rank));
+    const auto [first, end] = stage_layers(static_cast<int>(model_.layers()), layout_.pp(), c.pp);
+    const int mbs = out_->info.micro_batches;
+    ComputeChain chain;
+    for (int m = 0; m < mbs; ++m) {
+      const OpTag tag{Phase::kForward, m, -1};
+      if (c.pp > 0) {
+        writer.recv(chain, streams_.pp, "recv.activation", neighbour(c, c.pp - 1), m,
+                    activation_bytes(), CommDim::kPp, tag);
+      } else {
+        writer.kernel(chain, streams_.compute,
+                      elementwise_step("embedding", 2 * tokens() * h(), 0, bytes_.act), tag);
+      }
+      for (int l = first; l < end; ++l) {
+        const OpTag ltag{Phase::kForward, m, l};
+        write_attention(writer, chain, tp_comm, l, ltag);
+        write_mlp(writer, chain, tp_comm, ep_comm, rank, l, ltag);
+      }
+      if (c.pp + 1 < layout_.pp()) {
+        writer.send(chain, streams_.pp, "send.activation", neighbour(c, c.pp + 1), m,
+                    activation_bytes(), CommDim::kPp, false, tag);
+      } else {
+        write_head(writer, chain, tp_comm, tag);
+      }
+    }
+  }
+
+ private:
+  double h() const { return static_cast<double>(model_.hidden()); }
+  // Sequences of one micro-batch on one rank (fractional when the batch does not split).
+  double sequences() const {
+    return static_cast<double>(shape_.batch) / (layout_.dp() * out_->info.micro_batches);
+  }
+  double tokens_per_sequence() const {
+    return shape_.phase == InferencePhase::kDecode ? 1.0 : static_cast<double>(shape_.prompt);
+  }
+  double tokens() const { return sequences() * tokens_per_sequence(); }
+  double context() const {
+    return static_cast<double>(shape_.phase == InferencePhase::kDecode ? shape_.context
+                                                                       : shape_.prompt);
+  }
+  double activation_bytes() const { return tokens() * h() * bytes_.act / layout_.tp(); }
+
+  RankId neighbour(RankCoords c, int stage) const {
+    c.pp = stage;
+    return layout_.rank(c);
+  }
+
+  // A GEMM over `params` weights for `t` tokens: weights read once, activations in and out.
+  LayerStep weight_gemm(const std::string& name, double t, double params, double in_width,
+                        double out_width) const {
+    LayerStep s = compute_step(name, OpClass::kGemm, 2 * t * params,
+                               params * bytes_.weight + t * (in_width + out_width) * bytes_.act);
+    return s;
+  }
+
+  void tp_all_reduce(RankWriter& w, ComputeChain& chain, CommId tp_comm, const std::string& name,
+                     const OpTag& tag) const {
+    if (layout_.tp() > 1) {
+      w.collective(chain, streams_.tp, name, CollectiveKind::kAllReduce, tp_comm,
+                   tokens() * h() * bytes_.act, CommDim::kTp, tag);
+    }
+  }
+
+  void write_attention(RankWriter& w, ComputeChain& chain, CommId tp_comm, int layer,
+                       const OpTag& tag) const {
+    const AttentionSpec& spec = model_.attention(layer);
+    const int tp = layout_.tp();
+    const double t = tokens();
+    const double heads = static_cast<double>(spec.heads) / tp;
+    w.kernel(chain, streams_.compute,
+             elementwise_step("attn.norm", 2 * t * h(), kNormFlopsPerElement * t * h(), bytes_.act),
+             tag);
+    w.kernel(chain, streams_.compute,
+             weight_gemm("attn.proj", t, attention_params(spec) / tp, h(), 2 * h() / tp), tag);
+    // Core attention: decode reads each sequence's cache; prefill attends causally within the
+    // prompt (half the entries on average) and writes the cache.
+    const bool decode = shape_.phase == InferencePhase::kDecode;
+    const double entries =
+        decode ? attended_entries(spec, context()) : causal_entries(spec, context());
+    const double flops = t * entries * heads * flops_per_entry_per_head(spec) +
+                         2 * t * indexer_entries(spec, context()) *
+                             static_cast<double>(spec.indexer_heads * spec.indexer_head_dim) / tp;
+    const double cache = sequences() / kv_split(spec, tp) *
+                         (decode ? kv_read_bytes(spec, context(), bytes_.kv)
+                                 : kv_cache_bytes(spec, context(), bytes_.kv));
+    w.kernel(chain, streams_.compute,
+             attention_step("attn.core", flops, cache + 2 * t * heads * spec.qk_dim() * bytes_.act),
+             tag);
+    tp_all_reduce(w, chain, tp_comm, "attn.all_reduce", tag);
+  }
+
+  static double causal_entries(const AttentionSpec& spec, double prompt) {
+    const double entries = attended_entries(spec, prompt);
+    const bool grows = spec.kind == AttentionKind::kFull || spec.kind == AttentionKind::kLatent ||
+                       spec.kind == AttentionKind::kCompressed;
+    return grows ? entries / 2 : entries;
+  }
+
+  void write_mlp(RankWriter& w, ComputeChain& chain, CommId tp_comm, CommId ep_comm, RankId rank,
+                 int layer, const OpTag& tag) const {
+    const MlpSpec& spec = model_.mlp(layer);
+    const int tp = layout_.tp();
+    const double t = tokens();
+    w.kernel(chain, streams_.compute,
+             elementwise_step("mlp.norm", 2 * t * h(), kNormFlopsPerElement * t * h(), bytes_.act),
+             tag);
+    if (!spec.moe) {
+      w.kernel(chain, streams_.compute,
+               weight_gemm("mlp.dense", t, mlp_params(spec) / tp, h(), h()), tag);
+      tp_all_reduce(w, chain, tp_comm, "mlp.all_reduce", tag);
+      return;
+    }
+    const int moe_index = moe_layer_index(layer);
+    const double moe_tokens = tp > 1 ? t / tp : t;
+    const double routed = moe_tokens * static_cast<double>(spec.top_k);
+    const double expert_params = 3 * h() * static_cast<double>(spec.expert_ffn);
+    w.kernel(chain, streams_.compute,
+             weight_gemm("moe.router", moe_tokens, h() * static_cast<double>(spec.experts), h(),
+                         static_cast<double>(spec.experts)),
+             tag);
+    const int ep = layout_.ep();
+    const int j = layout_.ep_index(rank);
+    const auto& shares = out_->info.expert_rank_shares[moe_index];
+    if (ep > 1) {
+      w.collective(chain, streams_.ep, "moe.dispatch", CollectiveKind::kAllToAll, ep_comm,
+                   routed * h() * bytes_.act, CommDim::kEp, tag, weights_[moe_index].first);
+    }
+    // The tokens this rank's experts received, and the weights of the experts they touched.
+    const double received = routed * ep * shares[j];
+    const double touched = expected_touched_experts(out_->info.placements[moe_index],
+                                                    expert_shares_[moe_index], j, routed * ep);
+    LayerStep experts =
+        compute_step("moe.experts", OpClass::kGemm, 2 * received * expert_params,
+                     touched * expert_params * bytes_.weight + received * 2 * h() * bytes_.act);
+    w.kernel(chain, streams_.compute, experts, tag);
+    if (ep > 1) {
+      w.collective(chain, streams_.ep, "moe.combine", CollectiveKind::kAllToAll, ep_comm,
+                   routed * h() * bytes_.act, CommDim::kEp, tag, weights_[moe_index].second);
+    }
+    if (spec.shared > 0) {
+      w.kernel(chain, streams_.compute,
+               weight_gemm("moe.shared", t, static_cast<double>(spec.shared) * expert_params / tp,
+                           h(), h()),
+               tag);
+      tp_all_reduce(w, chain, tp_comm, "moe.shared.all_reduce", tag);
+    }
+  }
+
+  // The output head runs on one token per sequence (the next token's logits).
+  void write_head(RankWriter& w, ComputeChain& chain, CommId tp_comm, const OpTag& tag) const {
+    const double seqs = sequences();
+    const double vocab = static_cast<double>(model_.vocab()) / layout_.tp();
+    w.kernel(chain, streams_.compute, weight_gemm("head", seqs, vocab * h(), h(), vocab), tag);
+    if (layout_.tp() > 1) {
+      w.collective(chain, streams_.tp, "head.all_gather", CollectiveKind::kAllGather, tp_comm,
+                   seqs * bytes_.act * layout_.tp(), CommDim::kTp, tag);
+    }
+  }
+
+  int moe_layer_index(int layer) const {
+    int index = 0;
+    for (int l = 0; l < layer; ++l) index += model_.mlp(l).moe ? 1 : 0;
+    return index;
+  }
+
+  // Per MoE layer: the experts' token shares, the placement map over the EP group, the ranks'
+  // shares, and the dispatch/combine weight tables.
+  void plan_experts() {
+    InferenceStepInfo& info = out_->info;
+    const int ep = layout_.ep();
+    const int domain = expert_domain_size(scenario_);
+    const std::optional<TokenRouting> sample = scenario_token_routing(scenario_);
+    const CoOccurrence cooccurrence = sample ? token_cooccurrence(*sample) : CoOccurrence{};
+    int moe_index = 0;
+    for (int l = 0; l < model_.layers(); ++l) {
+      const MlpSpec& spec = model_.mlp(l);
+      if (!spec.moe) continue;
+      auto shares = layer_expert_shares(scenario_, sample, spec.experts, moe_index++);
+      ExpertPlacementMap map =
+          place_experts(scenario_.expert_placement(), shares, ep, domain, cooccurrence);
+      auto ranks = placed_rank_shares(map, shares);
+      uint32_t dispatch = 0;
+      uint32_t combine = 0;
+      if (ep > 1 && sample && scenario_.expert_placement().node_dedup_dispatch()) {
+        // One sample serves every layer: the map, and so the matrices, repeat.
+        if (info.placements.empty() || info.placements.back().share != map.share) {
+          std::tie(dispatch, combine) = add_dedup_weights(map, *sample, domain);
+        } else {
+          std::tie(dispatch, combine) = weights_.back();
+        }
+      } else if (ep > 1 && imbalance(ranks) > 1 + 1e-12) {
+        std::vector<double> table{static_cast<double>(WeightedAllToAll::kByReceiver)};
+        table.insert(table.end(), ranks.begin(), ranks.end());
+        dispatch = out_->graph.add_weights(table);
+        table[0] = static_cast<double>(WeightedAllToAll::kBySender);
+        combine = out_->graph.add_weights(table);
+      }
+      weights_.emplace_back(dispatch, combine);
+      expert_shares_.push_back(std::move(shares));
+      info.expert_rank_shares.push_back(std::move(ranks));
+      info.placements.push_back(std::move(map));
+    }
+  }
+
+  // The dispatch as a kMatrix table and the combine as its transpose.
+  std::pair<uint32_t, uint32_t> add_dedup_weights(const ExpertPlacementMap& map,
+                                                  const TokenRouting& sample, int ranks_per_node) {
+    const std::vector<double> m = dedup_dispatch_matrix(map, sample, ranks_per_node);
+    const auto n = static_cast<size_t>(map.ranks);
+    std::vector<double> forward{static_cast<double>(WeightedAllToAll::kMatrix)};
+    forward.insert(forward.end(), m.begin(), m.end());
+    std::vector<double> back(forward.size());
+    back[0] = forward[0];
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) back[1 + j * n + i] = m[i * n + j];
+    }
+    return {out_->graph.add_weights(std::move(forward)), out_->graph.add_weights(std::move(back))};
+  }
+
+  const config::Scenario& scenario_;
+  InferenceShape shape_;
+  const TransformerModel& model_;
+  const ParallelLayout& layout_;
+  InferenceStep* out_;
+  Dtypes bytes_;
+  DataType compute_dtype_ = DataType::kBf16;
+  PassStreams streams_;
+  std::vector<std::vector<double>> expert_shares_;
+  std::vector<std::pair<uint32_t, uint32_t>> weights_;
+};
+
+// What each rank holds: its layers' weights (dense parts split over TP, the experts the
+// placement gives it), the embedding on the first stage and the head on the last; and the KV
+// cache of its sequences for its layers.
+void fill_memory(const config::Scenario& scenario, const InferenceShape& shape,
+                 const TransformerModel& model, const ParallelLayout& layout, double weight_bytes,
+                 double kv_elem_bytes, InferenceStepInfo* info) {
+  const double context =
+      static_cast<double>(shape.phase == InferencePhase::kDecode ? shape.context : shape.prompt);
+  const uint32_t ranks = layout.num_ranks();
+  info->weight_bytes.assign(ranks, 0);
+  info->kv_bytes.assign(ranks, 0);
+  info->stage_weight_bytes.assign(layout.pp(), 0);
+  const double seqs_per_rank = static_cast<double>(shape.batch) / layout.dp();
+  for (RankId r = 0; r < ranks; ++r) {
+    const RankCoords c = layout.coords(r);
+    const auto [first, end] = stage_layers(static_cast<int>(model.layers()), layout.pp(), c.pp);
+    double params = 0;
+    double kv = 0;
+    int moe_index = 0;
+    for (int l = 0; l < model.layers(); ++l) {
+      const bool moe = model.mlp(l).moe;
+      if (l >= first && l < end) {
+        const double dense = model.layer_params(l) - model.layer_expert_params(l);
+        params += dense / layout.tp();
+        if (moe) {
+          const auto& spec = model.mlp(l);
+          const int held = info->placements[moe_index].experts_on_rank()[layout.ep_index(r)];
+          params += held * 3.0 * static_cast<double>(spec.hidden * spec.expert_ffn);
+        }
+        const AttentionSpec& a = model.attention(l);
+        kv += kv_cache_bytes(a, context, kv_elem_bytes) / kv_split(a, layout.tp());
+      }
+      moe_index += moe ? 1 : 0;
+    }
+    if (c.pp == 0) params += model.embedding_params() / layout.tp();
+    if (c.pp + 1 == layout.pp() && (!model.tied_embeddings() || layout.pp() > 1)) {
+      params += model.embedding_params() / layout.tp();
+    }
+    info->weight_bytes[r] = params * weight_bytes;
+    info->kv_bytes[r] = kv * seqs_per_rank;
+    info->stage_weight_bytes[c.pp] =
+        std::max(info->stage_weight_bytes[c.pp], info->weight_bytes[r]);
+  }
+  double kv_seq = 0;
+  for (int l = 0; l < model.layers(); ++l)
+    kv_seq += kv_cache_bytes(model.attention(l), context, kv_elem_bytes);
+  info->kv_bytes_per_sequence = kv_seq;
+  (void)scenario;
+}
+
+}  // namespace
+
+std::pair<int, int> stage_layers(int layers, int stages, int stage) {
+  const int base = layers / stages;
+  const int extra = layers % stages;
+  const int first = stage * base + std::min(stage, extra);
+  return {first, first + base + (stage < extra ? 1 : 0)};
+}
+
+InferenceShape inference_shape(const config::Scenario& scenario, InferencePhase phase) {
+  const auto& inf = scenario.inference();
+  InferenceShape s;
+  s.phase = phase;
+  s.batch = inf.batch() > 0 ? inf.batch() : 1;
+  s.context = inf.context_tokens();
+  s.prompt =
+      inf.prompt_tokens() > 0 ? inf.prompt_tokens() : std::max<int64_t>(1, inf.context_tokens());
+  return s;
+}
+
+InferenceStep build_inference_step(const config::Scenario& scenario, const InferenceShape& shape) {
+  const auto& l = scenario.layout();
+  if (l.cp() > 1) throw std::invalid_argument("inference: layout.cp must be 1");
+  const ParallelLayout layout(l.tp(), 1, l.dp(), l.pp(), std::max(1, l.ep()));
+  const TransformerModel model(scenario.model());
+  InferenceStep step{EventGraph(layout.num_ranks()), {}};
+  InferenceStepInfo& info = step.info;
+  info.stages = layout.pp();
+  info.micro_batches = layout.pp();
+  info.tokens = static_cast<double>(shape.batch) *
+                (shape.phase == InferencePhase::kDecode ? 1.0 : static_cast<double>(shape.prompt));
+  info.total_params = model.total_params();
+  info.active_params = model.active_params();
+  InferenceWriter writer(scenario, shape, model, layout, &step);
+  const DataType compute = to_data_type(scenario.training().dtype());
+  const DataType weight = dtype_or(scenario.inference().weight_dtype(), compute);
+  info.weight_bytes_per_param = bytes_per_element(weight);
+  fill_memory(scenario, shape, model, layout, bytes_per_element(weight),
+              bytes_per_element(dtype_or(scenario.inference().kv_dtype(), weight)), &info);
+  for (RankId r = 0; r < layout.num_ranks(); ++r) writer.write_rank(r);
+  return step;
+}
+
+}  // namespace racksim

@@ -1,0 +1,383 @@
+#include "workloads/model/attention_ledger.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace racksim {
+
+namespace {
+
+constexpr double kNormFlopsPerElement = 8.0;
+constexpr double kFp32Bytes = 4;
+
+std::vector<AttentionKind> default_hybrid_pattern(const config::HybridAttention& h) {
+  std::vector<AttentionKind> kinds(h.sliding_window_layers(), AttentionKind::kSlidingWindow);
+  int64_t sparse = h.compressed_sparse_layers();
+  int64_t dense = h.compressed_layers();
+  bool next_sparse = true;
+  while (sparse > 0 || dense > 0) {
+    if ((next_sparse && sparse > 0) || dense == 0) {
+      kinds.push_back(AttentionKind::kCompressedSparse);
+      --sparse;
+    } else {
+      kinds.push_back(AttentionKind::kCompressed);
+      --dense;
+    }
+    next_sparse = !next_sparse;
+  }
+  return kinds;
+}
+
+// Keys of a kind's core attention per query, averaged over a causal sequence of `seq` tokens
+// (the kernel skips the masked half).
+double causal_keys(const AttentionSpec& spec, double seq) {
+  switch (spec.kind) {
+    case AttentionKind::kFull:
+    case AttentionKind::kLatent:
+      return seq / 2;
+    case AttentionKind::kSlidingWindow:
+      return std::min<double>(spec.window, seq);
+    case AttentionKind::kCompressed:
+      return seq / spec.ratio / 2;
+    case AttentionKind::kCompressedSparse:
+      return std::min<double>(spec.top_k + spec.window, seq);
+  }
+  return seq;
+}
+
+// Width of the shared key/value state each token contributes (elements).
+double kv_width(const AttentionSpec& spec, int tp) {
+  switch (spec.kind) {
+    case AttentionKind::kFull:
+      return static_cast<double>(spec.kv_heads * (spec.head_dim + spec.v_head_dim)) / tp;
+    case AttentionKind::kLatent:
+      return static_cast<double>(spec.kv_lora_rank + spec.rope_dim);
+    default:
+      return static_cast<double>(spec.head_dim);  // one MQA latent for keys and values
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::kFull:
+      return "full";
+    case AttentionKind::kLatent:
+      return "mla";
+    case AttentionKind::kSlidingWindow:
+      return "sliding_window";
+    case AttentionKind::kCompressed:
+      return "compressed";
+    case AttentionKind::kCompressedSparse:
+      return "compressed_sparse";
+  }
+  return "?";
+}
+
+std::vector<AttentionKind> attention_kinds(const config::Model& model) {
+  const auto& h = model.hybrid();
+  const int64_t layers = model.num_layers();
+  const bool hybrid =
+      h.sliding_window_layers() + h.compressed_layers() + h.compressed_sparse_layers() > 0 ||
+      !h.layer_pattern().empty();
+  if (!hybrid) {
+    return std::vector<AttentionKind>(
+        layers, model.kv_lora_rank() > 0 ? AttentionKind::kLatent : AttentionKind::kFull);
+  }
+  std::vector<AttentionKind> kinds;
+  if (!h.layer_pattern().empty()) {
+    for (char c : h.layer_pattern()) {
+      switch (c) {
+        case 'S':
+          kinds.push_back(AttentionKind::kSlidingWindow);
+          break;
+        case 'H':
+          kinds.push_back(AttentionKind::kCompressed);
+          break;
+        case 'C':
+          kinds.push_back(AttentionKind::kCompressedSparse);
+          break;
+        default:
+          throw std::invalid_argument(
+              fmt::format("hybrid layer_pattern: '{}' is not S, H or C", c));
+      }
+    }
+  } else {
+    kinds = default_hybrid_pattern(h);
+  }
+  if (static_cast<int64_t>(kinds.size()) != layers) {
+    throw std::invalid_argument(fmt::format(
+        "hybrid attention describes {} layers but the model has {}", kinds.size(), layers));
+  }
+  return kinds;
+}
+
+AttentionSpec attention_spec(const config::Model& model, AttentionKind kind) {
+  AttentionSpec s;
+  s.kind = kind;
+  s.hidden = model.hidden_size();
+  s.heads = model.num_heads();
+  s.kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
+  s.head_dim =
+      model.has_head_dim() ? model.head_dim() : (s.heads > 0 ? model.hidden_size() / s.heads : 0);
+  s.v_head_dim = model.has_v_head_dim() ? model.v_head_dim() : s.head_dim;
+  s.rope_dim = model.qk_rope_head_dim();
+  s.q_lora_rank = model.q_lora_rank();
+  s.kv_lora_rank = model.kv_lora_rank();
+  const auto& h = model.hybrid();
+  s.window = h.window_tokens();
+  s.top_k = h.sparse_top_k();
+  s.indexer_heads = h.indexer_heads();
+  s.indexer_head_dim = h.indexer_head_dim();
+  if (kind == AttentionKind::kCompressed) s.ratio = std::max<int64_t>(1, h.compressed_ratio());
+  if (kind == AttentionKind::kCompressedSparse) s.ratio = std::max<int64_t>(1, h.sparse_ratio());
+  return s;
+}
+
+double attention_params(const AttentionSpec& s) {
+  const double h = static_cast<double>(s.hidden);
+  const double q_width = static_cast<double>(s.heads * s.qk_dim());
+  const double out = static_cast<double>(s.heads * s.v_head_dim) * h;
+  if (s.kind == AttentionKind::kFull) {
+    return h * static_cast<double>((s.heads + s.kv_heads) * s.head_dim +
+                                   s.kv_heads * s.v_head_dim) +
+           out;
+  }
+  const double q = s.q_lora_rank > 0
+                       ? h * s.q_lora_rank + static_cast<double>(s.q_lora_rank) * q_width
+                       : h * q_width;
+  double kv = 0;
+  if (s.kind == AttentionKind::kLatent) {
+    kv = h * static_cast<double>(s.kv_lora_rank + s.rope_dim) +
+         static_cast<double>(s.kv_lora_rank * s.heads * (s.head_dim + s.v_head_dim));
+  } else {
+    kv = h * static_cast<double>(s.head_dim);  // the shared key/value latent
+  }
+  double indexer = 0;
+  if (s.kind == AttentionKind::kCompressedSparse) {
+    const double q_in = s.q_lora_rank > 0 ? static_cast<double>(s.q_lora_rank) : h;
+    indexer = q_in * static_cast<double>(s.indexer_heads * s.indexer_head_dim) +
+              h * static_cast<double>(s.indexer_head_dim) +
+              h * static_cast<double>(s.indexer_heads);
+  }
+  return q + kv + indexer + out;
+}
+
+double attention_coeff(const AttentionSpec& s, bool causal_halving) {
+  const double halving = causal_halving ? 0.5 : 1.0;
+  // QK^T and AV per key per token, forward.
+  const double per_key = 2.0 * static_cast<double>(s.heads * (s.qk_dim() + s.v_head_dim));
+  switch (s.kind) {
+    case AttentionKind::kFull:
+    case AttentionKind::kLatent:
+      return 3 * per_key * halving;
+    case AttentionKind::kCompressed:
+      return 3 * per_key / s.ratio * halving;
+    case AttentionKind::kCompressedSparse:
+      return 3 * 2.0 * static_cast<double>(s.indexer_heads * s.indexer_head_dim) / s.ratio;
+    case AttentionKind::kSlidingWindow:
+      return 0;
+  }
+  return 0;
+}
+
+double kv_bytes_per_token(const AttentionSpec& s, double elem_bytes) {
+  double width = kv_width(s, 1);
+  if (s.kind == AttentionKind::kCompressedSparse) width += static_cast<double>(s.indexer_head_dim);
+  return width * elem_bytes / static_cast<double>(s.ratio);
+}
+
+namespace {
+
+// Attention before FlashAttention (Megatron-LM's CoreAttention): per sequence and head, a batched
+// GEMM writes the scores Q K^T over all s x s entries (the causal half is computed, then
+// masked), a fused scale-mask-softmax reads them and writes the probabilities, a dropout reads
+// those and writes the dropped ones and a 1-byte mask, and a second batched GEMM reads them
+// with V. HBM per score element: softmax 2 + 2 bytes, dropout 2 + 2 + 1 (forward); dropout
+// backward 2 + 1 + 2 and softmax backward 2 + 2 + 2 (backward, 11 against the forward's 9).
+void append_materialized_core(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
+                              std::vector<LayerStep>& core) {
+  if (shape.cp > 1) {
+    throw std::invalid_argument(
+        "training.attention_impl MATERIALIZED needs layout.cp = 1 (context parallelism runs "
+        "fused ring attention)");
+  }
+  const double e = bytes_per_element(shape.dtype);
+  const double seq = static_cast<double>(shape.seq_length);
+  const double keys = seq;
+  const double batch = tokens / seq * static_cast<double>(spec.heads) / shape.tp;
+  core.push_back(
+      batched_gemm_step("attn.scores", batch, seq, static_cast<double>(spec.qk_dim()), keys, e));
+  const double scores = batch * seq * keys;
+  constexpr double kForwardBytesPerScore = 9;
+  constexpr double kBackwardBytesPerScore = 11;
+  LayerStep softmax = compute_step("attn.softmax", OpClass::kElementwise, 6 * scores,
+                                   kForwardBytesPerScore * scores);
+  softmax.backward_bytes_factor = kBackwardBytesPerScore / kForwardBytesPerScore;
+  core.push_back(softmax);
+  core.push_back(
+      batched_gemm_step("attn.context", batch, seq, keys, static_cast<double>(spec.v_head_dim), e));
+}
+
+// The compressed-sparse indexer: it scores every compressed entry before a token (causal half),
+// then picks the top-k.
+void append_indexer(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
+                    std::vector<LayerStep>& core) {
+  const double e = bytes_per_element(shape.dtype);
+  const double entries = static_cast<double>(shape.seq_length) / spec.ratio;
+  const double idx_heads = static_cast<double>(spec.indexer_heads) / shape.tp;
+  const double idx_dim = static_cast<double>(spec.indexer_head_dim);
+  LayerStep scores =
+      attention_step("attn.indexer", 2 * tokens * (entries / 2) * idx_heads * idx_dim,
+                     e * (tokens * idx_heads * idx_dim + entries * idx_dim + tokens * entries / 2));
+  // Chunked indexer recompute: the backward computes the scores again, chunk by chunk.
+  if (shape.indexer_chunk_tokens > 0) scores.input_grad_factor += 1;
+  core.push_back(scores);
+  core.push_back(
+      elementwise_step("attn.indexer.topk", tokens * entries / 2, tokens * entries / 2, e));
+}
+
+// Ring attention: the rank's block of key/value state visits every other CP rank while the core
+// works on the blocks it has; a sliding window only needs the previous rank's tail. The first
+// attention kernel carries the exchange; the rest use what arrived.
+void mark_ring_exchange(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
+                        std::vector<LayerStep>& core) {
+  const double e = bytes_per_element(shape.dtype);
+  const bool window_only = spec.kind == AttentionKind::kSlidingWindow;
+  const double block_entries = window_only ? static_cast<double>(spec.window) : tokens / spec.ratio;
+  double hop_bytes = block_entries * kv_width(spec, shape.tp) * e;
+  if (spec.kind == AttentionKind::kCompressedSparse) {
+    hop_bytes += block_entries * static_cast<double>(spec.indexer_head_dim) * e;  // indexer keys
+  }
+  for (LayerStep& step : core) {
+    if (step.op_class != OpClass::kAttention) continue;
+    step.kind = LayerStep::Kind::kRing;
+    step.ring_hops = window_only ? 1 : shape.cp - 1;
+    step.dim = CommDim::kCp;
+    step.bytes = hop_bytes;
+    break;
+  }
+}
+
+// The context-parallel exchange around the core attention, and the core itself.
+void append_core(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
+                 std::vector<LayerStep>& fw, std::vector<LayerStep>& recompute) {
+  const double e = bytes_per_element(shape.dtype);
+  const double seq = static_cast<double>(shape.seq_length);
+  const double heads = static_cast<double>(spec.heads) / shape.tp;
+  const double keys = causal_keys(spec, seq);
+  const double key_entries = spec.kind == AttentionKind::kSlidingWindow ? keys : seq / spec.ratio;
+  const double width = kv_width(spec, shape.tp);
+  const double flops =
+      2 * tokens * keys * heads * static_cast<double>(spec.qk_dim() + spec.v_head_dim);
+  const double hbm =
+      e * (tokens * heads * static_cast<double>(spec.qk_dim() + 2 * spec.v_head_dim) +
+           key_entries * width);
+  std::vector<LayerStep> core;
+  if (spec.kind == AttentionKind::kCompressedSparse) append_indexer(spec, shape, tokens, core);
+  if (spec.kind != AttentionKind::kFull && spec.kind != AttentionKind::kLatent &&
+      spec.kind != AttentionKind::kSlidingWindow) {
+    // Compress ratio tokens into one latent entry.
+    core.push_back(elementwise_step("attn.compress", 2 * tokens * width, 2 * tokens * width, e));
+  }
+  if (shape.materialized &&
+      (spec.kind == AttentionKind::kFull || spec.kind == AttentionKind::kLatent)) {
+    append_materialized_core(spec, shape, tokens, core);
+  } else {
+    core.push_back(attention_step("attn.core", flops, hbm));
+  }
+
+  if (shape.cp > 1 && !shape.ulysses) mark_ring_exchange(spec, shape, tokens, core);
+  const bool ulysses = shape.cp > 1 && shape.ulysses;
+  if (ulysses) {
+    // Ulysses: trade the sequence split for a head split and back.
+    const double qkv = tokens * e * (heads * static_cast<double>(spec.qk_dim()) + width);
+    fw.push_back(collective_step("attn.ulysses.in", CollectiveKind::kAllToAll,
+                                 CollectiveKind::kAllToAll, CommDim::kCp, qkv));
+  }
+  fw.insert(fw.end(), core.begin(), core.end());
+  recompute.insert(recompute.end(), core.begin(), core.end());
+  if (ulysses) {
+    fw.push_back(collective_step("attn.ulysses.out", CollectiveKind::kAllToAll,
+                                 CollectiveKind::kAllToAll, CommDim::kCp,
+                                 tokens * heads * static_cast<double>(spec.v_head_dim) * e));
+  }
+}
+
+void append_projections(const AttentionSpec& spec, double tokens, int tp, double e,
+                        std::vector<LayerStep>& fw) {
+  const double h = static_cast<double>(spec.hidden);
+  const double heads = static_cast<double>(spec.heads) / tp;
+  if (spec.kind == AttentionKind::kFull) {
+    const double width = static_cast<double>((spec.heads + spec.kv_heads) * spec.head_dim +
+                                             spec.kv_heads * spec.v_head_dim) /
+                         tp;
+    fw.push_back(gemm_step("attn.qkv", tokens, h, width, e));
+    return;
+  }
+  const double q_width = heads * static_cast<double>(spec.qk_dim());
+  if (spec.q_lora_rank > 0) {
+    // The down-projection is small and every TP rank computes it whole.
+    fw.push_back(gemm_step("attn.q_down", tokens, h, static_cast<double>(spec.q_lora_rank), e));
+    fw.push_back(gemm_step("attn.q_up", tokens, static_cast<double>(spec.q_lora_rank), q_width, e));
+  } else {
+    fw.push_back(gemm_step("attn.q", tokens, h, q_width, e));
+  }
+  if (spec.kind == AttentionKind::kLatent) {
+    fw.push_back(gemm_step("attn.kv_down", tokens, h,
+                           static_cast<double>(spec.kv_lora_rank + spec.rope_dim), e));
+    fw.push_back(gemm_step("attn.kv_up", tokens, static_cast<double>(spec.kv_lora_rank),
+                           heads * static_cast<double>(spec.head_dim + spec.v_head_dim), e));
+  } else {
+    fw.push_back(gemm_step("attn.kv", tokens, h, static_cast<double>(spec.head_dim), e));
+  }
+  if (spec.kind == AttentionKind::kCompressedSparse) {
+    const double q_in = spec.q_lora_rank > 0 ? static_cast<double>(spec.q_lora_rank) : h;
+    const double idx_heads = static_cast<double>(spec.indexer_heads) / tp;
+    fw.push_back(gemm_step("attn.indexer_q", tokens, q_in,
+                           idx_heads * static_cast<double>(spec.indexer_head_dim), e));
+    fw.push_back(
+        gemm_step("attn.indexer_k", tokens, h, static_cast<double>(spec.indexer_head_dim), e));
+    fw.push_back(gemm_step("attn.indexer_w", tokens, h, idx_heads, e));
+  }
+}
+
+}  // namespace
+
+void append_attention(const AttentionSpec& spec, const AttentionShape& shape, BlockSteps* block) {
+  const double e = bytes_per_element(shape.dtype);
+  const double tokens = static_cast<double>(shape.micro_batch * shape.seq_length) / shape.cp;
+  const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
+  const double h = static_cast<double>(spec.hidden);
+  auto& fw = block->forward;
+  fw.push_back(elementwise_step("attn.norm", 2 * norm_tokens * h,
+                                kNormFlopsPerElement * norm_tokens * h, e));
+  open_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
+  append_projections(spec, tokens, shape.tp, e, fw);
+  append_core(spec, shape, tokens, fw, block->selective_recompute);
+  const double heads = static_cast<double>(spec.heads) / shape.tp;
+  fw.push_back(gemm_step("attn.proj", tokens, heads * static_cast<double>(spec.v_head_dim), h, e));
+  close_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
+  for (LayerStep& step : block->selective_recompute) step.name += ".recompute";
+}
+
+Workspace attention_workspace(const AttentionSpec& spec, const AttentionShape& shape) {
+  if (spec.kind != AttentionKind::kCompressedSparse) return {};
+  const double local = static_cast<double>(shape.micro_batch * shape.seq_length) / shape.cp;
+  const double rows = shape.indexer_chunk_tokens > 0
+                          ? std::min<double>(static_cast<double>(shape.indexer_chunk_tokens), local)
+                          : local;
+  const double entries = static_cast<double>(shape.seq_length) / spec.ratio;
+  const double heads = static_cast<double>(spec.indexer_heads) / shape.tp;
+  Workspace w;
+  w.name = fmt::format("indexer scores [b, {}, {}, L/{}] in FP32 ({} backward){}", rows, heads,
+                       spec.ratio, "unreduced, for the",
+                       shape.indexer_chunk_tokens > 0 ? ", one query chunk" : "");
+  w.bytes = rows * heads * entries * kFp32Bytes;
+  return w;
+}
+
+}  // namespace racksim

@@ -1,0 +1,87 @@
+// The steps of one block of the model (a transformer layer, the embedding, the output head) for
+// one micro-batch on one rank, and how the backward is derived from the forward.
+//
+// A block's forward is a list of steps: compute kernels (FLOPs and HBM bytes) and collectives
+// over a parallel group (TP, EP, CP). The backward walks the forward in reverse: each kernel
+// becomes its backward kernel(s), each collective the collective its forward's gradient needs
+// (Megatron's conjugates: an all-reduce in the forward is the identity backward and vice versa;
+// an all-gather becomes a reduce-scatter and back; an all-to-all stays an all-to-all).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/event_graph.h"
+
+namespace racksim {
+
+struct LayerStep {
+  // kRing: a compute kernel cut into ring_hops + 1 slices; between slices, each rank sends a
+  // block of `bytes` to its next neighbour of dimension `dim` and receives one from the previous
+  // (ring attention: the KV blocks circulate while the kernel works on the ones it has).
+  enum class Kind : uint8_t { kCompute, kCollective, kRing };
+  Kind kind = Kind::kCompute;
+  std::string name;
+  // compute
+  OpClass op_class = OpClass::kOther;
+  double flops = 0;
+  double hbm_bytes = 0;
+  // Backward kernels: input gradient (B) and weight gradient (W) FLOPs as multiples of the
+  // forward's, and HBM bytes as a multiple of the forward's. GEMM: 1 and 1 (dgrad, wgrad);
+  // attention: 2.5 and 0 (FlashAttention-2: five matmuls against two); element-wise: 1 and 0.
+  double input_grad_factor = 1;
+  double weight_grad_factor = 0;
+  double backward_bytes_factor = 2;
+  // GEMMs: the forward product's shape (the backward steps carry their pass); the kernel
+  // compute model times the GEMM from it.
+  KernelShape shape;
+  // collective (`forward` / `backward` absent: nothing in that direction)
+  std::optional<CollectiveKind> forward;
+  std::optional<CollectiveKind> backward;
+  CommDim dim = CommDim::kOther;
+  double bytes = 0;  // buffer size (nccl-tests convention); kRing: bytes per hop
+  int ring_hops = 0;
+  // MoE: an all-to-all whose traffic follows the experts' load (forward: dispatch is
+  // kByReceiver, combine kBySender; the backward flips them), and expert kernels whose work
+  // scales with the tokens the rank's experts received.
+  bool expert_weighted = false;
+  WeightedAllToAll weighting = WeightedAllToAll::kByReceiver;
+  bool scales_with_expert_load = false;
+  bool expert_params = false;  // the step's weights are experts (reduced over expert replicas)
+};
+
+struct BlockSteps {
+  std::vector<LayerStep> forward;
+  std::vector<LayerStep> backward;             // full backward: B and W kernels fused
+  std::vector<LayerStep> backward_input;       // B only (zero-bubble schedules)
+  std::vector<LayerStep> backward_weight;      // W only
+  std::vector<LayerStep> selective_recompute;  // what selective recompute runs again
+};
+
+LayerStep compute_step(std::string name, OpClass op_class, double flops, double hbm_bytes);
+// C[m,n] = A[m,k] B[k,n]: 2mkn FLOPs; reads A and B and writes C once.
+LayerStep gemm_step(std::string name, double m, double k, double n, double elem_bytes);
+// `batch` independent products C[m,n] = A[m,k] B[k,n] in one kernel (attention's QK^T and AV
+// when the scores are materialized): 2mkn x batch FLOPs; reads A and B and writes C once each.
+LayerStep batched_gemm_step(std::string name, double batch, double m, double k, double n,
+                            double elem_bytes);
+LayerStep elementwise_step(std::string name, double elements_touched, double flops,
+                           double elem_bytes);
+LayerStep attention_step(std::string name, double flops, double hbm_bytes);
+LayerStep collective_step(std::string name, std::optional<CollectiveKind> forward,
+                          std::optional<CollectiveKind> backward, CommDim dim, double bytes);
+
+// Fills backward, backward_input and backward_weight from forward.
+void derive_backward(BlockSteps* block);
+
+// The collectives that open and close a tensor-parallel region (Megatron's f and g): without
+// sequence parallelism, nothing opens it and an all-reduce closes it (whose backward is an
+// all-reduce at the opening); with it, an all-gather opens and a reduce-scatter closes.
+// Nothing at all when tp == 1.
+void open_tp_region(std::vector<LayerStep>& steps, const std::string& name, int tp,
+                    bool sequence_parallel, double bytes);
+void close_tp_region(std::vector<LayerStep>& steps, const std::string& name, int tp,
+                     bool sequence_parallel, double bytes);
+
+}  // namespace racksim

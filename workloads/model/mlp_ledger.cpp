@@ -1,0 +1,117 @@
+#include "workloads/model/mlp_ledger.h"
+
+namespace racksim {
+
+namespace {
+
+constexpr double kNormFlopsPerElement = 8.0;
+
+double matrices(bool gated) { return gated ? 3.0 : 2.0; }
+
+void append_dense(const std::string& name, double ffn, bool gated, double tokens, double hidden,
+                  int tp, bool sequence_parallel, double e, std::vector<LayerStep>& fw) {
+  const double f = ffn / tp;
+  open_tp_region(fw, name, tp, sequence_parallel, tokens * hidden * e);
+  LayerStep up = gemm_step(name + ".up", tokens, hidden, (gated ? 2 : 1) * f, e);
+  // SwiGLU reads gate and up and writes their product; GELU reads and writes one tensor.
+  LayerStep act = elementwise_step(name + ".act", (gated ? 3 : 2) * tokens * f, 8 * tokens * f, e);
+  LayerStep down = gemm_step(name + ".down", tokens, f, hidden, e);
+  fw.push_back(up);
+  fw.push_back(act);
+  fw.push_back(down);
+  close_tp_region(fw, name, tp, sequence_parallel, tokens * hidden * e);
+}
+
+}  // namespace
+
+MlpSpec mlp_spec(const config::Model& model, int layer) {
+  MlpSpec s;
+  s.gated = model.activation() != config::Model::GELU;
+  s.hidden = model.hidden_size();
+  s.ffn = model.ffn_hidden_size();
+  s.moe = model.num_experts() > 0 && layer >= model.first_dense_layers();
+  if (s.moe) {
+    s.experts = model.num_experts();
+    s.top_k = model.experts_per_token();
+    s.expert_ffn = model.moe_ffn_hidden_size();
+    s.shared = model.num_shared_experts();
+    s.gated = true;  // experts are SwiGLU
+  }
+  return s;
+}
+
+double mlp_params(const MlpSpec& s) {
+  const double h = static_cast<double>(s.hidden);
+  if (!s.moe) return matrices(s.gated) * h * static_cast<double>(s.ffn);
+  const double expert = matrices(true) * h * static_cast<double>(s.expert_ffn);
+  const double router = h * static_cast<double>(s.experts);
+  return static_cast<double>(s.experts + s.shared) * expert + router;
+}
+
+double mlp_expert_params(const MlpSpec& s) {
+  if (!s.moe) return 0;
+  return static_cast<double>(s.experts) * matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
+}
+
+double mlp_active_params(const MlpSpec& s) {
+  if (!s.moe) return mlp_params(s);
+  const double expert = matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
+  return static_cast<double>(s.top_k + s.shared) * expert + static_cast<double>(s.hidden * s.experts);
+}
+
+void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
+  const double e = bytes_per_element(shape.dtype);
+  const double h = static_cast<double>(spec.hidden);
+  const double tokens = static_cast<double>(shape.tokens);
+  const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
+  auto& fw = block->forward;
+  // The residual add before the norm reads two tensors; the norm reads one and writes one.
+  fw.push_back(elementwise_step("mlp.norm", 5 * norm_tokens * h, (kNormFlopsPerElement + 1) * norm_tokens * h, e));
+  if (!spec.moe) {
+    append_dense("mlp", static_cast<double>(spec.ffn), spec.gated, tokens, h, shape.tp,
+                 shape.sequence_parallel, e, fw);
+    return;
+  }
+  // Routed experts are not split by TP: with TP the tokens are (sequence-parallel) split first.
+  const double moe_tokens = shape.tp > 1 ? tokens / shape.tp : tokens;
+  const double routed = moe_tokens * static_cast<double>(spec.top_k);  // token copies sent out
+  const double experts_local = static_cast<double>(spec.experts) / shape.ep;
+  const double f = static_cast<double>(spec.expert_ffn);
+  fw.push_back(gemm_step("moe.router", moe_tokens, h, static_cast<double>(spec.experts), e));
+  fw.push_back(elementwise_step("moe.permute", 2 * routed * h, routed, e));
+  if (shape.ep > 1) {
+    LayerStep dispatch = collective_step("moe.dispatch", CollectiveKind::kAllToAll,
+                                         CollectiveKind::kAllToAll, CommDim::kEp, routed * h * e);
+    dispatch.expert_weighted = true;
+    dispatch.weighting = WeightedAllToAll::kByReceiver;
+    fw.push_back(dispatch);
+  }
+  // The rank's experts as grouped GEMMs over the tokens they received; their weights are read
+  // once per micro-batch.
+  LayerStep up = gemm_step("moe.experts.up", routed, h, 2 * f, e);
+  up.hbm_bytes = e * (routed * h + experts_local * h * 2 * f + routed * 2 * f);
+  LayerStep act = elementwise_step("moe.experts.act", 3 * routed * f, 8 * routed * f, e);
+  LayerStep down = gemm_step("moe.experts.down", routed, f, h, e);
+  down.hbm_bytes = e * (routed * f + experts_local * f * h + routed * h);
+  for (LayerStep* s : {&up, &act, &down}) {
+    s->scales_with_expert_load = true;
+    s->expert_params = s->op_class == OpClass::kGemm;
+  }
+  fw.push_back(up);
+  fw.push_back(act);
+  fw.push_back(down);
+  if (shape.ep > 1) {
+    LayerStep combine = collective_step("moe.combine", CollectiveKind::kAllToAll,
+                                        CollectiveKind::kAllToAll, CommDim::kEp, routed * h * e);
+    combine.expert_weighted = true;
+    combine.weighting = WeightedAllToAll::kBySender;
+    fw.push_back(combine);
+  }
+  fw.push_back(elementwise_step("moe.unpermute", 2 * routed * h, 2 * routed * h, e));
+  if (spec.shared > 0) {
+    append_dense("moe.shared", static_cast<double>(spec.shared) * f, true, tokens, h, shape.tp,
+                 shape.sequence_parallel, e, fw);
+  }
+}
+
+}  // namespace racksim

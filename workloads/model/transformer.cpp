@@ -1,0 +1,183 @@
+#include "workloads/model/transformer.h"
+
+#include <stdexcept>
+
+namespace racksim {
+
+namespace {
+
+// LayerNorm / RMSNorm: about 8 FLOPs per element (mean, variance, scale, shift).
+constexpr double kNormFlopsPerElement = 8.0;
+constexpr double kFp32Bytes = 4;
+
+double local_tokens(const RankShape& shape) {
+  return static_cast<double>(shape.micro_batch * shape.seq_length) / shape.cp;
+}
+
+// Outside the tensor-parallel regions, sequence parallelism splits the tokens over TP ranks.
+double norm_tokens_of(const RankShape& shape) {
+  return shape.sequence_parallel ? local_tokens(shape) / shape.tp : local_tokens(shape);
+}
+
+MlpShape mlp_shape(const RankShape& shape) {
+  MlpShape m;
+  m.tokens = static_cast<int64_t>(local_tokens(shape));
+  m.tp = shape.tp;
+  m.sequence_parallel = shape.sequence_parallel;
+  m.ep = shape.ep;
+  m.dtype = shape.dtype;
+  return m;
+}
+
+}  // namespace
+
+AttentionShape attention_shape(const RankShape& shape) {
+  AttentionShape a;
+  a.micro_batch = shape.micro_batch;
+  a.seq_length = shape.seq_length;
+  a.tp = shape.tp;
+  a.cp = shape.cp;
+  a.ulysses = shape.ulysses;
+  a.sequence_parallel = shape.sequence_parallel;
+  a.dtype = shape.dtype;
+  a.indexer_chunk_tokens = shape.indexer_chunk_tokens;
+  a.materialized = shape.materialized_attention;
+  return a;
+}
+
+TransformerModel::TransformerModel(const config::Model& model)
+    : hidden_(model.hidden_size()),
+      layers_(model.num_layers()),
+      vocab_(model.vocab_size()),
+      tied_(model.tie_embeddings()),
+      experts_(model.num_experts()),
+      mtp_depth_(model.mtp_depth()) {
+  if (hidden_ <= 0 || layers_ <= 0 || vocab_ <= 0 || model.num_heads() <= 0) {
+    throw std::invalid_argument("transformer: every model dimension must be positive");
+  }
+  const auto kinds = attention_kinds(model);
+  for (int l = 0; l < layers_; ++l) {
+    attention_.push_back(attention_spec(model, kinds[l]));
+    mlp_.push_back(mlp_spec(model, l));
+    if (attention_.back().head_dim <= 0 || (!mlp_.back().moe && mlp_.back().ffn <= 0)) {
+      throw std::invalid_argument("transformer: every model dimension must be positive");
+    }
+  }
+}
+
+double TransformerModel::layer_params(int layer) const {
+  const double norms = 2.0 * static_cast<double>(hidden_);
+  return attention_params(attention_[layer]) + mlp_params(mlp_[layer]) + norms;
+}
+
+double TransformerModel::layer_expert_params(int layer) const {
+  return mlp_expert_params(mlp_[layer]);
+}
+
+double TransformerModel::layer_active_params(int layer) const {
+  return attention_params(attention_[layer]) + mlp_active_params(mlp_[layer]);
+}
+
+double TransformerModel::total_params() const {
+  double total = embedding_params() * (tied_ ? 1 : 2) + static_cast<double>(hidden_);
+  for (int l = 0; l < layers_; ++l) total += layer_params(l);
+  return total;
+}
+
+double TransformerModel::active_params() const {
+  double n = embedding_params();  // the output head
+  for (int l = 0; l < layers_; ++l) n += layer_active_params(l);
+  return n;
+}
+
+double TransformerModel::mtp_params() const {
+  if (mtp_depth_ == 0) return 0;
+  const double h = static_cast<double>(hidden_);
+  // Each module: a projection of [embedding, hidden state] to hidden, norms, and one layer like
+  // the last; the embedding and the output head are shared with the model.
+  return mtp_depth_ * (2 * h * h + 3 * h + layer_params(static_cast<int>(layers_) - 1));
+}
+
+double TransformerModel::attention_coeff(bool causal_halving) const {
+  double a = 0;
+  for (const auto& spec : attention_) a += racksim::attention_coeff(spec, causal_halving);
+  return a;
+}
+
+double TransformerModel::model_flops_per_token(int64_t seq_length, bool causal_halving) const {
+  return 6 * active_params() + attention_coeff(causal_halving) * static_cast<double>(seq_length);
+}
+
+double TransformerModel::layer_forward_flops_per_token(int64_t seq_length,
+                                                       bool causal_halving) const {
+  return 2 * (active_params() - embedding_params()) +
+         attention_coeff(causal_halving) * static_cast<double>(seq_length) / 3;
+}
+
+BlockSteps TransformerModel::layer_steps(int layer, const RankShape& shape) const {
+  BlockSteps block;
+  append_attention(attention_[layer], attention_shape(shape), &block);
+  append_mlp(mlp_[layer], mlp_shape(shape), &block);
+  derive_backward(&block);
+  return block;
+}
+
+BlockSteps TransformerModel::embedding_steps(const RankShape& shape) const {
+  const double e = bytes_per_element(shape.dtype);
+  const double tokens = local_tokens(shape);
+  const double h = static_cast<double>(hidden_);
+  BlockSteps block;
+  // A vocabulary-parallel lookup: each TP rank writes the rows it owns, then the partial
+  // results are summed over the TP group. Its backward scatters the gradient into the table:
+  // a weight gradient, with no input gradient.
+  LayerStep lookup = elementwise_step("embedding", tokens * h, 0, e);
+  lookup.input_grad_factor = 0;
+  lookup.weight_grad_factor = 1;
+  block.forward.push_back(lookup);
+  close_tp_region(block.forward, "embedding", shape.tp, shape.sequence_parallel, tokens * h * e);
+  derive_backward(&block);
+  return block;
+}
+
+BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
+  const double e = bytes_per_element(shape.dtype);
+  const double tokens = local_tokens(shape);
+  const double norm_tokens = norm_tokens_of(shape);
+  const double h = static_cast<double>(hidden_);
+  const double v = static_cast<double>(vocab_) / shape.tp;
+  BlockSteps block;
+  auto& fw = block.forward;
+  auto append_head = [&](const std::string& name) {
+    fw.push_back(elementwise_step(name + ".norm", 2 * norm_tokens * h,
+                                  kNormFlopsPerElement * norm_tokens * h, e));
+    open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
+    fw.push_back(gemm_step(name, tokens, h, v, e));
+    // Vocabulary-parallel cross-entropy in FP32: the logits are read and the softmax written
+    // about three times; the backward reads the softmax once and writes the gradient.
+    LayerStep loss =
+        elementwise_step(name + ".loss", 3 * tokens * v * kFp32Bytes / e, 5 * tokens * v, e);
+    loss.backward_bytes_factor = 0.5;
+    fw.push_back(loss);
+    if (shape.tp > 1) {
+      // max, sum of exponentials and target logit: one FP32 value each per token
+      fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce,
+                                   std::nullopt, CommDim::kTp, 3 * tokens * kFp32Bytes));
+    }
+  };
+  append_head("lm_head");
+  // Multi-token prediction: each module projects [embedding of the next token, hidden state]
+  // to hidden, runs one more layer like the last one, and shares the output head.
+  for (int d = 0; d < mtp_depth_; ++d) {
+    fw.push_back(gemm_step("mtp.proj", tokens, 2 * h, h, e));
+    BlockSteps extra;
+    append_attention(attention_.back(), attention_shape(shape), &extra);
+    append_mlp(mlp_.back(), mlp_shape(shape), &extra);
+    for (LayerStep& step : extra.forward) step.name = "mtp." + step.name;
+    fw.insert(fw.end(), extra.forward.begin(), extra.forward.end());
+    append_head("mtp.head");
+  }
+  derive_backward(&block);
+  return block;
+}
+
+}  // namespace racksim

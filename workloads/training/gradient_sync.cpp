@@ -1,0 +1,118 @@
+#include "workloads/training/gradient_sync.h"
+
+namespace racksim {
+
+namespace {
+
+// Mixed-precision AdamW per parameter: reads the FP32 master weight, both moments and the FP32
+// gradient (16 bytes), writes master weight and moments and the BF16 copy (14 bytes).
+constexpr double kAdamBytesPerParam = 30;
+constexpr double kAdamFlopsPerParam = 12;
+
+}  // namespace
+
+GradientSync::GradientSync(RankWriter* writer, GradientSyncConfig config)
+    : writer_(writer), config_(config) {
+  dense_.size = config.dp;
+  dense_.comm = config.dp_comm;
+  experts_.size = config.expert_dp;
+  experts_.comm = config.expert_comm;
+}
+
+CollectiveKind GradientSync::reduction() const {
+  return config_.zero_stage >= 1 ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+}
+
+double GradientSync::optimizer_params(const RankParams& p) const {
+  if (config_.zero_stage < 1) return p.total();
+  return p.dense / config_.dp + p.expert / config_.expert_dp;
+}
+
+void GradientSync::gather_parameters(ComputeChain& chain, const RankParams& params,
+                                     OpId prefetch_after, const OpTag& tag) {
+  if (!gathers_parameters()) return;
+  std::vector<OpId> deps;
+  if (prefetch_after != kNoOp) deps.push_back(prefetch_after);
+  for (Group* g : {&dense_, &experts_}) {
+    const double p = g == &dense_ ? params.dense : params.expert;
+    if (p <= 0 || g->size <= 1) continue;
+    chain.pending.push_back(writer_->detached_collective(
+        config_.stream, "params.allgather", CollectiveKind::kAllGather, g->comm,
+        p * config_.param_bytes, CommDim::kDp, tag, deps));
+  }
+}
+
+void GradientSync::gradients_ready(const RankParams& params, OpId ready, bool final,
+                                   const OpTag& tag) {
+  for (Group* g : {&dense_, &experts_}) {
+    const double p = g == &dense_ ? params.dense : params.expert;
+    if (p <= 0 || g->size <= 1) continue;
+    if (gathers_parameters()) {
+      // FSDP keeps no full gradient: every backward reduce-scatters its layer's gradients.
+      reductions_.push_back(writer_->detached_collective(
+          config_.stream, "grad.reducescatter", CollectiveKind::kReduceScatter, g->comm,
+          p * config_.grad_bytes, CommDim::kDp, tag, {ready}));
+    } else if (final) {
+      add_to_bucket(*g, p, ready, tag);
+    }
+  }
+}
+
+void GradientSync::add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag) {
+  group.bucket += params;
+  if (config_.overlap && group.bucket >= config_.bucket_elements) flush_bucket(group, {ready}, tag);
+}
+
+void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag) {
+  if (group.bucket <= 0) return;
+  const char* name = reduction() == CollectiveKind::kAllReduce ? "grad.allreduce" : "grad.reducescatter";
+  reductions_.push_back(writer_->detached_collective(config_.stream, name, reduction(), group.comm,
+                                                     group.bucket * config_.grad_bytes,
+                                                     CommDim::kDp, tag, ready));
+  group.bucket = 0;
+}
+
+void GradientSync::finish(ComputeChain& chain, StreamId compute_stream, const RankParams& rank_params) {
+  const OpTag tag{Phase::kOptimizer, -1, -1};
+  // The last buckets; without overlap, the single reduction of all gradients after everything
+  // the step computed.
+  for (Group* g : {&dense_, &experts_}) flush_bucket(*g, chain.inputs(), tag);
+  chain.pending.insert(chain.pending.end(), reductions_.begin(), reductions_.end());
+  reductions_.clear();
+  const double params = optimizer_params(rank_params);
+  if (config_.offload) {
+    offloaded_step(chain, params, tag);
+  } else {
+    LayerStep adam = compute_step("optimizer.adam", OpClass::kElementwise, params * kAdamFlopsPerParam,
+                                  params * kAdamBytesPerParam);
+    writer_->kernel(chain, compute_stream, adam, tag);
+  }
+  if (config_.zero_stage == 1 || config_.zero_stage == 2) {
+    for (Group* g : {&dense_, &experts_}) {
+      const double p = g == &dense_ ? rank_params.dense : rank_params.expert;
+      if (p <= 0 || g->size <= 1) continue;
+      writer_->collective(chain, config_.stream, "params.allgather", CollectiveKind::kAllGather,
+                          g->comm, p * config_.param_bytes, CommDim::kDp, tag);
+    }
+  }
+}
+
+void GradientSync::offloaded_step(ComputeChain& chain, double params, const OpTag& tag) {
+  EventGraph& g = writer_->graph();
+  auto context = [&](StreamId stream) {
+    return OpContext{writer_->rank(), stream, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)};
+  };
+  const OpId down = g.add_copy(context(config_.to_host), "optimizer.grads_to_host",
+                               CopyDirection::kDeviceToHost, config_.numa_node,
+                               params * config_.grad_bytes, chain.inputs());
+  const double cpu_s = config_.cpu_params_per_s > 0 ? params / config_.cpu_params_per_s : 0;
+  const OpId adam = g.add_recorded_compute(context(config_.host), "optimizer.cpu_adam", cpu_s,
+                                           params * kAdamFlopsPerParam, params * kAdamBytesPerParam,
+                                           std::vector<OpId>{down});
+  const OpId up = g.add_copy(context(config_.to_device), "optimizer.params_to_device",
+                             CopyDirection::kHostToDevice, config_.numa_node,
+                             params * config_.param_bytes, std::vector<OpId>{adam});
+  chain.pending.assign(1, up);
+}
+
+}  // namespace racksim

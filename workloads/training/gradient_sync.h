@@ -1,0 +1,90 @@
+// Data parallelism for one rank: how gradients are reduced across data-parallel replicas, how
+// the optimizer's work is shared, and (ZeRO-3) how sharded parameters are gathered before use.
+//
+//   ZeRO 0: gradients all-reduced; every replica runs the full optimizer.
+//   ZeRO 1/2 (Megatron's distributed optimizer): gradients reduce-scattered, each replica
+//           updates its 1/dp shard, updated parameters all-gathered: 2x the parameters on the
+//           wire per step, the same as an all-reduce, with the optimizer work divided by dp.
+//   ZeRO 3 (FSDP): parameters all-gathered before each layer's forward and again before its
+//           backward, gradients reduce-scattered after it: 3x the parameters per micro-batch.
+// Reductions run either once after the last backward or, with overlap_grad_reduce, in buckets
+// launched as soon as the last micro-batch's backward has produced a bucket's gradients.
+#pragma once
+
+#include <vector>
+
+#include "workloads/training/rank_writer.h"
+
+namespace racksim {
+
+struct GradientSyncConfig {
+  int zero_stage = 0;
+  bool overlap = false;
+  double bucket_elements = 40e6;
+  double grad_bytes = 4;   // per gradient element on the wire
+  double param_bytes = 2;  // per parameter element on the wire (gathers)
+  int dp = 1;              // replicas sharing the parameters (data x context parallel)
+  CommId dp_comm = 0;
+  int expert_dp = 1;       // replicas sharing the rank's experts
+  CommId expert_comm = 0;
+  StreamId stream = 0;
+  // Optimizer offload: gradients to host memory (NUMA node `numa_node` of the rank's server),
+  // the CPU updates at cpu_params_per_s, parameters back to the GPU.
+  bool offload = false;
+  double cpu_params_per_s = 0;
+  uint32_t numa_node = 0;
+  StreamId to_host = 0;
+  StreamId to_device = 0;
+  StreamId host = 0;
+};
+
+// Parameters of a block on this rank: the dense ones (replicated over data x context parallel
+// ranks) and the routed experts' (replicated over the expert-data-parallel ranks).
+struct RankParams {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+};
+
+class GradientSync {
+ public:
+  GradientSync(RankWriter* writer, GradientSyncConfig config);
+
+  bool gathers_parameters() const { return config_.zero_stage >= 3 && config_.dp > 1; }
+
+  // ZeRO-3: gathers the parameters of one layer before the chain's next kernel. The gather is
+  // issued when the previous layer started (`prefetch_after`, or at once if kNoOp), one layer
+  // ahead, as FSDP prefetches.
+  void gather_parameters(ComputeChain& chain, const RankParams& params, OpId prefetch_after,
+                         const OpTag& tag);
+
+  // The gradients of `params` parameters have been computed by `ready` for one micro-batch;
+  // `final` when no later micro-batch adds to them.
+  void gradients_ready(const RankParams& params, OpId ready, bool final, const OpTag& tag);
+
+  // After the schedule: the remaining reductions, the optimizer step (of this rank's share of
+  // `rank_params`), and the all-gather of updated parameters under ZeRO 1/2.
+  void finish(ComputeChain& chain, StreamId compute_stream, const RankParams& rank_params);
+
+  // Parameters this rank's optimizer updates.
+  double optimizer_params(const RankParams& rank_params) const;
+
+ private:
+  struct Group {
+    int size = 1;
+    CommId comm = 0;
+    double bucket = 0;  // parameters waiting in the open bucket
+  };
+  void add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag);
+  void flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag);
+  CollectiveKind reduction() const;
+  void offloaded_step(ComputeChain& chain, double params, const OpTag& tag);
+
+  RankWriter* writer_;
+  GradientSyncConfig config_;
+  Group dense_;
+  Group experts_;
+  std::vector<OpId> reductions_;
+};
+
+}  // namespace racksim

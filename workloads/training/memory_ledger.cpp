@@ -1,0 +1,252 @@
+#include "workloads/training/memory_ledger.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "workloads/model/transformer.h"
+#include "workloads/training/layout.h"
+#include "workloads/training/step_shape.h"
+
+namespace racksim {
+
+namespace {
+
+// Mixed-precision AdamW: FP32 master weights and the two FP32 moments.
+constexpr double kOptimizerBytesPerParam = 12;
+// Korthikanti et al.'s split of a dense layer's 34 sbh: 11 in attention (plus the scores),
+// 19 in the MLP, 4 in the two norms.
+constexpr double kMlpShare = 19;
+
+// sbh of one micro-batch on one rank: its tokens (after the CP split) times hidden.
+double sbh(const config::Scenario& s) {
+  const double tokens = static_cast<double>(s.training().seq_length()) *
+                        static_cast<double>(s.training().micro_batch_size()) /
+                        std::max(1, s.layout().cp());
+  return tokens * static_cast<double>(s.model().hidden_size());
+}
+
+// Korthikanti's formulas count 2-byte activations.
+double dtype_scale(const config::Scenario& s) {
+  return bytes_per_element(to_data_type(s.training().dtype())) / 2;
+}
+
+// The s x s attention scores and their softmax/dropout, 5as/h per sbh element, unless the
+// attention kernel never stores them (FlashAttention) or selective recompute drops them.
+double score_term(const config::Scenario& s) {
+  const bool stored = s.training().has_flash_attention() && !s.training().flash_attention() &&
+                      s.training().recompute() == config::Training::NONE;
+  if (!stored) return 0;
+  const double a = static_cast<double>(s.model().num_heads());
+  const double h = static_cast<double>(s.model().hidden_size());
+  const double seq = static_cast<double>(s.training().seq_length());
+  return 5 * a * seq / (h * s.layout().tp());
+}
+
+// A MoE layer keeps, per routed token copy, the dispatched input and the expert's SwiGLU
+// intermediates (gate and up, and their product) instead of the dense MLP's 19 sbh.
+double moe_bytes(const config::Scenario& s, const MlpSpec& mlp) {
+  const double tokens = sbh(s) / static_cast<double>(s.model().hidden_size()) / s.layout().tp();
+  const double copies = tokens * static_cast<double>(mlp.top_k);
+  const double e = bytes_per_element(to_data_type(s.training().dtype()));
+  const double routed = copies * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
+  const double shared = tokens * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e;
+  return routed + shared;
+}
+
+double layer_bytes_without_recompute(const config::Scenario& s, const MlpSpec& mlp) {
+  const double t = s.layout().tp();
+  const double linear = s.layout().sequence_parallel() ? 34 / t : 10 + 24 / t;
+  double bytes = sbh(s) * (linear + score_term(s)) * dtype_scale(s);
+  if (mlp.moe) bytes += moe_bytes(s, mlp) - sbh(s) * kMlpShare / t * dtype_scale(s);
+  return bytes;
+}
+
+MemoryItem static_item(const char* name, const RankParams& params, double bytes,
+                       const RankParams& shards, const std::string& where) {
+  const double per_rank = (params.dense / shards.dense + params.expert / shards.expert) * bytes;
+  std::string detail = fmt::format("{:.4g} parameters x {} B", params.total(), bytes);
+  if (shards.dense > 1 || shards.expert > 1) {
+    detail += fmt::format(", sharded {:g}-way (dense) and {:g}-way (experts)", shards.dense,
+                          shards.expert);
+  }
+  if (!where.empty()) detail += ", " + where;
+  return {name, per_rank, detail};
+}
+
+}  // namespace
+
+double MemoryLedger::static_bytes() const {
+  double total = 0;
+  for (const auto& item : static_items) total += item.bytes;
+  return total;
+}
+
+double MemoryLedger::peak_bytes() const {
+  return static_bytes() + activations.bytes + largest_transient.bytes;
+}
+
+double layer_activation_bytes(const config::Scenario& s, int layer) {
+  const TransformerModel model(s.model());
+  if (s.training().recompute() == config::Training::FULL) {
+    const double t = s.layout().sequence_parallel() ? s.layout().tp() : 1;
+    return 2 * sbh(s) / t * dtype_scale(s);
+  }
+  return layer_bytes_without_recompute(s, model.mlp(layer));
+}
+
+double layer_activation_bytes(const config::Scenario& s) {
+  return layer_activation_bytes(s, 0);
+}
+
+int in_flight_chunk_passes(const PassOrder& order) {
+  int outstanding = 0;
+  int peak = 0;
+  for (const PipelinePass& p : order) {
+    if (p.kind == PassKind::kForward) peak = std::max(peak, ++outstanding);
+    if (p.kind == PassKind::kBackward || p.kind == PassKind::kBackwardInput) --outstanding;
+  }
+  return peak;
+}
+
+namespace {
+
+RankShape shape_of(const config::Scenario& s) {
+  RankShape shape;
+  shape.micro_batch = s.training().micro_batch_size();
+  shape.seq_length = s.training().seq_length();
+  shape.tp = s.layout().tp();
+  shape.sequence_parallel = s.layout().sequence_parallel();
+  shape.dtype = to_data_type(s.training().dtype());
+  shape.cp = std::max(1, s.layout().cp());
+  shape.ep = std::max(1, s.layout().ep());
+  shape.indexer_chunk_tokens = s.training().indexer_chunk_tokens();
+  shape.materialized_attention = s.training().attention_impl() == config::Training::MATERIALIZED;
+  return shape;
+}
+
+// The largest single workspace of the stage: the logits of the vocabulary-parallel loss where
+// micro-batches leave the model (BF16 logits and their FP32 softmax), a layer rematerialised by
+// full recompute, or an attention kernel's scratch (the CSA indexer's unreduced scores).
+MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& model,
+                             const ParallelLayout& layout, const PipelineMap& map, int stage) {
+  const double tokens =
+      static_cast<double>(s.training().micro_batch_size() * s.training().seq_length()) /
+      layout.cp();
+  MemoryItem transient{"none", 0, ""};
+  auto consider = [&](MemoryItem item) {
+    if (item.bytes > transient.bytes) transient = std::move(item);
+  };
+  for (int c = 0; c < map.chunks_per_stage(); ++c) {
+    const ChunkRef chunk{stage, c};
+    if (map.ends_route(chunk)) {
+      const double vocab_local = static_cast<double>(model.vocab()) / layout.tp();
+      consider(
+          {"lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
+           fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)});
+    }
+    const LayerRange layers = map.layers(chunk);
+    for (int l = layers.first; l < layers.first + layers.count; ++l) {
+      if (s.training().recompute() == config::Training::FULL) {
+        consider({"one layer's activations rematerialised by full recompute",
+                  layer_bytes_without_recompute(s, model.mlp(l)),
+                  "the no-recompute activations of one layer and micro-batch"});
+      }
+      const Workspace w = attention_workspace(model.attention(l), attention_shape(shape_of(s)));
+      consider(
+          {w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});
+    }
+  }
+  return transient;
+}
+
+}  // namespace
+
+MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
+  const TransformerModel model(s.model());
+  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+  const PipelineMap map = pipeline_map(s);
+  const RankCoords c = layout.coords(rank);
+  MemoryLedger ledger;
+  ledger.rank = rank;
+  ledger.capacity_bytes = s.hardware().gpu().hbm_bytes();
+
+  const RankParams params = rank_params(model, layout, map, rank);
+  const int zero = s.training().zero_stage();
+  const RankParams replicas{static_cast<double>(layout.dp_cp_group(rank).size()),
+                            static_cast<double>(layout.expert_dp_group(rank).size())};
+  const RankParams whole{1, 1};
+  const double weight_bytes = bytes_per_element(to_data_type(s.training().dtype()));
+  const double grad_bytes = bytes_per_element(to_data_type(s.training().grad_reduce_dtype()));
+  ledger.static_items.push_back(
+      static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole, ""));
+  ledger.static_items.push_back(
+      static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
+  if (s.training().offload_optimizer()) {
+    MemoryItem host = static_item("optimizer states", params, kOptimizerBytesPerParam,
+                                  zero >= 1 ? replicas : whole, "in host memory (offloaded)");
+    ledger.host_bytes = host.bytes;
+    host.bytes = 0;
+    ledger.static_items.push_back(host);
+  } else {
+    ledger.static_items.push_back(static_item("optimizer states", params, kOptimizerBytesPerParam,
+                                              zero >= 1 ? replicas : whole, ""));
+  }
+
+  const LayerRange first = map.layers({c.pp, 0});
+  double per_chunk = 0;
+  for (int l = first.first; l < first.first + first.count; ++l)
+    per_chunk += layer_activation_bytes(s, l);
+  const int in_flight = in_flight_chunk_passes(pipeline_orders(s)[c.pp]);
+  ledger.activations = {
+      "activations", per_chunk * in_flight,
+      fmt::format("{:.4g} B for the {} layers of a chunk x {} chunk passes in flight (from the "
+                  "schedule)",
+                  per_chunk, first.count, in_flight)};
+  if (s.training().offload_activations()) {
+    // Double-buffered offload: one layer's activations in use and the next one's in transit.
+    double largest_layer = 0;
+    for (int l = first.first; l < first.first + first.count; ++l) {
+      largest_layer = std::max(largest_layer, layer_activation_bytes(s, l));
+    }
+    ledger.host_bytes += ledger.activations.bytes;
+    ledger.activations = {"activations", 2 * largest_layer,
+                          fmt::format("2 x {:.4g} B (double-buffered offload; {:.4g} B of {} "
+                                      "chunk passes in host memory)",
+                                      largest_layer, per_chunk * in_flight, in_flight)};
+  }
+  ledger.largest_transient = largest_transient(s, model, layout, map, c.pp);
+  return ledger;
+}
+
+const MemoryItem& MemoryLedger::culprit() const {
+  const MemoryItem* largest = &activations;
+  for (const MemoryItem& item : static_items) {
+    if (item.bytes > largest->bytes) largest = &item;
+  }
+  if (largest_transient.bytes > largest->bytes) largest = &largest_transient;
+  return *largest;
+}
+
+std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& s) {
+  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+  std::vector<MemoryLedger> stages;
+  for (int stage = 0; stage < layout.pp(); ++stage) {
+    stages.push_back(memory_ledger(s, layout.rank(RankCoords{0, 0, 0, stage})));
+  }
+  return stages;
+}
+
+const MemoryLedger& fullest(const std::vector<MemoryLedger>& ledgers) {
+  size_t worst = 0;
+  for (size_t i = 1; i < ledgers.size(); ++i) {
+    if (ledgers[i].peak_bytes() > ledgers[worst].peak_bytes()) worst = i;
+  }
+  return ledgers.at(worst);
+}
+
+MemoryLedger worst_memory_ledger(const config::Scenario& s) {
+  return fullest(stage_memory_ledgers(s));
+}
+
+}  // namespace racksim

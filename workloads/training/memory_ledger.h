@@ -1,0 +1,69 @@
+// The memory ledger of a training rank: does the step fit in HBM, and if not, what does not.
+//
+// Three accounts (the seed case's lesson: a single huge transient allocation is a different
+// problem from accumulated activations):
+//   - static: weights, gradients and optimizer states of the rank's parameters;
+//   - activations: what the forward keeps for the backward, per layer and micro-batch, times the
+//     micro-batches in flight under the schedule (1F1B: stage s holds min(p - s, m));
+//   - transient: the largest single workspace one operation needs at once.
+// peak = static + activations + transient.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "proto/scenario.pb.h"
+#include "graph/event_graph.h"
+#include "workloads/training/pipeline_schedule.h"
+
+namespace racksim {
+
+struct MemoryItem {
+  std::string name;
+  double bytes = 0;
+  std::string detail;  // how it was computed
+};
+
+struct MemoryLedger {
+  RankId rank = 0;
+  double capacity_bytes = 0;
+  std::vector<MemoryItem> static_items;  // weights, gradients, optimizer states
+  MemoryItem activations;
+  MemoryItem largest_transient;
+  double host_bytes = 0;  // what the rank keeps in host memory (offloaded optimizer states)
+  double static_bytes() const;
+  double peak_bytes() const;
+  bool fits() const { return peak_bytes() <= capacity_bytes; }
+  // The single largest entry (a static item, the activations or the transient): what to cut
+  // first when the rank does not fit.
+  const MemoryItem& culprit() const;
+};
+
+// Activation bytes one transformer layer keeps for one micro-batch (Korthikanti et al. 2022):
+//   no recompute: sbh(10 + 24/t + 5as/(ht)) with TP, sbh(34/t + 5as/(ht)) with TP + SP;
+//   selective recompute: the same without the 5as/(ht) term of the stored attention scores;
+//   full recompute: the layer input, 2sbh (2sbh/t with SP).
+// With FlashAttention (training.flash_attention, the default) the scores are never stored and
+// the 5as/(ht) term is gone without recompute too.
+// Of layer `layer` (a MoE layer keeps its routed tokens' expert intermediates instead of the
+// dense MLP's 19 sbh); the one-argument form is layer 0.
+double layer_activation_bytes(const config::Scenario& scenario, int layer);
+double layer_activation_bytes(const config::Scenario& scenario);
+
+// The most chunk-forwards whose activations a stage holds at once, read off its pass order (a
+// forward adds one, a backward's input-gradient part releases one).
+int in_flight_chunk_passes(const PassOrder& order);
+
+// The ledger of `rank`.
+MemoryLedger memory_ledger(const config::Scenario& scenario, RankId rank);
+
+// The ledger of the rank with the highest peak (the lowest such rank on ties).
+MemoryLedger worst_memory_ledger(const config::Scenario& scenario);
+
+// The ledger of the first rank of each pipeline stage (ranks of one stage hold the same).
+std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& scenario);
+
+// Of these ledgers, the one with the highest peak (the first such on ties).
+const MemoryLedger& fullest(const std::vector<MemoryLedger>& ledgers);
+
+}  // namespace racksim

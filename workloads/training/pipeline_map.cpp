@@ -1,0 +1,93 @@
+#include "workloads/training/pipeline_map.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace racksim {
+
+PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers,
+                         int first_stage_layers)
+    : stages_(stages), virtual_stages_(virtual_stages), dual_(dual) {
+  if (stages < 1 || virtual_stages < 1 || layers < 1) {
+    throw std::invalid_argument("pipeline: stages, virtual stages and layers must be >= 1");
+  }
+  if (dual && virtual_stages != 1) {
+    throw std::invalid_argument("pipeline: DualPipe does not combine with virtual stages");
+  }
+  const int chunks = dual ? stages : stages * virtual_stages;
+  if (first_stage_layers > 0 && stages > 1) {
+    if (dual || virtual_stages != 1 || first_stage_layers >= layers ||
+        (layers - first_stage_layers) % (stages - 1) != 0) {
+      throw std::invalid_argument(fmt::format(
+          "pipeline: {} layers with {} on the first stage do not split evenly over the other {} "
+          "stages (a plain pipeline only)",
+          layers, first_stage_layers, stages - 1));
+    }
+    layers_per_chunk_ = (layers - first_stage_layers) / (stages - 1);
+    first_chunk_layers_ = first_stage_layers;
+  } else {
+    if (layers % chunks != 0) {
+      throw std::invalid_argument(
+          fmt::format("pipeline: {} layers do not split into {} equal chunks", layers, chunks));
+    }
+    layers_per_chunk_ = layers / chunks;
+    first_chunk_layers_ = layers_per_chunk_;
+  }
+  if (dual) {
+    for (int s = 0; s < stages; ++s) forward_route_.push_back({s, 0});
+    for (int s = 0; s < stages; ++s) reverse_route_.push_back({stages - 1 - s, 1});
+  } else {
+    // Interleaving: global chunk c runs on stage c mod p as that stage's chunk c / p.
+    for (int c = 0; c < chunks; ++c) forward_route_.push_back({c % stages, c / stages});
+  }
+}
+
+int PipelineMap::direction(int micro_batch, int micro_batches) const {
+  return dual_ && micro_batch >= micro_batches / 2 ? 1 : 0;
+}
+
+const std::vector<ChunkRef>& PipelineMap::route(int micro_batch, int micro_batches) const {
+  return direction(micro_batch, micro_batches) == 0 ? forward_route_ : reverse_route_;
+}
+
+int PipelineMap::position(int micro_batch, int micro_batches, const ChunkRef& chunk) const {
+  const auto& r = route(micro_batch, micro_batches);
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i].stage == chunk.stage && r[i].local_chunk == chunk.local_chunk) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+namespace {
+
+bool same(const ChunkRef& a, const ChunkRef& b) {
+  return a.stage == b.stage && a.local_chunk == b.local_chunk;
+}
+
+}  // namespace
+
+bool PipelineMap::starts_route(const ChunkRef& chunk) const {
+  return same(forward_route_.front(), chunk) || (dual_ && same(reverse_route_.front(), chunk));
+}
+
+bool PipelineMap::ends_route(const ChunkRef& chunk) const {
+  return same(forward_route_.back(), chunk) || (dual_ && same(reverse_route_.back(), chunk));
+}
+
+LayerRange PipelineMap::layers(const ChunkRef& chunk) const {
+  // The position of the chunk in the model: its place on the forward route, or for DualPipe's
+  // reverse chunk, the reverse pipeline's stage index.
+  int model_chunk = 0;
+  if (dual_) {
+    model_chunk = chunk.local_chunk == 0 ? chunk.stage : stages_ - 1 - chunk.stage;
+  } else {
+    model_chunk = chunk.local_chunk * stages_ + chunk.stage;
+  }
+  if (model_chunk == 0) return {0, first_chunk_layers_};
+  return {first_chunk_layers_ + (model_chunk - 1) * layers_per_chunk_, layers_per_chunk_};
+}
+
+}  // namespace racksim

@@ -1,0 +1,289 @@
+#include "workloads/training/rank_step.h"
+
+#include <stdexcept>
+
+namespace racksim {
+
+namespace {
+
+constexpr double kDefaultBucketElements = 40e6;
+
+// Send/recv tags between two stages: the activation entering route position `pos`, or the
+// gradient leaving it, of one micro-batch.
+uint32_t activation_tag(int micro_batch, int pos) {
+  return static_cast<uint32_t>((micro_batch * 1024 + pos) * 2);
+}
+uint32_t gradient_tag(int micro_batch, int pos) {
+  return activation_tag(micro_batch, pos) + 1;
+}
+
+}  // namespace
+
+RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
+    : s_(shared),
+      rank_(rank),
+      coords_(shared.layout.coords(rank)),
+      writer_(graph, rank, to_data_type(shared.scenario.training().dtype())),
+      tp_comm_(graph->add_communicator(shared.layout.tp_group(rank))),
+      cp_comm_(graph->add_communicator(shared.layout.cp_group(rank))),
+      ep_comm_(graph->add_communicator(shared.layout.ep_group(rank))),
+      sync_(&writer_, sync_config(graph)) {
+  const auto cp = shared.layout.cp_group(rank);
+  const int c = coords_.cp;
+  const int n = static_cast<int>(cp.size());
+  cp_next_ = cp[(c + 1) % n];
+  cp_prev_ = cp[(c + n - 1) % n];
+}
+
+void RankStep::write(const PassOrder& order) {
+  final_pass_ = last_backward_of_each_chunk(order);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i].overlaps_next && i + 1 < order.size()) {
+      write_overlapped_pair(order[i], order[i + 1], static_cast<int>(i));
+      ++i;
+    } else {
+      write_pass(main_, s_.main, order[i], static_cast<int>(i));
+    }
+  }
+  main_.pending.insert(main_.pending.end(), overlap_.pending.begin(), overlap_.pending.end());
+  if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
+  write_tied_embedding_sync();
+  sync_.finish(main_, s_.main.compute, rank_params(s_.model, s_.layout, s_.map, rank_));
+}
+
+GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
+  const auto& t = s_.scenario.training();
+  GradientSyncConfig c;
+  c.zero_stage = t.zero_stage();
+  c.overlap = t.overlap_grad_reduce();
+  c.bucket_elements = t.grad_bucket_elements() > 0 ? static_cast<double>(t.grad_bucket_elements())
+                                                   : kDefaultBucketElements;
+  c.grad_bytes = bytes_per_element(to_data_type(t.grad_reduce_dtype()));
+  c.param_bytes = bytes_per_element(to_data_type(t.dtype()));
+  const auto group = s_.layout.dp_cp_group(rank_);
+  c.dp = static_cast<int>(group.size());
+  c.dp_comm = graph->add_communicator(group);
+  const auto experts = s_.layout.expert_dp_group(rank_);
+  c.expert_dp = static_cast<int>(experts.size());
+  c.expert_comm = graph->add_communicator(experts);
+  c.stream = s_.dp_stream;
+  c.offload = t.offload_optimizer();
+  c.cpu_params_per_s = s_.scenario.hardware().host().cpu_optimizer_params_per_s();
+  c.numa_node = numa_node_of(rank_);
+  c.to_host = s_.offload_streams.to_host;
+  c.to_device = s_.offload_streams.to_device;
+  c.host = s_.offload_streams.host;
+  return c;
+}
+
+std::vector<int> RankStep::last_backward_of_each_chunk(const PassOrder& order) const {
+  std::vector<int> last(s_.map.chunks_per_stage(), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const PassKind k = order[i].kind;
+    if (k == PassKind::kBackward || k == PassKind::kBackwardWeight) {
+      last[order[i].local_chunk] = static_cast<int>(i);
+    }
+  }
+  return last;
+}
+
+void RankStep::write_overlapped_pair(const PipelinePass& a, const PipelinePass& b, int index) {
+  // The pair is launched together once both passes' inputs have arrived, as DualPipe's
+  // overlapped forward-backward kernel is.
+  ComputeChain inputs;
+  write_pass_input(inputs, s_.main, a);
+  write_pass_input(inputs, s_.overlap, b);
+  const OpId main_before = main_.last_compute;
+  if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
+  main_.pending.insert(main_.pending.end(), inputs.pending.begin(), inputs.pending.end());
+  write_pass(main_, s_.main, a, index, /*inputs_written=*/true);
+  if (main_before != kNoOp) overlap_.pending.push_back(main_before);
+  overlap_.pending.insert(overlap_.pending.end(), inputs.pending.begin(), inputs.pending.end());
+  write_pass(overlap_, s_.overlap, b, index + 1, /*inputs_written=*/true);
+  main_.pending.push_back(overlap_.last_compute);
+}
+
+void RankStep::write_pass_input(ComputeChain& chain, const PassStreams& streams,
+                                const PipelinePass& pass) {
+  const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
+  const int pos =
+      s_.map.position(pass.micro_batch, s_.micro_batches, {coords_.pp, pass.local_chunk});
+  const int mb = pass.micro_batch;
+  if (pass.kind == PassKind::kForward && pos > 0) {
+    writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
+                 activation_tag(mb, pos), p2p_bytes(), CommDim::kPp, {Phase::kForward, mb, -1});
+  }
+  const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
+  if (backward && pos + 1 < static_cast<int>(route.size())) {
+    writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
+                 gradient_tag(mb, pos + 1), p2p_bytes(), CommDim::kPp, {Phase::kBackward, mb, -1});
+  }
+}
+
+void RankStep::write_pass(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass,
+                          int index, bool inputs_written) {
+  if (!inputs_written) write_pass_input(chain, streams, pass);
+  const ChunkRef chunk{coords_.pp, pass.local_chunk};
+  const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
+  const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, chunk);
+  if (pos < 0)
+    throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
+  const Visit visit{chain, streams, pass, route, pos, index == final_pass_[pass.local_chunk]};
+  switch (pass.kind) {
+    case PassKind::kForward:
+      write_forward(visit);
+      break;
+    case PassKind::kBackward:
+    case PassKind::kBackwardInput:
+      write_backward(visit);
+      break;
+    case PassKind::kBackwardWeight:
+      write_weight(visit);
+      break;
+  }
+}
+
+RankId RankStep::rank_of_stage(int stage) const {
+  RankCoords c = coords_;
+  c.pp = stage;
+  return s_.layout.rank(c);
+}
+
+double RankStep::p2p_bytes() const {
+  const auto& t = s_.scenario.training();
+  return static_cast<double>(t.micro_batch_size() * t.seq_length() * s_.model.hidden()) *
+         bytes_per_element(to_data_type(t.dtype())) / (s_.layout.tp() * s_.layout.cp());
+}
+
+bool RankStep::blocking_sends() const {
+  return !s_.scenario.training().pp_comm_overlap();
+}
+
+void RankStep::write_forward(const Visit& v) {
+  const int mb = v.pass.micro_batch;
+  const OpTag tag{Phase::kForward, mb, -1};
+  OpId previous_start = kNoOp;
+  if (v.first()) {
+    sync_.gather_parameters(v.chain, block_params(s_.embedding), kNoOp, tag);
+    previous_start = write_steps(v.chain, v.streams, s_.embedding.forward, tag);
+  }
+  const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+  for (int l = layers.first; l < layers.first + layers.count; ++l) {
+    sync_.gather_parameters(v.chain, layer_params(l), previous_start, {Phase::kForward, mb, l});
+    previous_start =
+        write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
+    stash_activations(v.chain, mb, l);
+  }
+  if (v.last()) {
+    sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
+    write_steps(v.chain, v.streams, s_.head.forward, tag);
+  }
+  if (!v.last()) {
+    writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
+                 activation_tag(mb, v.pos + 1), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+  }
+}
+
+void RankStep::write_backward(const Visit& v) {
+  const int mb = v.pass.micro_batch;
+  const bool split = v.pass.kind == PassKind::kBackwardInput;
+  const OpTag tag{Phase::kBackward, mb, -1};
+  auto steps_of = [&](const BlockSteps& b) -> const std::vector<LayerStep>& {
+    return split ? b.backward_input : b.backward;
+  };
+  OpId previous_layer_start = kNoOp;
+  if (v.last())
+    previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
+  const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+  const auto recompute = s_.scenario.training().recompute();
+  for (int l = layers.first + layers.count; l-- > layers.first;) {
+    const OpTag layer_tag{Phase::kBackward, mb, l};
+    sync_.gather_parameters(v.chain, layer_params(l), previous_layer_start, layer_tag);
+    fetch_activations(v.chain, mb, l, previous_layer_start);
+    OpId start = kNoOp;
+    if (recompute == config::Training::FULL) {
+      start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kRecompute, mb, l});
+    } else if (recompute == config::Training::SELECTIVE) {
+      start = write_steps(v.chain, v.streams, s_.layers[l].selective_recompute,
+                          {Phase::kRecompute, mb, l});
+    }
+    const OpId first_backward = write_steps(v.chain, v.streams, steps_of(s_.layers[l]), layer_tag);
+    previous_layer_start = start != kNoOp ? start : first_backward;
+    if (!split) sync_.gradients_ready(layer_params(l), v.chain.last_compute, v.final, layer_tag);
+  }
+  if (v.first())
+    head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split,
+                               previous_layer_start);
+  if (!v.first()) {
+    writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
+                 gradient_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+  }
+}
+
+OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& block,
+                                          const std::vector<LayerStep>& steps, bool split,
+                                          OpId prefetch_after) {
+  const OpTag tag{Phase::kBackward, v.pass.micro_batch, -1};
+  sync_.gather_parameters(v.chain, block_params(block), prefetch_after, tag);
+  const OpId first = write_steps(v.chain, v.streams, steps, tag);
+  if (!split) sync_.gradients_ready(block_params(block), v.chain.last_compute, v.final, tag);
+  return first;
+}
+
+void RankStep::write_weight(const Visit& v) {
+  const int mb = v.pass.micro_batch;
+  const OpTag tag{Phase::kBackwardWeight, mb, -1};
+  if (v.last()) {
+    write_steps(v.chain, v.streams, s_.head.backward_weight, tag);
+    sync_.gradients_ready(block_params(s_.head), v.chain.last_compute, v.final, tag);
+  }
+  const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+  for (int l = layers.first + layers.count; l-- > layers.first;) {
+    const OpTag layer_tag{Phase::kBackwardWeight, mb, l};
+    write_steps(v.chain, v.streams, s_.layers[l].backward_weight, layer_tag);
+    sync_.gradients_ready(layer_params(l), v.chain.last_compute, v.final, layer_tag);
+  }
+  if (v.first()) {
+    write_steps(v.chain, v.streams, s_.embedding.backward_weight, tag);
+    sync_.gradients_ready(block_params(s_.embedding), v.chain.last_compute, v.final, tag);
+  }
+}
+
+OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,
+                           const std::vector<LayerStep>& steps, const OpTag& tag) {
+  OpId first = kNoOp;
+  for (const LayerStep& step : steps) {
+    OpId id = kNoOp;
+    switch (step.kind) {
+      case LayerStep::Kind::kCompute:
+        id = writer_.kernel(chain, streams.compute, scaled_by_load(step, tag), tag);
+        break;
+      case LayerStep::Kind::kRing:
+        id = write_ring(chain, streams, step, tag);
+        break;
+      case LayerStep::Kind::kCollective:
+        if (step.forward) write_collective(chain, streams, step, tag);
+        break;
+    }
+    if (first == kNoOp) first = id;
+  }
+  return first;
+}
+
+void RankStep::write_collective(ComputeChain& chain, const PassStreams& streams,
+                                const LayerStep& step, const OpTag& tag) {
+  StreamId stream = streams.tp;
+  CommId comm = tp_comm_;
+  if (step.dim == CommDim::kEp) {
+    stream = streams.ep;
+    comm = ep_comm_;
+  } else if (step.dim == CommDim::kCp) {
+    stream = streams.cp;
+    comm = cp_comm_;
+  }
+  const uint32_t weights = step.expert_weighted ? routing_weights(step.weighting, tag) : 0;
+  writer_.collective(chain, stream, step.name, *step.forward, comm, step.bytes, step.dim, tag,
+                     weights);
+}
+
+}  // namespace racksim

@@ -1,0 +1,140 @@
+// Writes one rank's part of a training step (training_step.h): its passes in the pipeline
+// schedule's order, the tensor-, context- and expert-parallel collectives inside each layer, the
+// activations and gradients exchanged with neighbouring stages, and the data-parallel gradient
+// sync. Private to the generator; its methods are split by concern:
+//   rank_step.cpp          passes: forward, backward, split weight pass, DualPipe pairs
+//   rank_step_ring.cpp     context parallelism: ring attention's blocks and kernel slices
+//   rank_step_offload.cpp  activation offload to the host and its prefetch
+//   rank_step_params.cpp   parameters per block, expert load, tied-embedding sync
+#pragma once
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "graph/event_graph.h"
+#include "workloads/training/gradient_sync.h"
+#include "workloads/training/rank_writer.h"
+#include "workloads/training/step_shape.h"
+#include "workloads/training/training_step.h"
+
+namespace racksim {
+
+class RankStep {
+ public:
+  struct Shared {
+    const config::Scenario& scenario;
+    const TransformerModel& model;
+    const ParallelLayout& layout;
+    const PipelineMap& map;
+    const std::vector<BlockSteps>& layers;
+    const BlockSteps& embedding;
+    const BlockSteps& head;
+    int micro_batches;
+    PassStreams main;
+    PassStreams overlap;
+    StreamId dp_stream;
+    // Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
+    const std::vector<std::vector<double>>& expert_rank_shares;
+    OffloadStreams offload_streams;
+    // Per layer, what it keeps for its backward (the bytes activation offload moves); empty
+    // without activation offload.
+    const std::vector<double>& offloaded_activation_bytes;
+    bool merge_ring_hops;  // StepGraphOptions::merge_ring_hops
+  };
+
+  RankStep(const Shared& shared, EventGraph* graph, RankId rank);
+  void write(const PassOrder& order);
+
+ private:
+  GradientSyncConfig sync_config(EventGraph* graph) const;
+  // For each local chunk, the index of the pass after which no later micro-batch adds to its
+  // weight gradients.
+  std::vector<int> last_backward_of_each_chunk(const PassOrder& order) const;
+  // DualPipe: two passes of different micro-batches run at once on two compute streams; both
+  // start after the previous work of both streams and the next pass waits for both.
+  void write_overlapped_pair(const PipelinePass& a, const PipelinePass& b, int index);
+  // The data a pass needs from a neighbouring stage: the activation entering a forward, the
+  // gradient entering a backward.
+  void write_pass_input(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass);
+  void write_pass(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass,
+                  int index, bool inputs_written = false);
+  struct Visit {
+    ComputeChain& chain;
+    const PassStreams& streams;
+    const PipelinePass& pass;
+    const std::vector<ChunkRef>& route;
+    int pos;
+    bool final;  // the chunk's last backward pass: its gradients are complete afterwards
+    bool first() const { return pos == 0; }
+    bool last() const { return pos + 1 == static_cast<int>(route.size()); }
+  };
+
+  // The CPU socket holding what the rank offloads: the one pinned by
+  // hardware.host.offload_socket, else the one next to the rank's GPU (rank r runs on GPU r; a
+  // server's GPUs are spread evenly over its sockets).
+  uint32_t numa_node_of(RankId rank) const;
+  RankId rank_of_stage(int stage) const;
+  // Each TP (and CP) rank sends its slice of the [micro-batch, sequence, hidden] activation.
+  double p2p_bytes() const;
+  bool blocking_sends() const;
+  void write_forward(const Visit& v);
+  void write_backward(const Visit& v);
+  // Activation offload: what layer `l` keeps for its backward goes to pinned host memory once
+  // its forward is done, on the device-to-host copy stream, while the next layer computes.
+  void stash_activations(const ComputeChain& chain, int mb, int l);
+  // ... and comes back before the layer's backward (or recompute). Double buffering: the copy
+  // starts when the backward of the layer above starts (`prefetch_after`), so at most two
+  // layers' activations are in HBM; the first layer of a pass waits for the previous kernel.
+  void fetch_activations(ComputeChain& chain, int mb, int l, OpId prefetch_after);
+  OpContext copy_context(StreamId stream, const OpTag& tag) const;
+  // Returns the first kernel written.
+  OpId head_or_embedding_backward(const Visit& v, const BlockSteps& block,
+                                  const std::vector<LayerStep>& steps, bool split,
+                                  OpId prefetch_after);
+  // W: the weight gradients deferred by a split backward.
+  void write_weight(const Visit& v);
+  // Writes the steps; returns the first kernel written (kNoOp if none).
+  OpId write_steps(ComputeChain& chain, const PassStreams& streams,
+                   const std::vector<LayerStep>& steps, const OpTag& tag);
+  void write_collective(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
+                        const OpTag& tag);
+  // Ring attention: the kernel in hops + 1 slices; before slice k (k > 0) the block from the
+  // previous CP rank must have arrived; each block received is passed on to the next rank.
+  OpId write_ring(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
+                  const OpTag& tag);
+  // The kernel in hops + 1 equal slices (or, with `first_slice`, the first one replaced by it).
+  OpId write_ring_hops(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
+                       const OpTag& tag, const LayerStep* first_slice);
+  // Expert kernels do the work of the tokens this rank's experts received.
+  LayerStep scaled_by_load(const LayerStep& step, const OpTag& tag) const;
+  const std::vector<double>& layer_shares(const OpTag& tag) const;
+  uint32_t routing_weights(WeightedAllToAll weighting, const OpTag& tag);
+  RankParams layer_params(int layer) const;
+  // The embedding table, or the output head's matrix (none of its own when tied to a table this
+  // stage already holds) with the final norm and the multi-token-prediction modules.
+  RankParams block_params(const BlockSteps& block) const;
+  bool holds_embedding() const;
+  // Tied embeddings live where micro-batches enter and where they leave; when those are
+  // different stages their gradients are summed over the pair. The pair is two pipeline stages
+  // (Megatron's embedding group), so its time counts as pp: the first stage waits here for the
+  // last one to drain the pipeline, which is not data-parallel communication (with DP1 it made
+  // a second of "exposed dp" out of a 0.014 s transfer).
+  void write_tied_embedding_sync();
+  const Shared& s_;
+  RankId rank_;
+  RankCoords coords_;
+  RankWriter writer_;
+  CommId tp_comm_;
+  CommId cp_comm_;
+  CommId ep_comm_;
+  RankId cp_next_ = 0;
+  RankId cp_prev_ = 0;
+  GradientSync sync_;
+  ComputeChain main_;
+  ComputeChain overlap_;
+  std::vector<int> final_pass_;
+  std::map<std::pair<int, int>, OpId> stashed_;  // (micro-batch, layer) -> its copy to the host
+};
+
+}  // namespace racksim

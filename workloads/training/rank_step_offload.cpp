@@ -1,0 +1,38 @@
+#include "workloads/training/rank_step.h"
+
+#include <algorithm>
+
+namespace racksim {
+
+uint32_t RankStep::numa_node_of(RankId rank) const {
+  const auto& hw = s_.scenario.hardware();
+  if (hw.host().has_offload_socket()) return static_cast<uint32_t>(hw.host().offload_socket());
+  const int per_node = std::max(1, hw.gpus_per_node());
+  const int sockets = std::max(1, hw.host().sockets());
+  return static_cast<uint32_t>((static_cast<int>(rank) % per_node) * sockets / per_node);
+}
+
+void RankStep::stash_activations(const ComputeChain& chain, int mb, int l) {
+  if (!s_.scenario.training().offload_activations()) return;
+  stashed_[{mb, l}] = writer_.graph().add_copy(
+      copy_context(s_.offload_streams.to_host, {Phase::kForward, mb, l}), "activations.to_host",
+      CopyDirection::kDeviceToHost, numa_node_of(rank_), s_.offloaded_activation_bytes[l],
+      chain.inputs());
+}
+
+void RankStep::fetch_activations(ComputeChain& chain, int mb, int l, OpId prefetch_after) {
+  if (!s_.scenario.training().offload_activations()) return;
+  std::vector<OpId> deps{stashed_.at({mb, l})};
+  const OpId trigger = prefetch_after != kNoOp ? prefetch_after : chain.last_compute;
+  if (trigger != kNoOp) deps.push_back(trigger);
+  chain.pending.push_back(writer_.graph().add_copy(
+      copy_context(s_.offload_streams.to_device, {Phase::kBackward, mb, l}),
+      "activations.to_device", CopyDirection::kHostToDevice, numa_node_of(rank_),
+      s_.offloaded_activation_bytes[l], deps));
+}
+
+OpContext RankStep::copy_context(StreamId stream, const OpTag& tag) const {
+  return OpContext{rank_, stream, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)};
+}
+
+}  // namespace racksim

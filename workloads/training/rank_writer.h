@@ -1,0 +1,74 @@
+// Writing one rank's operations into an event graph, step by step, keeping the dependencies
+// that every generator needs: a kernel waits for what the compute stream is waiting for (a
+// collective's result, a received activation, a send that must finish first); a collective or
+// a send waits for the kernel that produced its data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/event_graph.h"
+#include "workloads/model/layer_steps.h"
+
+namespace racksim {
+
+// The compute stream of a rank as it is being written.
+struct ComputeChain {
+  OpId last_compute = kNoOp;
+  std::vector<OpId> pending;  // what the next kernel must wait for
+
+  // What a communication that ships the chain's latest result must wait for.
+  std::vector<OpId> inputs() const;
+};
+
+// The streams one pass writes to (DualPipe's overlapped passes use a second set).
+struct PassStreams {
+  StreamId compute = 0;
+  StreamId tp = 0;
+  StreamId pp = 0;
+  StreamId ep = 0;
+  StreamId cp = 0;
+};
+
+// Where an operation belongs (phase, micro-batch, layer).
+struct OpTag {
+  Phase phase = Phase::kOther;
+  int micro_batch = -1;
+  int layer = -1;
+};
+
+class RankWriter {
+ public:
+  RankWriter(EventGraph* graph, RankId rank, DataType dtype)
+      : graph_(graph), rank_(rank), dtype_(dtype) {}
+
+  RankId rank() const { return rank_; }
+  EventGraph& graph() { return *graph_; }
+
+  // A kernel after everything the chain waits for; it becomes the chain's last kernel.
+  OpId kernel(ComputeChain& chain, StreamId stream, const LayerStep& step, const OpTag& tag);
+  // A collective on the chain's data; the chain's next kernel waits for it.
+  OpId collective(ComputeChain& chain, StreamId stream, const std::string& name,
+                  CollectiveKind kind, CommId comm, double bytes, CommDim dim, const OpTag& tag,
+                  uint32_t weights = 0);
+  // A collective that only waits for `deps` and that nothing waits for yet (gradient buckets,
+  // prefetched parameters).
+  OpId detached_collective(StreamId stream, const std::string& name, CollectiveKind kind,
+                           CommId comm, double bytes, CommDim dim, const OpTag& tag,
+                           const std::vector<OpId>& deps);
+  // A send of the chain's latest result; when `blocking`, the chain's next kernel waits for it.
+  OpId send(ComputeChain& chain, StreamId stream, const std::string& name, RankId peer,
+            uint32_t tag, double bytes, CommDim dim, bool blocking, const OpTag& op_tag);
+  // A receive the chain's next kernel waits for.
+  OpId recv(ComputeChain& chain, StreamId stream, const std::string& name, RankId peer,
+            uint32_t tag, double bytes, CommDim dim, const OpTag& op_tag);
+
+ private:
+  OpContext context(StreamId stream, const OpTag& tag) const;
+
+  EventGraph* graph_;
+  RankId rank_;
+  DataType dtype_;
+};
+
+}  // namespace racksim

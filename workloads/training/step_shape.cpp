@@ -1,0 +1,153 @@
+#include "workloads/training/step_shape.h"
+
+#include <algorithm>
+
+#include "workloads/moe/expert_routing.h"
+
+namespace racksim {
+
+DataType to_data_type(config::DType dtype) {
+  switch (dtype) {
+    case config::FP16:
+      return DataType::kFp16;
+    case config::FP8:
+      return DataType::kFp8;
+    case config::FP32:
+      return DataType::kFp32;
+    default:
+      return DataType::kBf16;
+  }
+}
+
+int micro_batches_per_replica(const config::Scenario& s) {
+  const auto& t = s.training();
+  return static_cast<int>(t.global_batch_size() / (t.micro_batch_size() * s.layout().dp()));
+}
+
+PipelineMap pipeline_map(const config::Scenario& s) {
+  const bool dual = s.training().schedule() == config::Training::DUALPIPE;
+  const int v = s.training().schedule() == config::Training::INTERLEAVED_1F1B
+                    ? std::max(1, s.layout().virtual_stages())
+                    : 1;
+  return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()),
+                     s.layout().first_stage_layers());
+}
+
+RankShape rank_shape(const config::Scenario& s) {
+  const auto& t = s.training();
+  RankShape shape;
+  shape.micro_batch = t.micro_batch_size();
+  shape.seq_length = t.seq_length();
+  shape.tp = s.layout().tp();
+  shape.sequence_parallel = s.layout().sequence_parallel();
+  shape.dtype = to_data_type(t.dtype());
+  shape.cp = std::max(1, s.layout().cp());
+  shape.ulysses = s.layout().cp_algorithm() == config::Layout::ULYSSES;
+  shape.ep = std::max(1, s.layout().ep());
+  shape.indexer_chunk_tokens = t.indexer_chunk_tokens();
+  shape.materialized_attention = t.attention_impl() == config::Training::MATERIALIZED;
+  return shape;
+}
+
+// Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
+std::vector<std::vector<double>> expert_rank_shares(const config::Scenario& s,
+                                                    const TransformerModel& model) {
+  std::vector<std::vector<double>> shares(model.layers());
+  int moe_layer = 0;
+  for (int l = 0; l < model.layers(); ++l) {
+    const MlpSpec& mlp = model.mlp(l);
+    if (!mlp.moe) continue;
+    shares[l] = rank_shares(expert_shares(s.training(), mlp.experts, moe_layer++),
+                            std::max(1, s.layout().ep()));
+  }
+  return shares;
+}
+
+namespace {
+
+double kernel_flops(const std::vector<LayerStep>& steps) {
+  double flops = 0;
+  for (const LayerStep& step : steps) flops += step.flops;
+  return flops;
+}
+
+// FLOPs of the first stage's chunk passes: what the zero-bubble play weighs passes by.
+PassCosts estimated_pass_costs(const config::Scenario& s) {
+  const TransformerModel model(s.model());
+  const LayerRange layers = pipeline_map(s).layers({0, 0});
+  const RankShape shape = rank_shape(s);
+  PassCosts costs{0, 0, 0};
+  for (int l = layers.first; l < layers.first + layers.count; ++l) {
+    const BlockSteps block = model.layer_steps(l, shape);
+    costs.forward += kernel_flops(block.forward);
+    costs.backward_input += kernel_flops(block.backward_input);
+    costs.backward_weight += kernel_flops(block.backward_weight);
+    if (s.training().recompute() == config::Training::FULL)
+      costs.backward_input += kernel_flops(block.forward);
+  }
+  return costs;
+}
+
+}  // namespace
+
+std::vector<PassOrder> pipeline_orders(const config::Scenario& s) {
+  const int p = s.layout().pp();
+  const int m = micro_batches_per_replica(s);
+  const auto schedule = s.training().schedule();
+  if (schedule == config::Training::ZB_H1) return zb_h1_orders(p, m, estimated_pass_costs(s));
+  std::vector<PassOrder> orders;
+  for (int stage = 0; stage < p; ++stage) {
+    switch (schedule) {
+      case config::Training::GPIPE:
+        orders.push_back(gpipe_order(stage, p, m));
+        break;
+      case config::Training::INTERLEAVED_1F1B:
+        orders.push_back(interleaved_order(stage, p, std::max(1, s.layout().virtual_stages()), m));
+        break;
+      case config::Training::DUALPIPE:
+        orders.push_back(dualpipe_order(stage, p, m));
+        break;
+      default:
+        orders.push_back(one_f_one_b_order(stage, p, m));
+        break;
+    }
+  }
+  return orders;
+}
+
+RankParams split_params(const TransformerModel& model, const ParallelLayout& layout, int layer) {
+  const double experts = model.layer_expert_params(layer);
+  return {(model.layer_params(layer) - experts) / layout.tp(), experts / layout.ep()};
+}
+
+RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
+                       const PipelineMap& map, RankId rank) {
+  const int stage = layout.coords(rank).pp;
+  RankParams params;
+  bool embedding = false, head = false;
+  for (int c = 0; c < map.chunks_per_stage(); ++c) {
+    const ChunkRef chunk{stage, c};
+    const LayerRange layers = map.layers(chunk);
+    for (int l = layers.first; l < layers.first + layers.count; ++l) {
+      const RankParams p = split_params(model, layout, l);
+      params.dense += p.dense;
+      params.expert += p.expert;
+    }
+    embedding = embedding || map.starts_route(chunk);
+    head = head || map.ends_route(chunk);
+  }
+  const double table = model.embedding_params() / layout.tp();
+  if (embedding) params.dense += table;
+  // The output head: its own matrix, or with tied embeddings a copy of the table unless this
+  // stage already holds the table; the final norm; the multi-token-prediction modules.
+  if (head && (!model.tied_embeddings() || !embedding)) params.dense += table;
+  if (head) params.dense += static_cast<double>(model.hidden()) + model.mtp_params() / layout.tp();
+  return params;
+}
+
+double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
+                      const PipelineMap& map, RankId rank) {
+  return rank_params(model, layout, map, rank).total();
+}
+
+}  // namespace racksim

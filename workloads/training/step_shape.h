@@ -1,0 +1,41 @@
+// What one training step is made of, before any operation is written: the pipeline's shape and
+// pass orders, the micro-batches per replica, the per-rank shapes of a layer's kernels, and the
+// parameters each rank holds. The generator (training_step.h) and the memory ledger
+// (memory_ledger.h) both read it; neither needs the other for it.
+#pragma once
+
+#include <vector>
+
+#include "proto/scenario.pb.h"
+#include "workloads/model/transformer.h"
+#include "workloads/training/gradient_sync.h"
+#include "workloads/training/layout.h"
+#include "workloads/training/pipeline_map.h"
+#include "workloads/training/pipeline_schedule.h"
+
+namespace racksim {
+
+DataType to_data_type(config::DType dtype);
+
+// The pipeline shape the scenario asks for, and every stage's pass order.
+PipelineMap pipeline_map(const config::Scenario& scenario);
+std::vector<PassOrder> pipeline_orders(const config::Scenario& scenario);
+int micro_batches_per_replica(const config::Scenario& scenario);
+
+// The shape one rank's kernels of a layer have (micro-batch, sequence, TP/CP/EP split, dtype).
+RankShape rank_shape(const config::Scenario& scenario);
+// Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
+std::vector<std::vector<double>> expert_rank_shares(const config::Scenario& scenario,
+                                                    const TransformerModel& model);
+
+// Parameters held by `rank`: its chunks' layers (dense weights split over TP, routed experts
+// over EP), plus the embedding on the stage where a micro-batch enters and the output head where
+// it leaves (shared when tied and on the same stage).
+RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
+                       const PipelineMap& map, RankId rank);
+double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
+                      const PipelineMap& map, RankId rank);
+// One layer's parameters on a rank.
+RankParams split_params(const TransformerModel& model, const ParallelLayout& layout, int layer);
+
+}  // namespace racksim
