@@ -9,7 +9,7 @@
 #include <string>
 
 #include "config/scenario_loader.h"
-#include "support/run_racksim.h"
+#include "tests/support/run_racksim.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/model/transformer.h"
 
