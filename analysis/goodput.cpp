@@ -39,6 +39,23 @@ double goodput_fraction(double interval_s, double checkpoint_write_s, double res
   return std::max(0.0, interval_s / period * surviving);
 }
 
+double daly_interval_s(double checkpoint_write_s, double mtbf_s) {
+  if (checkpoint_write_s >= 2 * mtbf_s) return mtbf_s;
+  const double x = checkpoint_write_s / (2 * mtbf_s);
+  return std::sqrt(2 * checkpoint_write_s * mtbf_s) * (1 + std::sqrt(x) / 3 + x / 9) -
+         checkpoint_write_s;
+}
+
+double daly_goodput_fraction(double interval_s, double checkpoint_write_s, double restart_s,
+                             double mtbf_s) {
+  if (!(interval_s > 0)) return 0;
+  const double period = interval_s + checkpoint_write_s;
+  if (std::isinf(mtbf_s)) return interval_s / period;
+  // expm1 keeps the precision when the period is a tiny fraction of M.
+  const double wall_s = mtbf_s * std::exp(restart_s / mtbf_s) * std::expm1(period / mtbf_s);
+  return interval_s / wall_s;
+}
+
 double checkpoint_bytes(double total_params, double weight_bytes_per_param) {
   return total_params * (weight_bytes_per_param + kOptimizerBytesPerParam);
 }
@@ -56,18 +73,20 @@ Goodput run_goodput(const ReliabilityModel& model, int gpus, int nodes, double c
   g.failures_per_hour = model.failures_per_hour(gpus, nodes);
   g.mtbf_s = g.failures_per_hour > 0 ? 3600 / g.failures_per_hour : kInf;
   g.interval_optimal = !(model.checkpoint_interval_s > 0);
+  if (!std::isinf(g.mtbf_s)) g.young_interval_s = young_interval_s(g.checkpoint_write_s, g.mtbf_s);
   if (!g.interval_optimal) {
     g.interval_s = model.checkpoint_interval_s;
-    g.goodput = goodput_fraction(g.interval_s, g.checkpoint_write_s, g.restart_s, g.mtbf_s);
+    g.goodput = daly_goodput_fraction(g.interval_s, g.checkpoint_write_s, g.restart_s, g.mtbf_s);
   } else if (std::isinf(g.mtbf_s)) {
     g.interval_s = ideal_time_s;  // nothing fails: one checkpoint at the end
-    g.goodput = goodput_fraction(g.interval_s, g.checkpoint_write_s, g.restart_s, g.mtbf_s);
+    g.goodput = daly_goodput_fraction(g.interval_s, g.checkpoint_write_s, g.restart_s, g.mtbf_s);
   } else if (g.checkpoint_write_s > 0) {
-    g.interval_s = young_interval_s(g.checkpoint_write_s, g.mtbf_s);
-    g.goodput = goodput_fraction(g.interval_s, g.checkpoint_write_s, g.restart_s, g.mtbf_s);
+    g.interval_s = daly_interval_s(g.checkpoint_write_s, g.mtbf_s);
+    g.goodput = daly_goodput_fraction(g.interval_s, g.checkpoint_write_s, g.restart_s, g.mtbf_s);
   } else {
-    g.interval_s = 0;  // free checkpoints: the limit tau -> 0 loses only the restarts
-    g.goodput = std::max(0.0, 1 - g.restart_s / g.mtbf_s);
+    // Free checkpoints: the limit tau -> 0 of Daly's model, tau / (M e^(R/M) tau / M).
+    g.interval_s = 0;
+    g.goodput = std::exp(-g.restart_s / g.mtbf_s);
   }
   g.effective_time_s = g.goodput > 0 ? ideal_time_s / g.goodput : kInf;
   g.expected_failures = std::isinf(g.mtbf_s) ? 0 : g.effective_time_s / g.mtbf_s;
@@ -86,7 +105,8 @@ nlohmann::ordered_json goodput_json(const Goodput& g) {
   j["checkpoint_bytes"] = g.checkpoint_bytes;
   j["checkpoint_write_s"] = g.checkpoint_write_s;
   j["checkpoint_interval_s"] = g.interval_s;
-  j["checkpoint_interval"] = g.interval_optimal ? "young" : "set";
+  j["checkpoint_interval"] = g.interval_optimal ? "daly" : "set";
+  j["young_interval_s"] = g.young_interval_s;
   j["checkpoints"] = g.checkpoints;
   j["restart_s"] = g.restart_s;
   return j;

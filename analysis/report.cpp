@@ -232,6 +232,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["links"] = links_json(r.links);
   j["energy"] = energy_json(r.energy);
   j["cost_per_step"] = cost_json(r.cost_model, r.step_cost);
+  if (r.faults.active) j["faults"] = faults_json(r.faults);
   j["sim"] = {{"fidelity", r.fidelity},
               {"fidelity_error_budget", r.fidelity_error_budget},
               {"ops", r.sim_ops},
@@ -342,6 +343,7 @@ std::string report_text(const StepReport& r) {
   }
 
   out += critical_path_text(r);
+  out += faults_text(r.faults);
   out += links_text(r.links);
 
   out += energy_text(r.energy);

@@ -10,6 +10,7 @@
 #include "analysis/breakdown.h"
 #include "analysis/critical_path.h"
 #include "analysis/energy.h"
+#include "analysis/fault_report.h"
 #include "analysis/link_usage.h"
 #include "analysis/run_cost.h"
 #include "proto/scenario.pb.h"
@@ -55,6 +56,8 @@ struct StepReport {
   StepEnergy energy;
   CostModel cost_model;
   RunCost step_cost;
+  // Filled by app/training_run.cpp when the scenario has faults: what they cost the step.
+  FaultsReport faults;
   uint64_t sim_events = 0;
   uint64_t sim_ops = 0;
   uint64_t sim_flows = 0;

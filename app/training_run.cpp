@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/link_usage.h"
+#include "app/fault_baseline.h"
 #include "app/graph_memory.h"
 #include "config/symmetry_fold.h"
 #include "common/interrupt.h"
@@ -33,6 +34,10 @@ void add_energy_and_cost(const config::Hardware& hardware, const topo::Topology&
 }  // namespace
 
 TrainingRun run_training(const config::Scenario& scenario) {
+  const topo::Faults faults = topo::resolve_faults(scenario.faults());
+  // The baseline first: its child must start before this process creates a SimGrid engine.
+  const analysis::BaselineStep baseline =
+      faults.empty() ? analysis::BaselineStep{} : simulate_without_faults(scenario);
   const std::vector<bool> simulated =
       scenario.sim().fold_replicas() ? folded_ranks(scenario) : std::vector<bool>{};
   const size_t simulated_ranks =
@@ -45,7 +50,7 @@ TrainingRun run_training(const config::Scenario& scenario) {
   graph_options.merge_ring_hops = sim::merges_ring_hops(scenario.sim().fidelity());
   graph_options.only_ranks = simulated;
   TrainingRun run{build_training_step(scenario, graph_options), {}, {}};
-  const topo::Topology topology = topo::build_cluster(scenario.hardware());
+  const topo::Topology topology = topo::build_cluster(scenario.hardware(), faults);
   std::vector<uint32_t> rank_to_gpu(run.step.graph.num_ranks());
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
   sim::SimOptions options;
@@ -53,6 +58,11 @@ TrainingRun run_training(const config::Scenario& scenario) {
   options.collective_base_latency_s = scenario.hardware().collectives().base_latency_s();
   options.algorithm = sim::to_algorithm(scenario.hardware().collectives().algorithm());
   options.simulated_ranks = simulated;
+  if (!faults.empty()) {  // rank r on GPU r: per-GPU factors are per-rank factors
+    options.gpu_time_factor = faults.gpu_time_factors(topology.num_gpus());
+    options.host_time_factor =
+        faults.host_time_factors(topology.num_gpus(), topology.gpus_per_node);
+  }
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);
   run.report = analysis::make_step_report(scenario, run.step, run.result);
@@ -60,6 +70,11 @@ TrainingRun run_training(const config::Scenario& scenario) {
       analysis::link_usage(topology, rank_to_gpu, run.result.traffic,
                            run.result.traffic_resolution_s, run.report.step_time_s, kTopLinks);
   add_energy_and_cost(scenario.hardware(), topology, &run);
+  if (!faults.empty()) {
+    run.report.faults = analysis::fault_report(
+        faults, topology.gpus_per_node, topology.spec.scale_up.domain_size, run.step.graph,
+        run.report.critical_path, run.report.step_time_s, baseline);
+  }
   return run;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/faults_validate.h"
 #include "config/power_cost_validate.h"
 #include "config/scenario_limits.h"
 #include "config/scenario_loader.h"
@@ -531,12 +532,19 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   check_schedule(scenario, sizes, check);
   check_supported(scenario, sizes, check);
   check_inference(scenario, sizes, check);
+  validate_faults(scenario, sources);
   if (scenario.sim().fold_replicas()) {
     if (auto why = fold_refusal(scenario)) check.fail("sim.fold_replicas", "cannot fold: " + *why);
   }
 }
 
 void require_inference_section(const LoadedScenario& loaded, const std::string& command) {
+  if (loaded.scenario.has_faults() && loaded.scenario.faults().ByteSizeLong() > 0) {
+    throw InputError(loaded.sources.find("faults"), "faults",
+                     fmt::format("racksim {} does not simulate faults; they are what-ifs of the "
+                                 "training step (racksim run, docs/faults.md)",
+                                 command));
+  }
   if (loaded.scenario.has_inference()) return;
   throw InputError(loaded.sources.find("inference"), "inference",
                    fmt::format("racksim {} needs an inference section (batch, context_tokens, "

@@ -46,6 +46,9 @@ std::optional<std::string> fold_refusal(const config::Scenario& scenario) {
         config::Training::Routing_Name(routing));
   }
   if (auto nics = mixed_nics(scenario.hardware().scale_out())) return nics;
+  if (scenario.has_faults() && scenario.faults().ByteSizeLong() > 0) {
+    return "faults: a faulty GPU, NIC or host makes its replica differ from replica 0";
+  }
   // A replica's stage holds tp x cp GPUs; they must tile the scale-up domains the same way in
   // every replica.
   const int stage_gpus = layout.tp() * std::max(1, layout.cp());

@@ -45,6 +45,10 @@ struct SimOptions {
   // the real fabric (every member's transfers loaded on the links), the mirrors being
   // assumed to arrive when the simulated members do.
   std::vector<bool> simulated_ranks;
+  // What-if faults (topologies/faults.h), per rank: a factor on the duration of its GPU kernels
+  // (a straggler) and of its host work (a slow host). Empty: 1 for every rank.
+  std::vector<double> gpu_time_factor;
+  std::vector<double> host_time_factor;
 };
 
 // The engine's algorithm for a scenario's hardware.collectives.algorithm.

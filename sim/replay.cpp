@@ -188,6 +188,12 @@ double Replay::ready_time(OpId op) const {
   return by == kNoOp ? 0.0 : timing_[by].end_s;
 }
 
+double Replay::fault_time_factor(const Op& op) const {
+  const bool host = graph_.streams()[op.stream].kind == StreamKind::kHost;
+  const std::vector<double>& factors = host ? options_.host_time_factor : options_.gpu_time_factor;
+  return op.rank < factors.size() ? factors[op.rank] : 1.0;
+}
+
 double Replay::sleep_until(double time_s) {
   const double now = s4u::Engine::get_clock();
   if (time_s <= now) return now;

@@ -56,8 +56,10 @@ class Replay {
   size_t execute_compute_run(StreamActor& actor, size_t first, double ready_s);
   double op_duration_s(OpId id) const {
     const Op& op = graph_.op(id);
-    return compute_.duration_s(op, graph_.shape(op.shape));
+    return compute_.duration_s(op, graph_.shape(op.shape)) * fault_time_factor(op);
   }
+  // A straggler's or slow host's factor on this compute operation (1 without faults).
+  double fault_time_factor(const Op& op) const;
   bool has_dependents(OpId op) const;
   // When `op`'s dependencies (and a recv's data) are all done, as far as they are yet.
   double ready_time(OpId op) const;

@@ -23,28 +23,27 @@ std::vector<int> distances_to(const Topology& t, VertexId gpu, const std::vector
 
 }  // namespace
 
-LinkLayer network_link_layer(const std::vector<PortSpec>& ports) {
-  const bool any_ib = std::any_of(ports.begin(), ports.end(), [](const PortSpec& p) {
-    return p.link_layer == LinkLayer::kInfiniband;
-  });
-  return any_ib ? LinkLayer::kInfiniband : LinkLayer::kEthernet;
-}
-
-void select_nics(Topology& t, int node, const std::vector<VertexId>& nics) {
+void select_nics(Topology& t, int node, const std::vector<VertexId>& nics,
+                 const std::vector<int>& dead_ports) {
   if (nics.empty()) return;
   const NodeSpec& spec = t.spec.node;
   const LinkLayer wanted = network_link_layer(spec.ports);
   std::vector<int> use(nics.size(), 0);
   for (int g = 0; g < spec.gpus; ++g) {
     const uint32_t gpu = static_cast<uint32_t>(node * spec.gpus + g);
-    const std::vector<int> distance = distances_to(t, t.gpus[gpu], nics);
+    std::vector<int> distance = distances_to(t, t.gpus[gpu], nics);
+    for (int port : dead_ports) {
+      if (port >= 0 && port < static_cast<int>(distance.size())) distance[port] = kUnreachable;
+    }
     GpuAttachment& a = t.attachment[gpu];
     std::vector<int> order(nics.size());
     for (size_t k = 0; k < nics.size(); ++k) order[k] = static_cast<int>(k);
     std::stable_sort(order.begin(), order.end(),
                      [&](int x, int y) { return distance[x] < distance[y]; });
     a.nic_order.clear();
-    for (int k : order) a.nic_order.push_back(nics[k]);
+    for (int k : order) {
+      if (distance[k] != kUnreachable) a.nic_order.push_back(nics[k]);
+    }
     // Greedy in GPU order: nearest first, then the least used, then the lowest index, so that
     // GPU k gets NIC k when they share a switch.
     for (int j = 0; j < spec.nics_per_gpu; ++j) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "topologies/fabric_builder.h"
+#include "topologies/fault_links.h"
 #include "topologies/graph_builder.h"
 #include "topologies/nic_selection.h"
 #include "topologies/node_builder.h"
@@ -66,7 +67,7 @@ void Topology::reindex_edges() {
   }
 }
 
-Topology build_cluster(const config::Hardware& hw) {
+Topology build_cluster(const config::Hardware& hw, const Faults& faults) {
   Topology topology;  // returned in place (NRVO); a copy would also be correct, just slower
   topology.spec = cluster_spec(hw);
   const ClusterSpec& spec = topology.spec;
@@ -81,9 +82,10 @@ Topology build_cluster(const config::Hardware& hw) {
       scale_up_switch = add_scale_up_switch(builder, spec, node);
     }
     nics.push_back(build_node(builder, spec, node, scale_up_switch));
-    select_nics(topology, node, nics.back());
+    select_nics(topology, node, nics.back(), faults.dead_ports(node));
   }
   build_fabric(builder, spec, nics);
+  degrade_links(topology, faults);
   return topology;
 }
 

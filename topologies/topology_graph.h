@@ -14,6 +14,7 @@
 
 #include "proto/scenario.pb.h"
 #include "topologies/cluster_spec.h"
+#include "topologies/faults.h"
 
 namespace racksim::topo {
 
@@ -116,7 +117,8 @@ struct Hop {
 // GPUs, host side and NICs (node_builder.h), per scale-up domain one switch (or a mesh), the
 // NCCL-style NIC choice of every GPU (nic_selection.h), and the scale-out networks
 // (fabric_builder.h). Throws std::invalid_argument naming the field for unusable values.
-Topology build_cluster(const config::Hardware& hw);
+// `faults` (validated): dead NICs are left out of the NIC choice, degraded ports built slower.
+Topology build_cluster(const config::Hardware& hw, const Faults& faults = {});
 
 std::string_view to_string(VertexKind kind);
 std::string_view to_string(LinkClass link_class);
