@@ -32,7 +32,7 @@ void add_energy_and_cost(const config::Hardware& hardware, const topo::Topology&
 }
 }  // namespace
 
-TrainingRun run_training(const config::Scenario& scenario) {
+TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& feedback) {
   const std::vector<bool> simulated =
       scenario.sim().fold_replicas() ? folded_ranks(scenario) : std::vector<bool>{};
   const size_t simulated_ranks =
@@ -50,6 +50,13 @@ TrainingRun run_training(const config::Scenario& scenario) {
   options.collective_base_latency_s = scenario.hardware().collectives().base_latency_s();
   options.algorithm = sim::to_algorithm(scenario.hardware().collectives().algorithm());
   options.simulated_ranks = simulated;
+  options.progress = feedback.progress;
+  if (feedback.note) {
+    const FullCostEstimate cost = estimate_full_cost(
+        run.step.graph, engine_flows(run.step.graph, topology, rank_to_gpu, options.algorithm));
+    const std::string hint = fidelity_hint(cost, options.fidelity, "--set sim.fidelity=ANALYTIC");
+    if (!hint.empty()) feedback.note(hint);
+  }
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);
   run.report = analysis::make_step_report(scenario, run.step, run.result);

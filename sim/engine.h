@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,14 @@ inline constexpr double kDefaultErrorBudget = 0.005;
 // kDefaultErrorBudget for the shortcuts (measured well inside it; README "Fidelity levels").
 double fidelity_error_budget(config::Simulation::Fidelity fidelity);
 
+// How far a simulation is, for a progress line (app/sim_estimate.h).
+struct SimProgress {
+  uint64_t done_ops = 0;
+  uint64_t total_ops = 0;
+  double wall_s = 0;  // since the replay started
+  double sim_s = 0;   // SimGrid's clock
+};
+
 struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;  // what tests pin
   double collective_base_latency_s = 0;
@@ -42,6 +51,10 @@ struct SimOptions {
   // the real fabric (every member's transfers loaded on the links), the mirrors being
   // assumed to arrive when the simulated members do.
   std::vector<bool> simulated_ranks;
+  // Called about every progress_every_s of wall-clock time while the replay runs (not at all
+  // when empty); what it prints is the caller's, never part of the report.
+  std::function<void(const SimProgress&)> progress;
+  double progress_every_s = 1;
 };
 
 // The engine's algorithm for a scenario's hardware.collectives.algorithm.
@@ -59,6 +72,16 @@ struct OpTiming {
   // rank, a send's or recv's transfer start. -1 if it never ran.
   double start_s = -1;
   double end_s = -1;
+};
+
+// Collectives of one kind on one parallel dimension that ran one algorithm (the AUTO choice or
+// the requested one where it applies: choose_algorithm).
+struct AlgorithmUse {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CommDim dim = CommDim::kOther;
+  Algorithm algorithm = Algorithm::kRing;
+  uint64_t collectives = 0;  // instances run (each counted once, not per member)
+  uint32_t max_members = 0;  // the largest communicator among them
 };
 
 struct SimResult {
@@ -81,6 +104,9 @@ struct SimResult {
   // the resolution of its busy intervals (0: exact).
   std::vector<PairTraffic> traffic;
   double traffic_resolution_s = 0;
+  // Which algorithm the collectives ran, ordered by kind, dimension, algorithm. Collectives of
+  // one member and barriers (nothing moves) are left out.
+  std::vector<AlgorithmUse> algorithms;
 };
 
 // Replays `graph` with rank r on GPU rank_to_gpu[r] of `topology`. Throws std::runtime_error

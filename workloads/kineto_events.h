@@ -40,6 +40,13 @@ struct CollectiveArgs {
   std::vector<RankId> ranks;  // Process Group Ranks (empty if absent)
 };
 
+// A GEMM operator (aten::mm, addmm, bmm, matmul, linear) whose Input Dims give its shape
+// (workloads/kineto_gemm.h).
+struct GemmCall {
+  KernelShape shape;
+  DataType dtype = DataType::kFp32;
+};
+
 struct Event {
   uint32_t index = 0;  // position in traceEvents, for messages
   EventCategory category = EventCategory::kCpuOp;
@@ -51,6 +58,7 @@ struct Event {
   int64_t correlation = -1;  // runtime calls and GPU events: args.correlation
   double bytes = -1;         // memcpy/memset: args.bytes
   int32_t collective = -1;   // index into KinetoRank::collectives
+  int32_t gemm = -1;         // cpu_op: index into KinetoRank::gemms
 };
 
 struct ProcessGroupConfig {
@@ -67,6 +75,7 @@ struct KinetoRank {
   std::vector<ProcessGroupConfig> groups;
   std::vector<Event> events;  // the kept events, in file order
   std::vector<CollectiveArgs> collectives;
+  std::vector<GemmCall> gemms;
 };
 
 // Decompresses when gzipped (magic bytes 1f 8b); `name` stands for the file in messages.

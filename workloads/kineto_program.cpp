@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -107,6 +108,8 @@ class ProgramBuilder {
   void add_gpu(const Event& gpu, std::optional<uint32_t> launch, Thread* thread, double launch_us,
                int64_t launch_tid);
   const CollectiveArgs* collective_args(const Event& gpu, int64_t tid, double launch_us) const;
+  const Event* enclosing_gemm(int64_t tid, double launch_us) const;
+  void note_gemm(ProgramOp& op, int64_t tid, double launch_us);
   void finish();
 
   const KinetoRank& rank_;
@@ -118,6 +121,8 @@ class ProgramBuilder {
   std::map<int64_t, Thread> threads_;
   std::map<int64_t, GpuStream> gpu_streams_;
   std::unordered_map<int64_t, std::vector<const Event*>> nccl_annotations_;  // by thread
+  std::unordered_map<int64_t, std::vector<const Event*>> gemm_ops_;          // by thread, by start
+  std::unordered_set<const Event*> gemm_launched_;  // GEMM ops seen launching
   // Optimizer.step annotations and autograd evaluate_function ops, by thread, by start.
   std::unordered_map<int64_t, std::vector<const Event*>> phase_markers_;
   Phase phase_of_launch(int64_t tid, double launch_us) const;
@@ -169,6 +174,7 @@ void ProgramBuilder::collect() {
   for (const Event& e : rank_.events) {
     if (e.category == EventCategory::kRuntime && in_step(e.ts_us)) items_.push_back(&e);
     if (e.collective >= 0 && !is_gpu(e)) nccl_annotations_[e.tid].push_back(&e);
+    if (e.gemm >= 0) gemm_ops_[e.tid].push_back(&e);
     if ((e.category == EventCategory::kUserAnnotation || e.category == EventCategory::kCpuOp) &&
         (e.name.rfind("Optimizer.step", 0) == 0 ||
          e.name.rfind("autograd::engine::evaluate_function", 0) == 0)) {
@@ -190,6 +196,9 @@ void ProgramBuilder::collect() {
     sort_by_time(list);
   }
   for (auto& [tid, list] : nccl_annotations_) {
+    sort_by_time(list);
+  }
+  for (auto& [tid, list] : gemm_ops_) {
     sort_by_time(list);
   }
 }
@@ -340,10 +349,36 @@ void ProgramBuilder::add_gpu(const Event& gpu, std::optional<uint32_t> launch, T
     }
   } else {
     ++p_.counts.kernels;
+    if (launch) note_gemm(op, launch_tid, launch_us);
   }
   if (!launch) ++p_.counts.unlaunched;
   const uint32_t id = add_op(std::move(op));
   s.launched.emplace_back(launch_us, id);
+}
+
+// The innermost GEMM operator running on thread `tid` at `launch_us`: the latest-starting one
+// that contains it (aten::linear -> aten::addmm -> the launch gives the addmm).
+const Event* ProgramBuilder::enclosing_gemm(int64_t tid, double launch_us) const {
+  constexpr int kLookBack = 64;  // ended siblings between an operator and its launch
+  const auto list = gemm_ops_.find(tid);
+  if (list == gemm_ops_.end()) return nullptr;
+  auto it = std::upper_bound(list->second.begin(), list->second.end(), launch_us,
+                             [](double t, const Event* e) { return t < e->ts_us; });
+  for (int step = 0; step < kLookBack && it != list->second.begin(); ++step) {
+    const Event* e = *--it;
+    if (e->ts_us + e->dur_us >= launch_us) return e;
+  }
+  return nullptr;
+}
+
+void ProgramBuilder::note_gemm(ProgramOp& op, int64_t tid, double launch_us) {
+  const Event* gemm = enclosing_gemm(tid, launch_us);
+  if (gemm == nullptr) return;
+  const GemmCall& call = rank_.gemms[gemm->gemm];
+  op.gemm = call.shape;
+  op.gemm_dtype = call.dtype;
+  op.gemm_first = gemm_launched_.insert(gemm).second;
+  ++p_.counts.gemm_kernels;
 }
 
 void ProgramBuilder::finish() {
