@@ -94,6 +94,7 @@ nlohmann::ordered_json kineto_comparison_json(const KinetoComparison& c) {
                        {"host_ops", n.host_ops},
                        {"synchronizations", n.syncs},
                        {"stream_waits", n.stream_waits},
+                       {"stream_waits_from_cuda_sync", n.synced_stream_waits},
                        {"thread_hand_overs", n.thread_anchors},
                        {"gpu_ops_without_launch", n.unlaunched},
                        {"gemm_kernels", n.gemm_kernels}}}});
@@ -144,10 +145,10 @@ std::string kineto_comparison_text(const KinetoComparison& c) {
     out += fmt::format(
         "  read: {} kernels, {} collectives, {} NCCL kernels kept at their recorded duration "
         "(send/recv or no size), {} host<->device copies, {} device copies, {} memsets; {} host "
-        "ops, {} synchronizations, {} stream waits, {} thread hand-overs; {} kernels inside a "
-        "GEMM operator of known shape\n",
+        "ops, {} synchronizations, {} stream waits ({} located by cuda_sync events), {} thread "
+        "hand-overs; {} kernels inside a GEMM operator of known shape\n",
         n.kernels, n.collectives, n.p2p_kernels, n.copies, n.device_copies, n.memsets, n.host_ops,
-        n.syncs, n.stream_waits, n.thread_anchors, n.gemm_kernels);
+        n.syncs, n.stream_waits, n.synced_stream_waits, n.thread_anchors, n.gemm_kernels);
   }
   return out;
 }

@@ -232,6 +232,7 @@ EventCategory category_of(std::string_view cat, bool* kept) {
   if (cat == "cuda_runtime" || cat == "cuda_driver") return EventCategory::kRuntime;
   if (cat == "gpu_memcpy") return EventCategory::kMemcpy;
   if (cat == "gpu_memset") return EventCategory::kMemset;
+  if (cat == "cuda_sync") return EventCategory::kSync;
   if (cat == "user_annotation") return EventCategory::kUserAnnotation;
   if (cat == "cpu_op") return EventCategory::kCpuOp;
   *kept = false;
@@ -277,6 +278,17 @@ void read_event(KinetoRank& rank, size_t index, const json& e) {
   if (gpu) {
     ev.stream =
         static_cast<int64_t>(std::min(r.non_negative(args, "stream", "args.stream", true), 1e15));
+  }
+  if (category == EventCategory::kSync) {
+    // Context and device syncs carry stream -1; only a stream wait names both ends.
+    auto id = [&](const char* key) {
+      return static_cast<int64_t>(
+          std::clamp(r.number(args, key, std::string("args.") + key, false), -1.0, 1e15));
+    };
+    ev.correlation = id("correlation");
+    ev.stream = id("stream");
+    ev.wait_on_stream = id("wait_on_stream");
+    ev.wait_record_correlation = id("wait_on_cuda_event_record_corr_id");
   }
   if (category == EventCategory::kMemcpy || category == EventCategory::kMemset) {
     ev.bytes = r.non_negative(args, "bytes", "args.bytes", false);

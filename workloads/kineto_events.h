@@ -3,9 +3,9 @@
 // (workloads/kineto_graph.h) needs of each event, nothing of the JSON afterwards.
 //
 // Kept: complete events ("ph": "X") of the categories cpu_op, user_annotation, cuda_runtime,
-// kernel, gpu_memcpy and gpu_memset; `distributedInfo` (rank, world size, process groups);
-// the GPU name from `deviceProperties`. Flow events (ac2g) are not needed: the launch and its
-// GPU work share `args.correlation`.
+// kernel, gpu_memcpy, gpu_memset and cuda_sync; `distributedInfo` (rank, world size, process
+// groups); the GPU name from `deviceProperties`. Flow events (ac2g) are not needed: the launch and
+// its GPU work share `args.correlation`.
 //
 // Errors are InputErrors naming the file, the event (traceEvents[i]) and the field.
 #pragma once
@@ -26,6 +26,7 @@ enum class EventCategory : uint8_t {
   kKernel,          // kernel on a GPU stream
   kMemcpy,          // gpu_memcpy
   kMemset,          // gpu_memset
+  kSync,            // cuda_sync (enable_cuda_sync_events): "Stream Wait Event" names its streams
 };
 
 // What an NCCL kernel's args (newer PyTorch) or an nccl:* annotation (older) say.
@@ -59,6 +60,10 @@ struct Event {
   double bytes = -1;         // memcpy/memset: args.bytes
   int32_t collective = -1;   // index into KinetoRank::collectives
   int32_t gemm = -1;         // cpu_op: index into KinetoRank::gemms
+  // cuda_sync: the stream waited on, and the correlation id of the cudaEventRecord it waits for
+  // (args.stream is the waiting stream, args.correlation the cudaStreamWaitEvent call's).
+  int64_t wait_on_stream = -1;
+  int64_t wait_record_correlation = -1;
 };
 
 struct ProcessGroupConfig {

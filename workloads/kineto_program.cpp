@@ -122,7 +122,11 @@ class ProgramBuilder {
   std::map<int64_t, GpuStream> gpu_streams_;
   std::unordered_map<int64_t, std::vector<const Event*>> nccl_annotations_;  // by thread
   std::unordered_map<int64_t, std::vector<const Event*>> gemm_ops_;          // by thread, by start
-  std::unordered_set<const Event*> gemm_launched_;  // GEMM ops seen launching
+  std::unordered_set<const Event*> gemm_launched_;        // GEMM ops seen launching
+  std::unordered_map<int64_t, const Event*> calls_;       // correlation -> runtime call
+  std::unordered_map<int64_t, const Event*> sync_waits_;  // cudaStreamWaitEvent's correlation
+  std::unordered_map<int64_t, std::vector<uint32_t>> pending_waits_;  // by waiting stream
+  bool stream_wait_from_sync(const Event& call);
   // Optimizer.step annotations and autograd evaluate_function ops, by thread, by start.
   std::unordered_map<int64_t, std::vector<const Event*>> phase_markers_;
   Phase phase_of_launch(int64_t tid, double launch_us) const;
@@ -165,10 +169,14 @@ ProgramBuilder::GpuStream& ProgramBuilder::gpu_stream(int64_t id) {
 }
 
 void ProgramBuilder::collect() {
-  std::unordered_map<int64_t, const Event*> calls;  // correlation -> runtime call (whole trace)
+  std::unordered_map<int64_t, const Event*>& calls = calls_;  // the whole trace's
   for (const Event& e : rank_.events) {
     if (e.category == EventCategory::kRuntime && e.correlation >= 0)
       calls.emplace(e.correlation, &e);
+    if (e.category == EventCategory::kSync && e.name == "Stream Wait Event" && e.stream >= 0 &&
+        e.wait_on_stream >= 0 && e.wait_record_correlation >= 0) {
+      sync_waits_.emplace(e.correlation, &e);
+    }
   }
   const auto in_step = [&](double ts) { return ts >= t0_ && ts < t1_; };
   for (const Event& e : rank_.events) {
@@ -241,7 +249,8 @@ void ProgramBuilder::add_call(const Event& call) {
     return;
   }
   if (call.name == "cudaStreamWaitEvent") {
-    t.wait_record_us = t.record_us >= 0 ? t.record_us : call.ts_us;
+    if (!stream_wait_from_sync(call))
+      t.wait_record_us = t.record_us >= 0 ? t.record_us : call.ts_us;
     return;
   }
   // The call's GPU work, taken once (two calls may claim one correlation id).
@@ -322,6 +331,10 @@ void ProgramBuilder::add_gpu(const Event& gpu, std::optional<uint32_t> launch, T
   op.recorded_start_s = rel_s(gpu.ts_us);
   op.recorded_end_s = rel_s(gpu.ts_us + gpu.dur_us);
   if (launch) op.deps.push_back(*launch);
+  if (const auto w = pending_waits_.find(gpu.stream); w != pending_waits_.end()) {
+    op.deps.insert(op.deps.end(), w->second.begin(), w->second.end());
+    pending_waits_.erase(w);
+  }
   if (t && t->wait_record_us >= 0) {
     for (uint32_t d : launched_before(t->wait_record_us, gpu.stream)) op.deps.push_back(d);
     t->wait_record_us = -1;
@@ -354,6 +367,25 @@ void ProgramBuilder::add_gpu(const Event& gpu, std::optional<uint32_t> launch, T
   if (!launch) ++p_.counts.unlaunched;
   const uint32_t id = add_op(std::move(op));
   s.launched.emplace_back(launch_us, id);
+}
+
+// A cudaStreamWaitEvent whose cuda_sync event names the waiting stream, the stream waited on
+// and the cudaEventRecord: the waiting stream's next GPU op waits for the last GPU op launched
+// on the recorded stream before the record. False when the trace does not say (older traces).
+bool ProgramBuilder::stream_wait_from_sync(const Event& call) {
+  const auto sync = sync_waits_.find(call.correlation);
+  if (call.correlation < 0 || sync == sync_waits_.end()) return false;
+  const auto record = calls_.find(sync->second->wait_record_correlation);
+  if (record == calls_.end()) return false;
+  ++p_.counts.stream_waits;
+  ++p_.counts.synced_stream_waits;
+  const auto producer = gpu_streams_.find(sync->second->wait_on_stream);
+  if (producer == gpu_streams_.end()) return true;  // nothing launched there yet
+  const auto& launched = producer->second.launched;
+  const auto it = std::lower_bound(launched.begin(), launched.end(),
+                                   std::make_pair(record->second->ts_us, uint32_t{0}));
+  if (it != launched.begin()) pending_waits_[sync->second->stream].push_back(std::prev(it)->second);
+  return true;
 }
 
 // The innermost GEMM operator running on thread `tid` at `launch_us`: the latest-starting one
