@@ -10,6 +10,15 @@ double& comm_slot(Breakdown& b, CommDim dim) {
   return b.exposed_comm_s[static_cast<size_t>(dim)];
 }
 
+// Exposed communication of dimension `dim` caused by `by`; a collective's is also charged to
+// its communicator.
+void add_comm(Breakdown& b, const EventGraph& graph, CommDim dim, OpId by, double seconds) {
+  comm_slot(b, dim) += seconds;
+  if (by != kNoOp && graph.op(by).kind == OpKind::kCollective) {
+    b.exposed_by_comm_s[graph.op(by).peer] += seconds;
+  }
+}
+
 void add_busy(Breakdown& b, Phase phase, double seconds) {
   switch (phase) {
     case Phase::kForward:
@@ -36,7 +45,7 @@ void add_idle(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
     const double seconds = piece.to_s - piece.from_s;
     switch (piece.cause) {
       case WaitCause::kComm:
-        comm_slot(b, piece.dim) += seconds;
+        add_comm(b, graph, piece.dim, piece.by, seconds);
         break;
       case WaitCause::kBubble:
         b.bubble_s += seconds;
@@ -60,11 +69,13 @@ struct TailSegment {
   double to_s = 0;
   TailCause cause = TailCause::kOther;
   CommDim dim = CommDim::kOther;
+  OpId op = kNoOp;
 };
 
 TailSegment tail_segment(const EventGraph& graph, const sim::SimResult& result, OpId id) {
   const Op& op = graph.op(id);
-  TailSegment seg{result.timing[id].start_s, result.timing[id].end_s, TailCause::kOther, op.dim};
+  TailSegment seg{result.timing[id].start_s, result.timing[id].end_s, TailCause::kOther, op.dim,
+                  id};
   if (op.phase == Phase::kOptimizer && op.kind == OpKind::kCompute) {
     seg.cause = TailCause::kOptimizer;
   } else if (op.kind == OpKind::kCopy) {
@@ -109,7 +120,7 @@ void add_tail(Breakdown& b, const EventGraph& graph, const sim::SimResult& resul
         b.offload_s += hi - lo;
         break;
       case TailCause::kComm:
-        comm_slot(b, best->dim) += hi - lo;
+        add_comm(b, graph, best->dim, best->op, hi - lo);
         break;
       case TailCause::kOther:
         b.other_s += hi - lo;
@@ -149,12 +160,12 @@ std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult
   switch (dep.kind) {
     case OpKind::kCollective:
     case OpKind::kSend:
-      return {{WaitCause::kComm, dep.dim, from, to}};
+      return {{WaitCause::kComm, dep.dim, from, to, blocker}};
     case OpKind::kRecv: {
       // Until the peer started sending, this rank waited for the peer's work: the bubble.
       const double transfer_start = std::clamp(result.timing[blocker].start_s, from, to);
       return {{WaitCause::kBubble, dep.dim, from, transfer_start},
-              {WaitCause::kComm, dep.dim, transfer_start, to}};
+              {WaitCause::kComm, dep.dim, transfer_start, to, blocker}};
     }
     case OpKind::kCopy:
       return {{WaitCause::kOffload, CommDim::kOther, from, to}};
@@ -176,16 +187,22 @@ Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, 
   b.rank = rank;
   b.step_time_s = step_time_s;
   double cursor = 0;
-  std::vector<OpId> side_ops;  // the rank's operations on its other streams
-  std::vector<OpId> copies;    // its host<->device copies
+  std::vector<OpId> compute_ops;  // the rank's operations on its compute streams
+  std::vector<OpId> side_ops;     // on its other streams
+  std::vector<OpId> copies;       // its host<->device copies
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (op.rank != rank) continue;
     if (op.kind == OpKind::kCopy) copies.push_back(id);
-    if (graph.streams()[op.stream].kind != StreamKind::kCompute) {
-      side_ops.push_back(id);
-      continue;
-    }
+    (graph.streams()[op.stream].kind == StreamKind::kCompute ? compute_ops : side_ops).push_back(id);
+  }
+  // By start time: with several compute streams (a Kineto trace's CUDA streams) a kernel issued
+  // later may start earlier; the walk counts each moment once, busy if any kernel runs.
+  std::stable_sort(compute_ops.begin(), compute_ops.end(), [&](OpId a, OpId b) {
+    return result.timing[a].start_s < result.timing[b].start_s;
+  });
+  for (OpId id : compute_ops) {
+    const Op& op = graph.op(id);
     const sim::OpTiming& t = result.timing[id];
     if (t.start_s > cursor) add_idle(b, graph, result, id, cursor, t.start_s);
     const double busy_from = std::max(cursor, t.start_s);

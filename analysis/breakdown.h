@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <vector>
 
 #include "sim/engine.h"
@@ -33,6 +34,9 @@ struct Breakdown {
   double offload_s = 0;
   double other_s = 0;
   std::array<double, kNumCommDims> exposed_comm_s{};  // indexed by CommDim
+  // The part of exposed_comm_s charged to collectives, per communicator: which group the
+  // exposure came from where the dimension does not say (a trace's unnamed groups).
+  std::map<CommId, double> exposed_by_comm_s;
   // Host<->device copies of the rank (offload): how long some copy ran (the union of their
   // intervals) and the bytes each way; busy minus exposed (offload_s) is what compute hid.
   double copy_busy_s = 0;
@@ -53,6 +57,7 @@ struct WaitPiece {
   CommDim dim = CommDim::kOther;
   double from_s = 0;
   double to_s = 0;
+  OpId by = kNoOp;  // kComm: the collective or send waited for
 };
 std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult& result, OpId op,
                                    double from_s, double to_s);

@@ -46,6 +46,7 @@ KinetoComparison compare_kineto(const kineto::KinetoTrace& trace, const EventGra
   c.replicated = trace.replicated;
   c.source_world_size = trace.source_world_size;
   c.gpu = trace.gpu;
+  c.gemm_timing = trace.gemm_timing;
   for (uint32_t p = 0; p < trace.programs.size(); ++p) {
     const auto rank = static_cast<RankId>(
         std::find(trace.program_of_rank.begin(), trace.program_of_rank.end(), p) -
@@ -93,8 +94,10 @@ nlohmann::ordered_json kineto_comparison_json(const KinetoComparison& c) {
                        {"host_ops", n.host_ops},
                        {"synchronizations", n.syncs},
                        {"stream_waits", n.stream_waits},
+                       {"stream_waits_from_cuda_sync", n.synced_stream_waits},
                        {"thread_hand_overs", n.thread_anchors},
-                       {"gpu_ops_without_launch", n.unlaunched}}}});
+                       {"gpu_ops_without_launch", n.unlaunched},
+                       {"gemm_kernels", n.gemm_kernels}}}});
   }
   ordered_json j;
   j["step"] = c.step;
@@ -102,6 +105,13 @@ nlohmann::ordered_json kineto_comparison_json(const KinetoComparison& c) {
   j["source_world_size"] = c.source_world_size;
   j["gpu"] = c.gpu;
   j["ranks"] = ranks;
+  const kineto::GemmTiming& g = c.gemm_timing;
+  j["compute"] = {{"source", g.model ? "model" : "recorded"},
+                  {"modelled_kernels", g.modelled_kernels},
+                  {"modelled_s", g.modelled_s},
+                  {"modelled_kernels_recorded_s", g.modelled_recorded_s},
+                  {"recorded_kernels", g.recorded_kernels},
+                  {"recorded_s", g.recorded_s}};
   return j;
 }
 
@@ -112,6 +122,14 @@ std::string kineto_comparison_text(const KinetoComparison& c) {
     out +=
         fmt::format("  REPLICATED: ONE RANK'S TRACE STANDS FOR EVERY RANK (the job had {} ranks)\n",
                     c.source_world_size);
+  }
+  const kineto::GemmTiming& g = c.gemm_timing;
+  if (g.model) {
+    out += fmt::format(
+        "  --compute model: {} GEMM kernels timed by the compute model, {} (they took {} in the "
+        "trace); {} other kernels at their recorded durations, {}\n",
+        g.modelled_kernels, ms(g.modelled_s), ms(g.modelled_recorded_s), g.recorded_kernels,
+        ms(g.recorded_s));
   }
   for (const RankComparison& r : c.ranks) {
     out += fmt::format("\nRank {} ({}): step time recorded {}, simulated {} ({})\n", r.rank, r.file,
@@ -127,9 +145,10 @@ std::string kineto_comparison_text(const KinetoComparison& c) {
     out += fmt::format(
         "  read: {} kernels, {} collectives, {} NCCL kernels kept at their recorded duration "
         "(send/recv or no size), {} host<->device copies, {} device copies, {} memsets; {} host "
-        "ops, {} synchronizations, {} stream waits, {} thread hand-overs\n",
+        "ops, {} synchronizations, {} stream waits ({} located by cuda_sync events), {} thread "
+        "hand-overs; {} kernels inside a GEMM operator of known shape\n",
         n.kernels, n.collectives, n.p2p_kernels, n.copies, n.device_copies, n.memsets, n.host_ops,
-        n.syncs, n.stream_waits, n.thread_anchors);
+        n.syncs, n.stream_waits, n.synced_stream_waits, n.thread_anchors, n.gemm_kernels);
   }
   return out;
 }

@@ -38,6 +38,7 @@ struct KinetoComparison {
   int source_world_size = -1;
   std::string gpu;
   std::vector<RankComparison> ranks;  // one per file
+  kineto::GemmTiming gemm_timing;     // --compute model: GEMM kernels modelled vs recorded
 };
 
 // `graph`: the replayed graph (the trace's, which the replay may have taken over).

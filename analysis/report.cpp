@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/algorithm_table.h"
 #include "analysis/memory_report.h"
 #include "common/units.h"
 #include "sim/engine.h"
@@ -100,6 +101,7 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.sim_ops = step.graph.size();
   r.sim_flows = result.flows;
   r.sim_wall_s = result.wall_s;
+  r.algorithms = result.algorithms;
   r.fidelity = config::Simulation::Fidelity_Name(result.fidelity);
   r.fidelity_error_budget = sim::fidelity_error_budget(result.fidelity);
   r.analytic_collectives = result.analytic_collectives;
@@ -232,6 +234,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["links"] = links_json(r.links);
   j["energy"] = energy_json(r.energy);
   j["cost_per_step"] = cost_json(r.cost_model, r.step_cost);
+  r.algorithms = result.algorithms;
   if (r.faults.active) j["faults"] = faults_json(r.faults);
   j["sim"] = {{"fidelity", r.fidelity},
               {"fidelity_error_budget", r.fidelity_error_budget},
@@ -351,6 +354,7 @@ std::string report_text(const StepReport& r) {
                      r.cost_model.owned ? "owned: write-off and electricity" : "rented GPU-hours",
                      r.step_cost.usd_per_million_tokens());
   out += memory_text(r.memory);
+  out += algorithms_text(r.algorithms);
   const std::string budget =
       r.fidelity_error_budget > 0
           ? fmt::format(" (step within {:g}% of FULL)", 100 * r.fidelity_error_budget)

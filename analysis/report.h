@@ -69,6 +69,7 @@ struct StepReport {
   int folded_replicas = 1;            // data-parallel replicas one simulated replica stands for
   uint64_t routes_computed = 0;       // by the platform's router, on demand
   uint64_t gpu_pairs = 0;             // ordered GPU pairs (what an all-pairs table would hold)
+  std::vector<sim::AlgorithmUse> algorithms;  // which algorithm each kind of collective ran
 };
 
 MfuFigures mfu_figures(const config::Scenario& scenario, double step_time_s);

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/algorithm_table.h"
 #include "common/intervals.h"
+#include "graph/group_label.h"
 
 namespace racksim::analysis {
 
@@ -60,6 +62,22 @@ std::string chakra_nodes_text(const chakra::TraceSummary& s) {
       s.ctrl_deps, s.ctrl_dangling);
 }
 
+// The exposed communication no dimension claims, split by the groups it came from (a trace's
+// collectives without a process-group name, or with one that names no dimension).
+std::string other_groups_text(const TraceReport& r) {
+  std::string out;
+  for (size_t i = 0; i < r.groups.size(); ++i) {
+    if (r.groups[i].dim != CommDim::kOther || r.group_exposed_s[i] == 0) continue;
+    const std::string name = r.groups[i].name == r.group_members[i]
+                                 ? r.group_members[i]
+                                 : fmt::format("'{}' {}", r.groups[i].name, r.group_members[i]);
+    out += fmt::format("    {:<26}{:>14}{:>8.1f} %  (of the above)\n", name,
+                       duration_text(r.group_exposed_s[i]),
+                       r.step_time_s > 0 ? 100 * r.group_exposed_s[i] / r.step_time_s : 0.0);
+  }
+  return out;
+}
+
 }  // namespace
 
 TraceReport make_trace_report(const chakra::ChakraTrace& trace, const sim::SimResult& result,
@@ -73,8 +91,14 @@ TraceReport make_trace_report(const chakra::ChakraTrace& trace, const sim::SimRe
   r.breakdown = rank_breakdown(trace.graph, result, critical, r.step_time_s);
   r.streams = stream_busy(trace.graph, result, critical);
   r.groups = trace.groups;
-  for (const auto& g : trace.groups)
-    r.group_ranks.push_back(trace.graph.communicator(g.comm).size());
+  for (const auto& g : trace.groups) {
+    const auto& members = trace.graph.communicator(g.comm);
+    r.group_ranks.push_back(members.size());
+    r.group_members.push_back(group_label(members));
+    const auto exposed = r.breakdown.exposed_by_comm_s.find(g.comm);
+    r.group_exposed_s.push_back(exposed != r.breakdown.exposed_by_comm_s.end() ? exposed->second
+                                                                               : 0.0);
+  }
   r.summary = trace.summary;
   r.num_ops = trace.summary.num_ops;
   if (r.step_time_s > 0 && r.ranks > 0)
@@ -86,6 +110,7 @@ TraceReport make_trace_report(const chakra::ChakraTrace& trace, const sim::SimRe
   r.sim_events = result.activities;
   r.sim_flows = result.flows;
   r.sim_wall_s = result.wall_s;
+  r.algorithms = result.algorithms;
   return r;
 }
 
@@ -101,7 +126,9 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
   for (size_t i = 0; i < r.groups.size(); ++i) {
     groups.push_back({{"name", r.groups[i].name},
                       {"dim", std::string(to_string(r.groups[i].dim))},
-                      {"ranks", r.group_ranks[i]}});
+                      {"ranks", r.group_ranks[i]},
+                      {"members", r.group_members[i]},
+                      {"exposed_s", r.group_exposed_s[i]}});
   }
   const auto& s = r.summary;
   ordered_json j;
@@ -138,6 +165,7 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
   j["warnings"] = r.warnings;
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;
   config::Simulation::Fidelity_Parse(r.context.fidelity, &fidelity);
+  j["collective_algorithms"] = algorithms_json(r.algorithms);
   j["sim"] = {{"fidelity", r.context.fidelity},
               {"fidelity_error_budget", sim::fidelity_error_budget(fidelity)},
               {"ops", r.sim_ops},
@@ -150,11 +178,12 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
 std::string trace_report_text(const TraceReport& r) {
   const Breakdown& b = r.breakdown;
   const auto& s = r.summary;
-  std::string out =
-      fmt::format("racksim replay: {}\n  {} rank(s) on {}, compute: {}\n\n", r.context.trace,
-                  r.ranks, r.context.platform,
-                  r.compute == "recorded" ? "recorded durations"
-                                          : "the compute model from num_ops/tensor_size");
+  std::string out = fmt::format("racksim replay: {}\n  {} rank(s) on {}, compute: {}\n\n",
+                                r.context.trace, r.ranks, r.context.platform,
+                                r.compute == "recorded"
+                                    ? "recorded durations"
+                                    : "the compute model where the trace gives the work (Chakra: "
+                                      "num_ops/tensor_size; Kineto: GEMM shapes)");
   out += fmt::format("step time            {} ({:.9f} s)\n", duration_text(r.step_time_s),
                      r.step_time_s);
   if (r.num_ops > 0) {
@@ -174,8 +203,10 @@ std::string trace_report_text(const TraceReport& r) {
     if (seconds != 0) out += row(name, seconds, r.step_time_s);
   };
   nonzero_row("recompute", b.recompute_s);
-  for (CommDim d : kDims)
+  for (CommDim d : kDims) {
     nonzero_row(fmt::format("exposed comm {}", to_string(d)), b.exposed_comm(d));
+    if (d == CommDim::kOther && b.exposed_comm(d) != 0) out += other_groups_text(r);
+  }
   nonzero_row("waiting for a sender", b.bubble_s);
   nonzero_row("optimizer", b.optimizer_s);
   nonzero_row("offload", b.offload_s);
@@ -186,14 +217,18 @@ std::string trace_report_text(const TraceReport& r) {
     out += fmt::format("  {:<28}{:>14}  {} ops\n", st.stream, duration_text(st.busy_s), st.ops);
   out += "\nProcess groups (exposed communication is charged to their dimension):\n";
   for (size_t i = 0; i < r.groups.size(); ++i) {
-    out += fmt::format("  {:<28}{:>6} ranks  -> {}\n", r.groups[i].name, r.group_ranks[i],
-                       to_string(r.groups[i].dim));
+    const std::string members =
+        r.groups[i].name == r.group_members[i] ? "" : "  " + r.group_members[i];
+    out += fmt::format("  {:<28}{:>6} ranks  -> {:<6} exposed {:>12}{}\n", r.groups[i].name,
+                       r.group_ranks[i], to_string(r.groups[i].dim),
+                       duration_text(r.group_exposed_s[i]), members);
   }
   if (r.groups.empty()) out += "  (no collectives)\n";
   // A Kineto trace says what the reader made of it in its own section (kineto_report.h).
   if (s.nodes > 0) out += chakra_nodes_text(s);
   if (!r.warnings.empty())
     out += fmt::format("  {} warning(s): see above or report.json\n", r.warnings.size());
+  out += algorithms_text(r.algorithms);
   out += fmt::format(
       "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}, {:.2f} s wall\n",
       r.sim_ops, r.sim_events, r.sim_flows, r.context.fidelity, r.sim_wall_s);

@@ -40,16 +40,20 @@ struct TraceReport {
   Breakdown breakdown;
   std::vector<StreamBusy> streams;  // of the critical rank
   std::vector<chakra::ProcessGroup> groups;
-  std::vector<size_t> group_ranks;  // members per group
-  double num_ops = 0;               // hardware FLOPs recorded in the trace, all ranks
-  double flops_per_s_per_gpu = 0;   // num_ops / (ranks x step time)
-  double utilization = 0;           // of the peak
+  std::vector<size_t> group_ranks;         // members per group
+  std::vector<std::string> group_members;  // per group, its ranks (group_label)
+  // Per group: the critical rank's exposed communication charged to its collectives.
+  std::vector<double> group_exposed_s;
+  double num_ops = 0;              // hardware FLOPs recorded in the trace, all ranks
+  double flops_per_s_per_gpu = 0;  // num_ops / (ranks x step time)
+  double utilization = 0;          // of the peak
   chakra::TraceSummary summary;
   std::vector<std::string> warnings;
   uint64_t sim_ops = 0;
   uint64_t sim_events = 0;
   uint64_t sim_flows = 0;
   double sim_wall_s = 0;
+  std::vector<sim::AlgorithmUse> algorithms;  // which algorithm each kind of collective ran
 };
 
 TraceReport make_trace_report(const chakra::ChakraTrace& trace, const sim::SimResult& result,

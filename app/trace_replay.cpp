@@ -10,6 +10,7 @@
 #include "config/scenario_loader.h"
 #include "common/error.h"
 #include "sim/compute_model.h"
+#include "sim/gemm_model.h"
 #include "topologies/ring_topology.h"
 #include "topologies/switch_topology.h"
 #include "topologies/topology_graph.h"
@@ -85,9 +86,16 @@ int nodes_for(const TraceReplayRequest& request, uint32_t ranks) {
 
 sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topology& topology,
                               const std::vector<uint32_t>& rank_to_gpu, const config::Hardware& hw,
-                              config::Simulation::Fidelity fidelity) {
+                              config::Simulation::Fidelity fidelity, const SimFeedback& feedback) {
   sim::SimOptions options = sim::sim_options(hw);
   options.fidelity = fidelity;
+  options.progress = feedback.progress;
+  if (feedback.note) {
+    const FullCostEstimate cost = estimate_full_cost(
+        trace.graph, engine_flows(trace.graph, topology, rank_to_gpu, options.algorithm));
+    const std::string hint = fidelity_hint(cost, fidelity, "--fidelity ANALYTIC");
+    if (!hint.empty()) feedback.note(hint);
+  }
   try {
     return sim::simulate(trace.graph, topology, rank_to_gpu, sim::ComputeModel::from_hardware(hw),
                          options);
@@ -101,6 +109,20 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
   }
 }
 
+// --compute model for a Kineto trace: a GEMM kernel takes what sim/gemm_model.h gives its
+// shape on the preset's GPU (tiles in waves over the SMs), without launch overhead (a
+// recorded kernel's duration has none either).
+kineto::GemmTimer gemm_timer(const config::Hardware& hw) {
+  const sim::ComputeModel model = sim::ComputeModel::from_hardware(hw);
+  return [model](const KernelShape& s, DataType dtype) {
+    const double peak = model.peak_flops_per_s(dtype);
+    if (model.sm_count <= 0) return s.flops() / (peak * model.gemm_efficiency);
+    return sim::gemm_kernel_cost(s.m, s.k, s.n, s.batch, model.sm_count, peak,
+                                 model.gemm_efficiency, model.gemm_k_overhead)
+        .seconds;
+  };
+}
+
 // A Kineto trace (files, directories, globs) or a Chakra trace (one prefix or file) into
 // `trace`; the Kineto reading is returned for the comparison with the recording.
 std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
@@ -108,12 +130,12 @@ std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
   const std::vector<std::string> args =
       request.traces.empty() ? std::vector<std::string>{request.trace} : request.traces;
   if (kineto::is_kineto_input(args)) {
+    kineto::KinetoOptions options{request.step, request.expected_ranks, {}};
     if (request.compute == chakra::ComputeSource::kModel) {
-      throw option_error("--compute",
-                         "a Kineto trace replays its kernels' recorded durations; "
-                         "--compute model is for Chakra traces");
+      options.gemm_seconds =
+          gemm_timer(resolve_hardware(request.hardware_preset, 1, request.overrides));
     }
-    kineto::KinetoTrace k = kineto::read_kineto_trace(args, {request.step, request.expected_ranks});
+    kineto::KinetoTrace k = kineto::read_kineto_trace(args, options);
     *trace = std::move(k.trace);
     return k;
   }
@@ -221,7 +243,7 @@ TraceReplay replay_trace(const TraceReplayRequest& request) {
   const config::Simulation::Fidelity fidelity = replay_fidelity(request);
   context.fidelity = config::Simulation::Fidelity_Name(fidelity);
   const std::vector<uint32_t> rank_to_gpu = place_ranks(request, ranks, context.gpus);
-  run.result = simulate_trace(run.trace, topology, rank_to_gpu, hw, fidelity);
+  run.result = simulate_trace(run.trace, topology, rank_to_gpu, hw, fidelity, request.feedback);
   run.report = analysis::make_trace_report(run.trace, run.result, std::move(context));
   if (kineto_trace) {
     run.kineto = analysis::compare_kineto(*kineto_trace, run.trace.graph, run.result);

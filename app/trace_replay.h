@@ -8,6 +8,7 @@
 
 #include "analysis/kineto_report.h"
 #include "analysis/trace_report.h"
+#include "app/sim_estimate.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "traces/chakra_reader.h"
@@ -34,6 +35,7 @@ struct TraceReplayRequest {
   std::string mapping_file;  // one GPU index per line, rank 0 first; empty: rank r on GPU r
   int expected_ranks = -1;   // Kineto: with one file, > 1 replicates it on that many ranks
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;
+  SimFeedback feedback;  // progress on long replays, the FULL-takes-long note
 };
 
 struct TraceReplay {

@@ -33,7 +33,7 @@ void add_energy_and_cost(const config::Hardware& hardware, const topo::Topology&
 }
 }  // namespace
 
-TrainingRun run_training(const config::Scenario& scenario) {
+TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& feedback) {
   const topo::Faults faults = topo::resolve_faults(scenario.faults());
   // The baseline first: its child must start before this process creates a SimGrid engine.
   const analysis::BaselineStep baseline =
@@ -62,6 +62,13 @@ TrainingRun run_training(const config::Scenario& scenario) {
     options.gpu_time_factor = faults.gpu_time_factors(topology.num_gpus());
     options.host_time_factor =
         faults.host_time_factors(topology.num_gpus(), topology.gpus_per_node);
+  }
+  options.progress = feedback.progress;
+  if (feedback.note) {
+    const FullCostEstimate cost = estimate_full_cost(
+        run.step.graph, engine_flows(run.step.graph, topology, rank_to_gpu, options.algorithm));
+    const std::string hint = fidelity_hint(cost, options.fidelity, "--set sim.fidelity=ANALYTIC");
+    if (!hint.empty()) feedback.note(hint);
   }
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);

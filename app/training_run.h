@@ -3,6 +3,7 @@
 
 #include "analysis/pipeline_svg.h"
 #include "analysis/report.h"
+#include "app/sim_estimate.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "workloads/training/training_step.h"
@@ -16,8 +17,9 @@ struct TrainingRun {
 };
 
 // Simulates one step of a resolved, validated scenario. Ranks sit on GPUs in order (rank r on
-// GPU r). One simulation per process (SimGrid).
-TrainingRun run_training(const config::Scenario& scenario);
+// GPU r). One simulation per process (SimGrid). `feedback`: progress while it runs, and the
+// note that FULL fidelity would take long (app/sim_estimate.h).
+TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& feedback = {});
 
 // How pipeline.svg draws `run`: titled by the scenario, ranks grouped by pipeline stage, the
 // critical path marked. The options point into `run`.

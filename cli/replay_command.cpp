@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -174,7 +176,9 @@ int replay_command(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   if (!vm.count("trace")) throw InputError({"command line", 0, 0}, "TRACE", "no trace given");
-  const app::TraceReplayRequest request = request_from(vm);
+  app::TraceReplayRequest request = request_from(vm);
+  app::StderrProgress progress(isatty(STDERR_FILENO) != 0);
+  request.feedback = progress.feedback();
   std::optional<app::OutputDir> out;
   if (vm.count("out")) out.emplace(vm["out"].as<std::string>());
 
@@ -182,6 +186,7 @@ int replay_command(const std::vector<std::string>& args) {
   const bool svg = !vm.count("report-only");
 
   const app::TraceReplay run = app::replay_trace(request);
+  progress.finish();
   print_warnings(run.trace.warnings);
   std::fputs(analysis::trace_report_text(run.report).c_str(), stdout);
   if (run.kineto) std::fputs(analysis::kineto_comparison_text(*run.kineto).c_str(), stdout);

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -89,7 +91,9 @@ int run_command(const std::vector<std::string>& args) {
   std::optional<app::OutputDir> chakra_dir;
   if (vm.count("emit-chakra")) chakra_dir.emplace(vm["emit-chakra"].as<std::string>());
 
-  const app::TrainingRun run = app::run_training(loaded.scenario);
+  app::StderrProgress progress(isatty(STDERR_FILENO) != 0);
+  const app::TrainingRun run = app::run_training(loaded.scenario, progress.feedback());
+  progress.finish();
   std::fputs(analysis::report_text(run.report).c_str(), stdout);
   if (chakra_dir) app::emit_chakra(run.step.graph, loaded.scenario.hardware(), *chakra_dir);
   if (out) write_outputs(run, timeline, vm.count("report-only") > 0, *out);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ double fidelity_error_budget(config::Simulation::Fidelity fidelity);
 // Whether a graph simulated at `fidelity` may carry ring attention's hops as one transfer
 // (AGGREGATED and coarser: ANALYTIC, AUTO).
 bool merges_ring_hops(config::Simulation::Fidelity fidelity);
+// How far a simulation is, for a progress line (app/sim_estimate.h).
+struct SimProgress {
+  uint64_t done_ops = 0;
+  uint64_t total_ops = 0;
+  double wall_s = 0;  // since the replay started
+  double sim_s = 0;   // SimGrid's clock
+};
 
 struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;  // what tests pin
@@ -49,6 +57,10 @@ struct SimOptions {
   // (a straggler) and of its host work (a slow host). Empty: 1 for every rank.
   std::vector<double> gpu_time_factor;
   std::vector<double> host_time_factor;
+  // Called about every progress_every_s of wall-clock time while the replay runs (not at all
+  // when empty); what it prints is the caller's, never part of the report.
+  std::function<void(const SimProgress&)> progress;
+  double progress_every_s = 1;
 };
 
 // The engine's algorithm for a scenario's hardware.collectives.algorithm.
@@ -66,6 +78,16 @@ struct OpTiming {
   // rank, a send's or recv's transfer start. -1 if it never ran.
   double start_s = -1;
   double end_s = -1;
+};
+
+// Collectives of one kind on one parallel dimension that ran one algorithm (the AUTO choice or
+// the requested one where it applies: choose_algorithm).
+struct AlgorithmUse {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CommDim dim = CommDim::kOther;
+  Algorithm algorithm = Algorithm::kRing;
+  uint64_t collectives = 0;  // instances run (each counted once, not per member)
+  uint32_t max_members = 0;  // the largest communicator among them
 };
 
 struct SimResult {
@@ -90,6 +112,9 @@ struct SimResult {
   // the resolution of its busy intervals (0: exact).
   std::vector<PairTraffic> traffic;
   double traffic_resolution_s = 0;
+  // Which algorithm the collectives ran, ordered by kind, dimension, algorithm. Collectives of
+  // one member and barriers (nothing moves) are left out.
+  std::vector<AlgorithmUse> algorithms;
 };
 
 // Replays `graph` with rank r on GPU rank_to_gpu[r] of `topology`. Throws std::runtime_error

@@ -483,6 +483,7 @@ const LinearCost& Replay::analytic_cost_of(const Op& op) {
 // Decided when the last member arrives: analytic (ANALYTIC; AUTO on idle links; folded
 // collectives), or flows, one per peer under AGGREGATED and AUTO.
 void Replay::choose_execution(CollectiveRun& run, const Op& op) {
+  note_algorithm(run, op);
   const auto fidelity = options_.fidelity;
   const double now = s4u::Engine::get_clock();
   if (run.members > 1 && (run.folded || fidelity == config::Simulation::ANALYTIC ||
@@ -515,6 +516,20 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
   run.arrived.assign(static_cast<size_t>(run.members) * run.phases, 0);
 }
 
+// Counted once per collective, when its last member arrives, for the report.
+void Replay::note_algorithm(const CollectiveRun& run, const Op& op) {
+  if (run.members <= 1 || op.collective == CollectiveKind::kBarrier) return;
+  const Algorithm algorithm = op.weights != 0 && op.collective == CollectiveKind::kAllToAll
+                                  ? Algorithm::kDirect
+                                  : planner_for(op.peer).algorithm(op.collective);
+  AlgorithmUse& use = algorithm_uses_[{op.collective, op.dim, algorithm}];
+  use.kind = op.collective;
+  use.dim = op.dim;
+  use.algorithm = algorithm;
+  ++use.collectives;
+  use.max_members = std::max(use.max_members, run.members);
+}
+
 void Replay::arrive(CollectiveRun& run, uint32_t member, int phase) {
   const size_t slot = static_cast<size_t>(member) * run.phases + phase;
   ++run.arrived[slot];
@@ -529,8 +544,17 @@ void Replay::complete(OpId op, double start_s, double end_s) {
   if (timing_[op].start_s < 0 || graph_.op(op).kind != OpKind::kRecv) timing_[op].start_s = start_s;
   timing_[op].end_s = end_s;
   ++completed_;
+  if (options_.progress && completed_ % 4096 == 0) report_progress();
   const uint64_t begin = op == 0 ? 0 : dependents_end_[op - 1];
   for (uint64_t i = begin; i < dependents_end_[op]; ++i) satisfy(dependents_[i], op);
+}
+
+void Replay::report_progress() {
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (wall_s < next_progress_s_) return;
+  next_progress_s_ = wall_s + options_.progress_every_s;
+  options_.progress({completed_, graph_.size(), wall_s, s4u::Engine::get_clock()});
 }
 
 void Replay::satisfy(OpId op, OpId by) {
@@ -577,6 +601,7 @@ SimResult Replay::finish() {
   result.flows = flows_;
   result.traffic_resolution_s = flow_log_.resolution_s();
   result.traffic = flow_log_.take_pairs();
+  for (const auto& [key, use] : algorithm_uses_) result.algorithms.push_back(use);
   return result;
 }
 

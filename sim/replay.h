@@ -2,9 +2,12 @@
 // collective rendezvous and phases, point-to-point delivery. Internal to sim/.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -74,11 +77,13 @@ class Replay {
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
   void choose_execution(CollectiveRun& run, const Op& op);
+  void note_algorithm(const CollectiveRun& run, const Op& op);
   const LinearCost& analytic_cost_of(const Op& op);
   bool simulated(RankId rank) const;
   const CommPlanner& planner_for(CommId comm);
   void execute_copy(OpId op);
   void complete(OpId op, double start_s, double end_s);
+  void report_progress();
   void satisfy(OpId op, OpId by);
 
   const EventGraph& graph_;
@@ -90,6 +95,7 @@ class Replay {
   std::unique_ptr<LinkActivity> link_activity_;  // AUTO only
   uint64_t analytic_collectives_ = 0;
   uint64_t flow_collectives_ = 0;
+  std::map<std::tuple<CollectiveKind, CommDim, Algorithm>, AlgorithmUse> algorithm_uses_;
 
   std::vector<int32_t> remaining_;  // unsatisfied dependencies per operation
   std::vector<uint64_t> dependents_end_;
@@ -106,6 +112,8 @@ class Replay {
   uint64_t flows_ = 0;
   FlowLog flow_log_;  // bytes and busy intervals per rank pair, for the link summary
   size_t completed_ = 0;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double next_progress_s_ = 0;  // wall-clock time of the next progress call
 };
 
 }  // namespace racksim::sim

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "traces/chakra_order.h"
 #include "graph/graph_check.h"
+#include "graph/group_label.h"
 
 namespace racksim::chakra {
 
@@ -440,7 +441,8 @@ class TraceGraphBuilder {
 
   void note_group(CommId comm, const TraceNode& n, CommDim dim) {
     if (!groups_seen_.insert(comm).second) return;
-    std::string name = n.pg != kNoName ? names_.get(n.pg) : "(all ranks)";
+    std::string name =
+        n.pg != kNoName ? names_.get(n.pg) : group_label(trace_.graph.communicator(comm));
     trace_.groups.push_back({std::move(name), dim, comm});
   }
 

@@ -39,7 +39,7 @@ enum class ComputeSource : uint8_t {
 
 // A communicator of the trace: a process group, or every rank.
 struct ProcessGroup {
-  std::string name;  // pg_name, or "(all ranks)"
+  std::string name;  // pg_name, or the ranks without one ("group[8 ranks: 0,1,..,7]")
   CommDim dim = CommDim::kOther;
   CommId comm = 0;
 };

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "traces/kineto_collectives.h"
+#include "traces/kineto_gemm.h"
 
 namespace racksim::kineto {
 
@@ -114,6 +117,9 @@ class EventReader {
   std::vector<RankId> ranks(const json& object, const char* key, const std::string& field) const;
   CollectiveArgs kernel_collective(const json& args) const;
   CollectiveArgs annotation_collective(const json& args) const;
+  std::vector<std::vector<double>> input_dims(const json& args) const;
+  std::pair<double, DataType> input_type(const json& args) const;
+  std::optional<GemmCall> gemm_call(std::string_view op, const json& args) const;
 
  private:
   std::string event_name() const {
@@ -165,33 +171,59 @@ CollectiveArgs EventReader::kernel_collective(const json& args) const {
   return c;
 }
 
+// Input Dims: one list of sizes per input ([] for a non-tensor input).
+std::vector<std::vector<double>> EventReader::input_dims(const json& args) const {
+  std::vector<std::vector<double>> result;
+  const json* dims = find(args, "Input Dims");
+  if (!dims) return result;
+  if (!dims->is_array()) fail("args.Input Dims", "expected a list of shapes");
+  for (const json& shape : *dims) {
+    if (!shape.is_array()) fail("args.Input Dims", "expected a list of shapes");
+    std::vector<double>& sizes = result.emplace_back();
+    for (const json& d : shape) {
+      if (!d.is_number() || d.get<double>() < 0 || !std::isfinite(d.get<double>()))
+        fail("args.Input Dims", d.dump() + " is not a size");
+      sizes.push_back(d.get<double>());
+    }
+  }
+  return result;
+}
+
+// The first Input type's element size and dtype (0 bytes when unknown).
+std::pair<double, DataType> EventReader::input_type(const json& args) const {
+  const json* types = find(args, "Input type");
+  if (!types || !types->is_array() || types->empty() || !(*types)[0].is_string())
+    return {0.0, DataType::kFp32};
+  const std::string name = (*types)[0].get<std::string>();
+  const double bytes = dtype_bytes(name);
+  return {bytes, data_type(bytes, name)};
+}
+
 // nccl:* annotations (older PyTorch): the op name, Input Dims [[d0, d1, ...]] and Input type.
 CollectiveArgs EventReader::annotation_collective(const json& args) const {
   CollectiveArgs c;
-  const json* dims = find(args, "Input Dims");
-  if (dims) {
-    if (!dims->is_array()) fail("args.Input Dims", "expected a list of shapes");
+  if (find(args, "Input Dims")) {
     double elements = 0;
-    for (const json& shape : *dims) {
-      if (!shape.is_array()) fail("args.Input Dims", "expected a list of shapes");
+    for (const std::vector<double>& shape : input_dims(args)) {
       double n = 1;
-      for (const json& d : shape) {
-        if (!d.is_number() || d.get<double>() < 0)
-          fail("args.Input Dims", d.dump() + " is not a size");
-        n *= d.get<double>();
-      }
+      for (double d : shape) n *= d;
       if (!shape.empty()) elements += n;
     }
     if (!std::isfinite(elements)) fail("args.Input Dims", "is too large");
     c.in_elements = elements;
   }
-  const json* types = find(args, "Input type");
-  if (types && types->is_array() && !types->empty() && (*types)[0].is_string()) {
-    const std::string name = (*types)[0].get<std::string>();
-    c.element_bytes = dtype_bytes(name);
-    c.dtype = data_type(c.element_bytes, name);
-  }
+  std::tie(c.element_bytes, c.dtype) = input_type(args);
   return c;
+}
+
+// aten::mm, addmm, bmm, matmul, linear: the GEMM's shape from Input Dims, if they fit.
+std::optional<GemmCall> EventReader::gemm_call(std::string_view op, const json& args) const {
+  const auto shape = gemm_shape(op, input_dims(args));
+  if (!shape) return std::nullopt;
+  GemmCall g;
+  g.shape = *shape;
+  g.dtype = input_type(args).second;
+  return g;
 }
 
 EventCategory category_of(std::string_view cat, bool* kept) {
@@ -200,6 +232,7 @@ EventCategory category_of(std::string_view cat, bool* kept) {
   if (cat == "cuda_runtime" || cat == "cuda_driver") return EventCategory::kRuntime;
   if (cat == "gpu_memcpy") return EventCategory::kMemcpy;
   if (cat == "gpu_memset") return EventCategory::kMemset;
+  if (cat == "cuda_sync") return EventCategory::kSync;
   if (cat == "user_annotation") return EventCategory::kUserAnnotation;
   if (cat == "cpu_op") return EventCategory::kCpuOp;
   *kept = false;
@@ -246,6 +279,17 @@ void read_event(KinetoRank& rank, size_t index, const json& e) {
     ev.stream =
         static_cast<int64_t>(std::min(r.non_negative(args, "stream", "args.stream", true), 1e15));
   }
+  if (category == EventCategory::kSync) {
+    // Context and device syncs carry stream -1; only a stream wait names both ends.
+    auto id = [&](const char* key) {
+      return static_cast<int64_t>(
+          std::clamp(r.number(args, key, std::string("args.") + key, false), -1.0, 1e15));
+    };
+    ev.correlation = id("correlation");
+    ev.stream = id("stream");
+    ev.wait_on_stream = id("wait_on_stream");
+    ev.wait_record_correlation = id("wait_on_cuda_event_record_corr_id");
+  }
   if (category == EventCategory::kMemcpy || category == EventCategory::kMemset) {
     ev.bytes = r.non_negative(args, "bytes", "args.bytes", false);
   }
@@ -258,6 +302,12 @@ void read_event(KinetoRank& rank, size_t index, const json& e) {
     if (nccl_annotation) c.name = ev.name.substr(5);
     ev.collective = static_cast<int32_t>(rank.collectives.size());
     rank.collectives.push_back(std::move(c));
+  }
+  if (category == EventCategory::kCpuOp && is_gemm_op(ev.name)) {
+    if (auto g = r.gemm_call(ev.name, args)) {
+      ev.gemm = static_cast<int32_t>(rank.gemms.size());
+      rank.gemms.push_back(*g);
+    }
   }
   rank.events.push_back(std::move(ev));
 }

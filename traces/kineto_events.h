@@ -3,9 +3,9 @@
 // (workloads/kineto_graph.h) needs of each event, nothing of the JSON afterwards.
 //
 // Kept: complete events ("ph": "X") of the categories cpu_op, user_annotation, cuda_runtime,
-// kernel, gpu_memcpy and gpu_memset; `distributedInfo` (rank, world size, process groups);
-// the GPU name from `deviceProperties`. Flow events (ac2g) are not needed: the launch and its
-// GPU work share `args.correlation`.
+// kernel, gpu_memcpy, gpu_memset and cuda_sync; `distributedInfo` (rank, world size, process
+// groups); the GPU name from `deviceProperties`. Flow events (ac2g) are not needed: the launch and
+// its GPU work share `args.correlation`.
 //
 // Errors are InputErrors naming the file, the event (traceEvents[i]) and the field.
 #pragma once
@@ -26,6 +26,7 @@ enum class EventCategory : uint8_t {
   kKernel,          // kernel on a GPU stream
   kMemcpy,          // gpu_memcpy
   kMemset,          // gpu_memset
+  kSync,            // cuda_sync (enable_cuda_sync_events): "Stream Wait Event" names its streams
 };
 
 // What an NCCL kernel's args (newer PyTorch) or an nccl:* annotation (older) say.
@@ -40,6 +41,13 @@ struct CollectiveArgs {
   std::vector<RankId> ranks;  // Process Group Ranks (empty if absent)
 };
 
+// A GEMM operator (aten::mm, addmm, bmm, matmul, linear) whose Input Dims give its shape
+// (traces/kineto_gemm.h).
+struct GemmCall {
+  KernelShape shape;
+  DataType dtype = DataType::kFp32;
+};
+
 struct Event {
   uint32_t index = 0;  // position in traceEvents, for messages
   EventCategory category = EventCategory::kCpuOp;
@@ -51,6 +59,11 @@ struct Event {
   int64_t correlation = -1;  // runtime calls and GPU events: args.correlation
   double bytes = -1;         // memcpy/memset: args.bytes
   int32_t collective = -1;   // index into KinetoRank::collectives
+  int32_t gemm = -1;         // cpu_op: index into KinetoRank::gemms
+  // cuda_sync: the stream waited on, and the correlation id of the cudaEventRecord it waits for
+  // (args.stream is the waiting stream, args.correlation the cudaStreamWaitEvent call's).
+  int64_t wait_on_stream = -1;
+  int64_t wait_record_correlation = -1;
 };
 
 struct ProcessGroupConfig {
@@ -67,6 +80,7 @@ struct KinetoRank {
   std::vector<ProcessGroupConfig> groups;
   std::vector<Event> events;  // the kept events, in file order
   std::vector<CollectiveArgs> collectives;
+  std::vector<GemmCall> gemms;
 };
 
 // Decompresses when gzipped (magic bytes 1f 8b); `name` stands for the file in messages.

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -107,6 +108,8 @@ class ProgramBuilder {
   void add_gpu(const Event& gpu, std::optional<uint32_t> launch, Thread* thread, double launch_us,
                int64_t launch_tid);
   const CollectiveArgs* collective_args(const Event& gpu, int64_t tid, double launch_us) const;
+  const Event* enclosing_gemm(int64_t tid, double launch_us) const;
+  void note_gemm(ProgramOp& op, int64_t tid, double launch_us);
   void finish();
 
   const KinetoRank& rank_;
@@ -118,6 +121,12 @@ class ProgramBuilder {
   std::map<int64_t, Thread> threads_;
   std::map<int64_t, GpuStream> gpu_streams_;
   std::unordered_map<int64_t, std::vector<const Event*>> nccl_annotations_;  // by thread
+  std::unordered_map<int64_t, std::vector<const Event*>> gemm_ops_;          // by thread, by start
+  std::unordered_set<const Event*> gemm_launched_;        // GEMM ops seen launching
+  std::unordered_map<int64_t, const Event*> calls_;       // correlation -> runtime call
+  std::unordered_map<int64_t, const Event*> sync_waits_;  // cudaStreamWaitEvent's correlation
+  std::unordered_map<int64_t, std::vector<uint32_t>> pending_waits_;  // by waiting stream
+  bool stream_wait_from_sync(const Event& call);
   // Optimizer.step annotations and autograd evaluate_function ops, by thread, by start.
   std::unordered_map<int64_t, std::vector<const Event*>> phase_markers_;
   Phase phase_of_launch(int64_t tid, double launch_us) const;
@@ -160,15 +169,20 @@ ProgramBuilder::GpuStream& ProgramBuilder::gpu_stream(int64_t id) {
 }
 
 void ProgramBuilder::collect() {
-  std::unordered_map<int64_t, const Event*> calls;  // correlation -> runtime call (whole trace)
+  std::unordered_map<int64_t, const Event*>& calls = calls_;  // the whole trace's
   for (const Event& e : rank_.events) {
     if (e.category == EventCategory::kRuntime && e.correlation >= 0)
       calls.emplace(e.correlation, &e);
+    if (e.category == EventCategory::kSync && e.name == "Stream Wait Event" && e.stream >= 0 &&
+        e.wait_on_stream >= 0 && e.wait_record_correlation >= 0) {
+      sync_waits_.emplace(e.correlation, &e);
+    }
   }
   const auto in_step = [&](double ts) { return ts >= t0_ && ts < t1_; };
   for (const Event& e : rank_.events) {
     if (e.category == EventCategory::kRuntime && in_step(e.ts_us)) items_.push_back(&e);
     if (e.collective >= 0 && !is_gpu(e)) nccl_annotations_[e.tid].push_back(&e);
+    if (e.gemm >= 0) gemm_ops_[e.tid].push_back(&e);
     if ((e.category == EventCategory::kUserAnnotation || e.category == EventCategory::kCpuOp) &&
         (e.name.rfind("Optimizer.step", 0) == 0 ||
          e.name.rfind("autograd::engine::evaluate_function", 0) == 0)) {
@@ -190,6 +204,9 @@ void ProgramBuilder::collect() {
     sort_by_time(list);
   }
   for (auto& [tid, list] : nccl_annotations_) {
+    sort_by_time(list);
+  }
+  for (auto& [tid, list] : gemm_ops_) {
     sort_by_time(list);
   }
 }
@@ -232,7 +249,8 @@ void ProgramBuilder::add_call(const Event& call) {
     return;
   }
   if (call.name == "cudaStreamWaitEvent") {
-    t.wait_record_us = t.record_us >= 0 ? t.record_us : call.ts_us;
+    if (!stream_wait_from_sync(call))
+      t.wait_record_us = t.record_us >= 0 ? t.record_us : call.ts_us;
     return;
   }
   // The call's GPU work, taken once (two calls may claim one correlation id).
@@ -313,6 +331,10 @@ void ProgramBuilder::add_gpu(const Event& gpu, std::optional<uint32_t> launch, T
   op.recorded_start_s = rel_s(gpu.ts_us);
   op.recorded_end_s = rel_s(gpu.ts_us + gpu.dur_us);
   if (launch) op.deps.push_back(*launch);
+  if (const auto w = pending_waits_.find(gpu.stream); w != pending_waits_.end()) {
+    op.deps.insert(op.deps.end(), w->second.begin(), w->second.end());
+    pending_waits_.erase(w);
+  }
   if (t && t->wait_record_us >= 0) {
     for (uint32_t d : launched_before(t->wait_record_us, gpu.stream)) op.deps.push_back(d);
     t->wait_record_us = -1;
@@ -340,10 +362,55 @@ void ProgramBuilder::add_gpu(const Event& gpu, std::optional<uint32_t> launch, T
     }
   } else {
     ++p_.counts.kernels;
+    if (launch) note_gemm(op, launch_tid, launch_us);
   }
   if (!launch) ++p_.counts.unlaunched;
   const uint32_t id = add_op(std::move(op));
   s.launched.emplace_back(launch_us, id);
+}
+
+// A cudaStreamWaitEvent whose cuda_sync event names the waiting stream, the stream waited on
+// and the cudaEventRecord: the waiting stream's next GPU op waits for the last GPU op launched
+// on the recorded stream before the record. False when the trace does not say (older traces).
+bool ProgramBuilder::stream_wait_from_sync(const Event& call) {
+  const auto sync = sync_waits_.find(call.correlation);
+  if (call.correlation < 0 || sync == sync_waits_.end()) return false;
+  const auto record = calls_.find(sync->second->wait_record_correlation);
+  if (record == calls_.end()) return false;
+  ++p_.counts.stream_waits;
+  ++p_.counts.synced_stream_waits;
+  const auto producer = gpu_streams_.find(sync->second->wait_on_stream);
+  if (producer == gpu_streams_.end()) return true;  // nothing launched there yet
+  const auto& launched = producer->second.launched;
+  const auto it = std::lower_bound(launched.begin(), launched.end(),
+                                   std::make_pair(record->second->ts_us, uint32_t{0}));
+  if (it != launched.begin()) pending_waits_[sync->second->stream].push_back(std::prev(it)->second);
+  return true;
+}
+
+// The innermost GEMM operator running on thread `tid` at `launch_us`: the latest-starting one
+// that contains it (aten::linear -> aten::addmm -> the launch gives the addmm).
+const Event* ProgramBuilder::enclosing_gemm(int64_t tid, double launch_us) const {
+  constexpr int kLookBack = 64;  // ended siblings between an operator and its launch
+  const auto list = gemm_ops_.find(tid);
+  if (list == gemm_ops_.end()) return nullptr;
+  auto it = std::upper_bound(list->second.begin(), list->second.end(), launch_us,
+                             [](double t, const Event* e) { return t < e->ts_us; });
+  for (int step = 0; step < kLookBack && it != list->second.begin(); ++step) {
+    const Event* e = *--it;
+    if (e->ts_us + e->dur_us >= launch_us) return e;
+  }
+  return nullptr;
+}
+
+void ProgramBuilder::note_gemm(ProgramOp& op, int64_t tid, double launch_us) {
+  const Event* gemm = enclosing_gemm(tid, launch_us);
+  if (gemm == nullptr) return;
+  const GemmCall& call = rank_.gemms[gemm->gemm];
+  op.gemm = call.shape;
+  op.gemm_dtype = call.dtype;
+  op.gemm_first = gemm_launched_.insert(gemm).second;
+  ++p_.counts.gemm_kernels;
 }
 
 void ProgramBuilder::finish() {

@@ -14,10 +14,15 @@
 //     until the GPU work launched before them (before the latest cudaEventRecord, for an event)
 //     ends; the call's recorded wait is replaced by that dependency, its tail after the GPU
 //     work ended is kept.
-//   - cudaEventRecord then cudaStreamWaitEvent on a thread: the next GPU op that thread
-//     launches waits for the last GPU op of every other stream launched before the record
-//     (older traces do not say which stream recorded the event).
-//   - kernels run on their stream ("stream <id>") with their recorded durations; NCCL kernels
+//   - cudaStreamWaitEvent with its cuda_sync "Stream Wait Event" (traces recorded with
+//     enable_cuda_sync_events): the waiting stream's next GPU op waits for the last GPU op
+//     launched on the recorded stream before the cudaEventRecord the event names.
+//     Without one, cudaEventRecord then cudaStreamWaitEvent on a thread: the next GPU op that
+//     thread launches waits for the last GPU op of every other stream launched before the
+//     record (older traces do not say which stream recorded the event).
+//   - kernels run on their stream ("stream <id>") with their recorded durations (a kernel
+//     launched inside aten::mm/addmm/bmm/matmul/linear carries the GEMM's shape, for
+//     --compute model: traces/kineto_gemm.h); NCCL kernels
 //     become collectives (kind, bytes, group from their args, or from the nccl:* annotation
 //     around their launch); send/recv kernels keep their recorded duration.
 //   - gpu_memcpy HtoD / DtoH become host<->device copies of their bytes; DtoD copies and
@@ -55,6 +60,12 @@ struct ProgramOp {
   std::vector<uint32_t> deps;   // earlier ops of the program (same stream order is implicit)
   double recorded_start_s = 0;  // from the step start
   double recorded_end_s = 0;
+  // Kernels launched inside a GEMM operator whose Input Dims give its shape (gemm.known()):
+  // the shape, and whether this is the operator's first kernel (the one --compute model
+  // times; later ones, such as a split-K reduction, are part of the same GEMM).
+  KernelShape gemm;
+  DataType gemm_dtype = DataType::kFp32;
+  bool gemm_first = false;
 };
 
 struct ProgramStream {
@@ -71,7 +82,8 @@ struct RecordedStream {
 struct ProgramCounts {
   uint64_t kernels = 0, collectives = 0, p2p_kernels = 0, copies = 0, device_copies = 0,
            memsets = 0, host_ops = 0, syncs = 0, stream_waits = 0, thread_anchors = 0,
-           unlaunched = 0;
+           unlaunched = 0, gemm_kernels = 0,
+           synced_stream_waits = 0;  // of stream_waits, those a cuda_sync event located
 };
 
 struct RankProgram {

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "graph/group_label.h"
 
 namespace racksim::kineto {
 
@@ -164,10 +165,7 @@ CommId GraphEmitter::communicator(RankId rank, const RankProgram& p, const Progr
   const CommId comm = out_.trace.graph.add_communicator(members);
   if (!groups_.count(members)) {
     groups_.emplace(members, out_.trace.groups.size());
-    const std::string name = world ? "(all ranks)"
-                             : !op.group_name.empty()
-                                 ? op.group_name
-                                 : fmt::format("[{}]", fmt::join(members, ", "));
+    const std::string name = !op.group_name.empty() ? op.group_name : group_label(members);
     out_.trace.groups.push_back({name, chakra::dim_of_group_name(op.group_name), comm});
   }
   return comm;
@@ -254,7 +252,9 @@ KinetoTrace build(std::vector<KinetoRank> files, const KinetoOptions& options) {
   for (const KinetoRank& f : files) {
     t.programs.push_back(build_program(f, step));
     if (step < 0) step = std::stoll(t.programs.front().step_name.substr(13));
+    if (options.gemm_seconds) model_gemms(t.programs.back(), options.gemm_seconds, &t.gemm_timing);
   }
+  if (options.gemm_seconds) t.trace.compute = chakra::ComputeSource::kModel;
   t.step_name = t.programs.front().step_name;
   t.trace.graph = EventGraph(ranks);
   size_t total = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "traces/chakra_build.h"
+#include "traces/kineto_gemm.h"
 #include "traces/kineto_program.h"
 
 namespace racksim::kineto {
@@ -21,6 +22,9 @@ namespace racksim::kineto {
 struct KinetoOptions {
   int64_t step = -1;  // ProfilerStep number; -1: the last one with a duration
   int ranks = -1;     // -1: the files' ranks; with one file, N > 1 replicates it on N ranks
+  // --compute model: times GEMM kernels from their shapes (traces/kineto_gemm.h); empty:
+  // every kernel keeps its recorded duration.
+  GemmTimer gemm_seconds;
 };
 
 struct KinetoTrace {
@@ -31,6 +35,7 @@ struct KinetoTrace {
   int source_world_size = -1;  // distributedInfo.world_size of the files
   std::string gpu;             // deviceProperties name of the first file
   std::string step_name;
+  GemmTiming gemm_timing;  // over the files' programs (each file once)
 };
 
 // Whether the command-line trace arguments are Kineto traces: a directory, a glob, several

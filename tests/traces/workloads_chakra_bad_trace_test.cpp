@@ -280,7 +280,7 @@ TEST(ChakraBadTrace, CollectivesThatDifferBetweenRanks) {
   write_file(dir, "t.0.et", et_bytes({coll(1, 1024)}));
   write_file(dir, "t.1.et", et_bytes({coll(1, 2048)}));
   const std::string e = input_error([&] { read_chakra_trace((dir.path() / "t").string()); });
-  expect_contains(e, "collective #1 on process group '(all ranks)'");
+  expect_contains(e, "collective #1 on process group 'group[2 ranks: 0,1]'");
   expect_contains(e, "t.0.et: node 1 is all_reduce of 1024 bytes but");
   write_file(dir, "u.0.et", et_bytes({coll(1, 1024), coll(2, 1024)}));
   write_file(dir, "u.1.et", et_bytes({coll(1, 1024)}));

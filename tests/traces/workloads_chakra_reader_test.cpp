@@ -38,7 +38,7 @@ TEST(ChakraReader, MicrobenchAllReduceIsOneCollectivePerRank) {
     EXPECT_EQ(op.dim, CommDim::kOther);
   }
   ASSERT_EQ(t.groups.size(), 1u);
-  EXPECT_EQ(t.groups[0].name, "(all ranks)");
+  EXPECT_EQ(t.groups[0].name, "group[8 ranks: 0,1,..,7]");  // named by its ranks
 }
 
 TEST(ChakraReader, AllGatherSizeIsWhatEachRankContributes) {
