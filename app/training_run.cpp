@@ -9,6 +9,7 @@
 #include "app/graph_memory.h"
 #include "app/symmetry_fold.h"
 #include "common/interrupt.h"
+#include "sim/actor_limit.h"
 #include "sim/compute_model.h"
 #include "topologies/topology_graph.h"
 
@@ -40,6 +41,9 @@ TrainingRun run_training(const config::Scenario& scenario) {
                               static_cast<size_t>(scenario.hardware().gpus_per_node())
                         : static_cast<size_t>(std::count(simulated.begin(), simulated.end(), true));
   check_graph_fits(scenario, simulated_ranks, machine_memory_bytes());
+  // Every simulated rank has at least its compute stream's actor; checked again, exactly,
+  // before the replay starts them.
+  sim::check_actor_count(simulated_ranks, fmt::format("simulating {} ranks", simulated_ranks));
   set_interrupt_activity("simulating the training step");
   TrainingRun run{build_training_step(scenario, simulated), {}, {}};
   const topo::Topology topology = topo::build_cluster(scenario.hardware());
