@@ -289,13 +289,7 @@ pid_t start_racksim(const std::vector<std::string>& args, const fs::path& log) {
   if (pid == 0) {
     freopen(log.c_str(), "w", stderr);
     freopen("/dev/null", "w", stdout);
-    std::vector<std::string> owned{RACKSIM_BINARY};
-    owned.insert(owned.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : owned) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+    testing::exec_racksim(args);
   }
   while (pid > 0 && !blocks_sigint(pid)) {
     int status = 0;

@@ -25,6 +25,16 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
+void exec_racksim(const std::vector<std::string>& args) {
+  std::vector<std::string> owned{RACKSIM_BINARY};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  _exit(127);
+}
+
 namespace {
 
 // Runs RACKSIM_BINARY with `args`; `in_child` runs in the child just before exec.
@@ -41,13 +51,7 @@ CommandResult run_racksim_child(const std::vector<std::string>& args,
     dup2(out, 1);
     dup2(err, 2);
     if (in_child) in_child();
-    std::vector<std::string> owned{RACKSIM_BINARY};
-    owned.insert(owned.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : owned) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+    exec_racksim(args);
   }
   int status = 0;
   waitpid(pid, &status, 0);
