@@ -54,16 +54,16 @@ void check_directory_writable(const std::string& option, const fs::path& path,
 
 // Writes `writer`'s output to `path`, flushing and checking for errors (a full disk).
 void write_checked(const fs::path& path, const std::function<void(std::ostream&)>& writer) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
-    throw std::runtime_error(
-        fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    throw OutputError(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
   }
   writer(out);
-  out.flush();
+  out.close();  // flushes; a full disk or a file size limit shows here at the latest
   if (!out) {
-    throw std::runtime_error(
-        fmt::format("error while writing {}: {}", path.string(), std::strerror(errno)));
+    throw OutputError(fmt::format("error while writing {}: {}", path.string(),
+                                  errno != 0 ? std::strerror(errno) : "write failed"));
   }
 }
 
@@ -136,9 +136,17 @@ void OutputDir::commit(const std::vector<std::string>& replaces) {
 }
 
 void check_new_file(const fs::path& path, const std::string& option) {
+  check_file_to_write(path, option, {});
+}
+
+void check_file_to_write(const fs::path& path, const std::string& option,
+                         const std::function<bool(const fs::path&)>& may_replace) {
   std::error_code ec;
-  if (fs::exists(path, ec)) {
-    throw path_error(option, path, "exists; racksim does not overwrite files");
+  if (fs::is_directory(path, ec)) throw path_error(option, path, "is a directory, not a file");
+  if (fs::exists(path, ec) && !(may_replace && may_replace(path))) {
+    throw path_error(option, path,
+                     "exists and was not written by racksim; racksim does not "
+                     "overwrite files");
   }
   const fs::path parent = fs::absolute(path).parent_path();
   if (!fs::is_directory(parent, ec)) {
@@ -148,6 +156,10 @@ void check_new_file(const fs::path& path, const std::string& option) {
 }
 
 void write_new_file(const fs::path& path, const std::string& text) {
+  replace_file(path, text);
+}
+
+void replace_file(const fs::path& path, const std::string& text) {
   const fs::path temp = fs::path(path.string() + fmt::format(".tmp.{}", ::getpid()));
   const RemoveOnInterrupt on_interrupt(temp);
   try {

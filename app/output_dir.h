@@ -10,12 +10,21 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/interrupt.h"
 
 namespace racksim::app {
+
+// Writing an output failed (no space left, a file size limit): the user's environment, not a
+// bug. main() reports it as an error (exit 1) rather than an internal error; nothing was
+// changed in the output directory.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class OutputDir {
  public:
@@ -52,7 +61,18 @@ class OutputDir {
 // its directory exists and is writable. Throws InputError naming `option` otherwise.
 void check_new_file(const std::filesystem::path& path, const std::string& option);
 
+// For options that name one file racksim writes and may replace (calibrate --out): not a
+// directory, absent or accepted by `may_replace` (a file racksim wrote), in an existing writable
+// directory. Throws InputError naming `option` otherwise.
+void check_file_to_write(const std::filesystem::path& path, const std::string& option,
+                         const std::function<bool(const std::filesystem::path&)>& may_replace);
+
 // Writes `text` to the new file `path` through a temporary name; throws on a write error.
 void write_new_file(const std::filesystem::path& path, const std::string& text);
+
+// Writes `text` to `path` all or nothing: into a temporary file beside it, renamed over `path`
+// once complete. On a write error or an interrupt the temporary is removed and an existing
+// `path` stays as it was. Throws OutputError on a write error.
+void replace_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace racksim::app

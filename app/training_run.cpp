@@ -10,6 +10,7 @@
 #include "app/graph_memory.h"
 #include "config/symmetry_fold.h"
 #include "common/interrupt.h"
+#include "sim/actor_limit.h"
 #include "sim/compute_model.h"
 #include "topologies/topology_graph.h"
 
@@ -45,6 +46,9 @@ TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& fe
                               static_cast<size_t>(scenario.hardware().gpus_per_node())
                         : static_cast<size_t>(std::count(simulated.begin(), simulated.end(), true));
   check_graph_fits(scenario, simulated_ranks, machine_memory_bytes());
+  // Every simulated rank has at least its compute stream's actor; checked again, exactly,
+  // before the replay starts them.
+  sim::check_actor_count(simulated_ranks, fmt::format("simulating {} ranks", simulated_ranks));
   set_interrupt_activity("simulating the training step");
   StepGraphOptions graph_options;
   graph_options.merge_ring_hops = sim::merges_ring_hops(scenario.sim().fidelity());

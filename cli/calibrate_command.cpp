@@ -10,6 +10,7 @@
 #include "app/studies/calibrate.h"
 #include "config/calibration_file.h"
 #include "app/child_process.h"
+#include "app/output_dir.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -30,16 +31,15 @@ std::vector<std::string> split_list(const std::string& list) {
   return items;
 }
 
-// Nothing the user wrote is overwritten: only a missing file or one racksim wrote before.
+// Nothing the user wrote is overwritten: only a missing file or one racksim wrote before, in a
+// writable directory; checked before the first simulation.
 void check_writable(const std::string& path) {
-  if (!fs::exists(path)) return;
-  std::ifstream in(path);
-  std::string first;
-  std::getline(in, first);
-  if (first != app::kCalibrationMarker) {
-    throw InputError({"--out", 0, 0}, "--out",
-                     fmt::format("{} exists and was not written by racksim calibrate", path));
-  }
+  app::check_file_to_write(path, "--out", [](const fs::path& existing) {
+    std::ifstream in(existing);
+    std::string first;
+    std::getline(in, first);
+    return first == app::kCalibrationMarker;
+  });
 }
 
 }  // namespace
@@ -89,8 +89,9 @@ int calibrate_command(const std::vector<std::string>& args) {
   std::fputs(app::calibration_report(spec, result).c_str(), stdout);
   if (vm.count("out")) {
     const std::string path = vm["out"].as<std::string>();
-    std::ofstream(path) << app::calibration_text(spec.params, result.fit.values,
-                                                 app::calibration_comment(spec, result));
+    // All or nothing: a full disk or an interrupt leaves the previous calibration as it was.
+    app::replace_file(path, app::calibration_text(spec.params, result.fit.values,
+                                                  app::calibration_comment(spec, result)));
     fmt::print("\nwrote {} (include it with  calibration: \"{}\"  or --set calibration={})\n", path,
                path, path);
   }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <boost/program_options/errors.hpp>
 
+#include "app/output_dir.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
   } catch (const racksim::InputError& e) {
     fmt::print(stderr, "racksim: error: {}\n", e.what());
     return 2;
+  } catch (const racksim::app::OutputError& e) {
+    fmt::print(stderr, "racksim: error: {}\n", e.what());
+    return 1;
   } catch (const boost::program_options::error& e) {
     fmt::print(stderr, "racksim: error: command line: {}\n", e.what());
     return 2;

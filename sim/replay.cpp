@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include "sim/actor_limit.h"
 #include "sim/aggregated_plan.h"
 #include "graph/graph_check.h"
 
@@ -139,6 +140,7 @@ void Replay::mark_lazy_streams() {
 Replay::~Replay() = default;
 
 void Replay::start() {
+  check_actor_count(actors_.size(), fmt::format("simulating {} ranks", graph_.num_ranks()));
   for (size_t i = 0; i < actors_.size(); ++i) {
     StreamActor& a = *actors_[i];
     a.wake = s4u::Semaphore::create(0);

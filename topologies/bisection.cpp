@@ -23,7 +23,9 @@ using FlowGraph = boost::adjacency_list<
                         boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
 
 // Arcs are collected in bytes per second, then scaled by the largest power of two that keeps
-// every sum of capacities below 2^62, so that link rates with a few fractional bits stay exact.
+// the sum of all capacities, unbounded arcs included, below 2^61, so that link rates with a few
+// fractional bits stay exact and no excess push-relabel accumulates (at most that sum)
+// overflows int64 (UBSan found the sum of the unbounded arcs from the source overflowing).
 class FlowNetwork {
  public:
   explicit FlowNetwork(size_t vertices) : vertices_(vertices) {}
@@ -33,14 +35,18 @@ class FlowNetwork {
     arcs_.push_back({u, v, capacity});
     total_ += capacity;
   }
-  void add_unbounded_arc(size_t u, size_t v) { arcs_.push_back({u, v, -1}); }
+  void add_unbounded_arc(size_t u, size_t v) {
+    arcs_.push_back({u, v, -1});
+    ++unbounded_arcs_;
+  }
 
   double max_flow(size_t source, size_t sink) {
     constexpr double kLimit = 4611686018427387904.0;  // 2^62
     const double unbounded = total_ + 1;
+    const double sum = total_ + static_cast<double>(unbounded_arcs_) * unbounded;
     double scale = 1;
-    while (unbounded * scale * 2 < kLimit / 2 && scale < 1e12) scale *= 2;
-    while (unbounded * scale >= kLimit / 2) scale /= 2;
+    while (sum * scale * 2 < kLimit / 2 && scale < 1e12) scale *= 2;
+    while (sum * scale >= kLimit / 2) scale /= 2;
     FlowGraph graph(vertices_);
     auto capacity_map = boost::get(boost::edge_capacity, graph);
     auto reverse_map = boost::get(boost::edge_reverse, graph);
@@ -64,6 +70,7 @@ class FlowNetwork {
   size_t vertices_;
   std::vector<Arc> arcs_;
   double total_ = 0;
+  size_t unbounded_arcs_ = 0;
 };
 
 bool in_fabric(const Vertex& v) {

@@ -25,6 +25,7 @@ namespace {
 using testing::read_file;
 using testing::read_gzip_file;
 using testing::run_racksim;
+using testing::run_racksim_with_file_size_limit;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -124,6 +125,91 @@ TEST(Hardened, AFailedRunLeavesThePreviousResultsUntouched) {
   }
 }
 
+// Every file in `dir` (names starting with a dot included) and its contents.
+std::map<std::string, std::string> files_in(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    files[entry.path().filename().string()] = read_file(entry.path());
+  }
+  return files;
+}
+
+TEST(Hardened, AFullDiskLeavesThePreviousResultsUntouched) {
+  TempDir dir;
+  const std::string path = dir.write("s.textproto", kScenario);
+  const fs::path out = dir.path() / "out";
+  ASSERT_EQ(run_racksim({"run", path, "--out", out.string()}).exit_code, 0);
+  const auto before = files_in(out);
+  ASSERT_TRUE(before.count("timeline.json.gz") && before.count("report.json"));
+  // Every file racksim writes may hold 16 KiB: report.json (9 KB) and the timeline (6 KB) are
+  // staged, pipeline.svg (64 KB) fails.
+  const auto r = run_racksim_with_file_size_limit(
+      {"run", path, "--out", out.string(), "--set", "training.seq_length=4096"}, 16384);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("error while writing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pipeline.svg"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_EQ(files_in(out), before) << "no staging directory, no partial file, nothing replaced";
+  // A directory the failed run created is removed.
+  const fs::path fresh = dir.path() / "fresh";
+  EXPECT_EQ(
+      run_racksim_with_file_size_limit({"run", path, "--out", fresh.string()}, 16384).exit_code, 1);
+  EXPECT_FALSE(fs::exists(fresh));
+}
+
+TEST(Hardened, ReadOnlyOutIsFoundBeforeSimulating) {
+  TempDir dir;
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  // root writes into a read-only directory regardless; a filesystem that takes no files (procfs)
+  // is read-only for everyone.
+  const fs::path out = geteuid() == 0 ? fs::path("/proc/racksim-out") : locked / "out";
+  const auto r = run_racksim({"run", "--out", out.string()});
+  expect_input_error(r, "--out");
+  EXPECT_EQ(r.out.find("step time"), std::string::npos) << "refused before simulating";
+  EXPECT_FALSE(fs::exists(out));
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
+TEST(Hardened, CalibrateOutIsCheckedBeforeAnyWork) {
+  TempDir dir;
+  const std::string file = dir.write("notes.txt", "mine\n");
+  // Bad --out is found before the measured file is even read (it does not exist).
+  const std::vector<std::string> start = {
+      "calibrate",   "--base",   "missing.textproto",     "--measured",
+      "missing.csv", "--params", "hardware.compute.gemm", "--out"};
+  for (const std::string& out : {file, (fs::path(file) / "cal.textproto").string(),
+                                 dir.path().string(), (dir.path() / "no" / "cal").string()}) {
+    std::vector<std::string> args = start;
+    args.push_back(out);
+    expect_input_error(run_racksim(args), "--out");
+  }
+  EXPECT_EQ(read_file(file), "mine\n");
+}
+
+TEST(Hardened, CalibrateReplacesItsOwnFileWhole) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", R"(name: "one GPU"
+model { preset: "llama3-8b" num_layers: 2 vocab_size: 1024 }
+hardware { preset: "dgx-h100" nodes: 1 gpus_per_node: 1 host { sockets: 1 } }
+layout { tp: 1 pp: 1 }
+training { global_batch_size: 1 micro_batch_size: 1 seq_length: 2048 recompute: NONE }
+)");
+  const std::string csv =
+      dir.write("m.csv", "training.seq_length,measured_step_time_s\n1024,0.05\n4096,0.2\n");
+  const std::string cal = (dir.path() / "cal.textproto").string();
+  for (const char* evals : {"1", "2"}) {
+    const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                                "hardware.compute.gemm", "--holdout", "none", "--max-evals", evals,
+                                "--jobs", "1", "--out", cal});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(read_file(cal).rfind("# racksim calibration", 0), 0u);
+  const auto files = files_in(dir.path());
+  EXPECT_EQ(files.size(), 3u) << "base, measured and the calibration; no temporary left";
+}
+
 TEST(Hardened, AStepTooLargeForTheMachineIsRefusedBeforeBuildingIt) {
   // 2^20 layers x 32 micro-batches on 8 ranks: billions of operations, hundreds of GB.
   TempDir dir;
@@ -133,6 +219,18 @@ TEST(Hardened, AStepTooLargeForTheMachineIsRefusedBeforeBuildingIt) {
                               "training.global_batch_size=64"});
   expect_input_error(r, "sim.fold_replicas");
   EXPECT_NE(r.err.find("GB"), std::string::npos) << r.err;
+}
+
+TEST(Hardened, MoreRanksThanSimGridCanHoldAreRefusedBeforeBuildingTheStep) {
+  // 100,000 nodes: 800,000 ranks, each a SimGrid actor with a stack of its own (two memory
+  // mappings; vm.max_map_count allows 65,530 by default). SimGrid would abort; building the
+  // step alone would take hours.
+  TempDir dir;
+  const std::string path = dir.write("s.textproto", kScenario);
+  const auto r = run_racksim({"run", path, "--set", "hardware.nodes=100000", "--set",
+                              "layout.dp=200000", "--set", "training.global_batch_size=200000"});
+  expect_input_error(r, "sim.fold_replicas");
+  EXPECT_NE(r.err.find("vm.max_map_count"), std::string::npos) << r.err;
 }
 
 // Complete ("X") events per (pid, tid), in file order.
@@ -184,29 +282,77 @@ bool blocks_sigint(pid_t pid) {
   return false;
 }
 
+// Starts racksim with `args` and stderr into `log`; returns once its interrupt watcher is
+// installed (so that SIGINT reaches the watcher rather than ending the process unhandled).
+pid_t start_racksim(const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen(log.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    testing::exec_racksim(args);
+  }
+  while (pid > 0 && !blocks_sigint(pid)) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) != 0) return -1;  // ended before it could be interrupted
+    usleep(1000);
+  }
+  return pid;
+}
+
+// Sends SIGINT to `pid` and returns its exit code (-1 unless it exited).
+int interrupt_and_wait(pid_t pid) {
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 TEST(Hardened, SigintExits130AndLeavesNoOutput) {
   TempDir dir;
   const fs::path out = dir.path() / "out";
   const fs::path log = dir.path() / "log";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    freopen(log.c_str(), "w", stderr);
-    execl(RACKSIM_BINARY, RACKSIM_BINARY, "run", "--out", out.c_str(), nullptr);
-    _exit(127);
-  }
-  while (!blocks_sigint(pid)) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "racksim ended before it could be interrupted";
-    usleep(1000);
-  }
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const pid_t pid = start_racksim({"run", "--out", out.string()}, log);
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(interrupt_and_wait(pid), 130);
   EXPECT_NE(read_file(log).find("interrupted (SIGINT) while"), std::string::npos) << read_file(log);
   EXPECT_FALSE(fs::exists(out));
+}
+
+// The file being written in `out`'s staging directory, "" when there is none yet.
+std::string staged_file(const fs::path& out) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(out, ec)) {
+    if (entry.path().filename().string().rfind(".racksim-staging", 0) != 0) continue;
+    for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
+      if (file.path().filename() == "timeline.json.gz") return "timeline.json.gz";
+    }
+  }
+  return "";
+}
+
+TEST(Hardened, SigintWhileWritingLeavesThePreviousResultsUntouched) {
+  TempDir dir;
+  // 32 layers x 16 micro-batches: the full timeline takes a while to write.
+  const std::string path = dir.write("s.textproto", kScenario);
+  const std::vector<std::string> big = {"--set", "model.num_layers=32", "--set",
+                                        "training.global_batch_size=64"};
+  const fs::path out = dir.path() / "out";
+  ASSERT_EQ(run_racksim({"run", path, "--out", out.string(), "--timeline", "none"}).exit_code, 0);
+  const auto before = files_in(out);
+  std::vector<std::string> args = {"run", path, "--out", out.string(), "--timeline", "full"};
+  args.insert(args.end(), big.begin(), big.end());
+  const fs::path log = dir.path() / "log";
+  const pid_t pid = start_racksim(args, log);
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  while (staged_file(out).empty()) {
+    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "racksim ended before writing the timeline";
+    usleep(200);
+  }
+  EXPECT_EQ(interrupt_and_wait(pid), 130);
+  EXPECT_NE(read_file(log).find("interrupted (SIGINT) while writing"), std::string::npos)
+      << read_file(log);
+  EXPECT_EQ(files_in(out), before) << "no staging directory, no partial file, nothing replaced";
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 #include <zlib.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -22,7 +25,21 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-CommandResult run_racksim(const std::vector<std::string>& args) {
+void exec_racksim(const std::vector<std::string>& args) {
+  std::vector<std::string> owned{RACKSIM_BINARY};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  _exit(127);
+}
+
+namespace {
+
+// Runs RACKSIM_BINARY with `args`; `in_child` runs in the child just before exec.
+CommandResult run_racksim_child(const std::vector<std::string>& args,
+                                const std::function<void()>& in_child) {
   TempDir io;
   const fs::path out_path = io.path() / "stdout";
   const fs::path err_path = io.path() / "stderr";
@@ -33,13 +50,8 @@ CommandResult run_racksim(const std::vector<std::string>& args) {
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
     dup2(err, 2);
-    std::vector<std::string> owned{RACKSIM_BINARY};
-    owned.insert(owned.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : owned) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+    if (in_child) in_child();
+    exec_racksim(args);
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -48,6 +60,23 @@ CommandResult run_racksim(const std::vector<std::string>& args) {
   result.out = read_file(out_path);
   result.err = read_file(err_path);
   return result;
+}
+
+}  // namespace
+
+CommandResult run_racksim(const std::vector<std::string>& args) {
+  return run_racksim_child(args, {});
+}
+
+CommandResult run_racksim_with_file_size_limit(const std::vector<std::string>& args,
+                                               long limit_bytes) {
+  return run_racksim_child(args, [limit_bytes] {
+    // Past the limit a write fails with EFBIG instead of raising SIGXFSZ: a full disk, as the
+    // process sees it.
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{static_cast<rlim_t>(limit_bytes), static_cast<rlim_t>(limit_bytes)};
+    setrlimit(RLIMIT_FSIZE, &limit);
+  });
 }
 
 TempDir::TempDir() {

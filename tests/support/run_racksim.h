@@ -19,6 +19,15 @@ struct CommandResult {
 // Runs RACKSIM_BINARY with `args` (no shell quoting needed) in the current directory.
 CommandResult run_racksim(const std::vector<std::string>& args);
 
+// In a forked child: replaces the process with RACKSIM_BINARY and `args` (exit 127 if that
+// fails).
+[[noreturn]] void exec_racksim(const std::vector<std::string>& args);
+
+// run_racksim with every file the process writes (stdout and stderr too) limited to
+// `limit_bytes`, so that writes past it fail as on a full disk.
+CommandResult run_racksim_with_file_size_limit(const std::vector<std::string>& args,
+                                               long limit_bytes);
+
 // A fresh empty directory under the system temp directory, removed by the destructor.
 class TempDir {
  public:
