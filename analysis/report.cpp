@@ -234,8 +234,8 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["links"] = links_json(r.links);
   j["energy"] = energy_json(r.energy);
   j["cost_per_step"] = cost_json(r.cost_model, r.step_cost);
-  r.algorithms = result.algorithms;
   if (r.faults.active) j["faults"] = faults_json(r.faults);
+  j["collective_algorithms"] = algorithms_json(r.algorithms);
   j["sim"] = {{"fidelity", r.fidelity},
               {"fidelity_error_budget", r.fidelity_error_budget},
               {"ops", r.sim_ops},
