@@ -19,25 +19,27 @@ namespace racksim::app {
 
 namespace fs = std::filesystem;
 
+void exec_in_child(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  unblock_interrupts_in_child();
+  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+  }
+  std::vector<std::string> owned = args;
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  _exit(127);
+}
+
 namespace {
 
 pid_t spawn(const ChildJob& job) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    unblock_interrupts_in_child();
-    const int fd = open(job.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    std::vector<std::string> owned = job.argv;
-    std::vector<char*> argv;
-    for (auto& a : owned) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  if (pid == 0) exec_in_child(job.argv, job.log);
   register_child_process(pid);
   return pid;
 }

@@ -24,6 +24,11 @@ void run_parallel(const std::vector<ChildJob>& jobs, int parallel,
 // The path of the running racksim binary (what children are started with).
 std::string self_executable();
 
+// In a forked child: restores the interrupt signals, sends stdout and stderr to `log` and
+// executes args[0] with `args`; exits 127 if that fails. Never returns.
+[[noreturn]] void exec_in_child(const std::vector<std::string>& args,
+                                const std::filesystem::path& log);
+
 // How many child processes to run at once by default: the CPUs this process may use.
 int default_jobs();
 

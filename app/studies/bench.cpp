@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.h"
+#include "common/interrupt.h"
 #include "config/default_scenario.h"
 #include "config/scenario_loader.h"
-#include "common/interrupt.h"
 
 namespace racksim::app {
 
@@ -29,18 +29,7 @@ namespace {
 int run_child(const std::vector<std::string>& args, const fs::path& log, struct rusage* usage) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("bench: fork failed");
-  if (pid == 0) {
-    unblock_interrupts_in_child();
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<std::string> owned = args;
-    std::vector<char*> argv;
-    for (auto& a : owned) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  if (pid == 0) exec_in_child(args, log);
   register_child_process(pid);
   int status = 0;
   wait4(pid, &status, 0, usage);
