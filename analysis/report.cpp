@@ -8,8 +8,8 @@
 #include "analysis/memory_report.h"
 #include "common/units.h"
 #include "sim/engine.h"
-#include "workloads/training/layout.h"
 #include "workloads/model/transformer.h"
+#include "workloads/training/layout.h"
 
 namespace racksim::analysis {
 
@@ -188,14 +188,59 @@ nlohmann::ordered_json links_json(const LinkSummary& links) {
 
 }  // namespace
 
-nlohmann::ordered_json report_json(const StepReport& r) {
-  using nlohmann::ordered_json;
+namespace {
+
+nlohmann::ordered_json mfu_json(const MfuFigures& m) {
+  return {{"model", m.model},
+          {"hardware", m.hardware},
+          {"peak_flops_per_gpu", m.peak_flops_per_gpu},
+          {"dtype", m.dtype},
+          {"gpus", m.gpus},
+          {"flops_per_token", m.flops_per_token},
+          {"hardware_flops_per_token", m.hardware_flops_per_token},
+          {"active_params", m.active_params},
+          {"total_params", m.total_params},
+          {"attention_coeff", m.attention_coeff},
+          {"attention_share", m.attention_share},
+          {"causal_halving", m.causal_halving}};
+}
+
+nlohmann::ordered_json breakdown_json(const StepReport& r) {
   const Breakdown& b = r.breakdown;
-  ordered_json exposed;
+  nlohmann::ordered_json exposed;
   for (CommDim d : {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp, CommDim::kDp}) {
     exposed[std::string(to_string(d))] = b.exposed_comm(d);
   }
-  ordered_json j;
+  return {{"rank", b.rank},
+          {"pp_stage", r.critical_stage},
+          {"compute", b.compute_s},
+          {"recompute", b.recompute_s},
+          {"exposed_comm", exposed},
+          {"bubble", b.bubble_s},
+          {"optimizer", b.optimizer_s},
+          {"offload", b.offload_s},
+          {"other", b.other_s}};
+}
+
+nlohmann::ordered_json sim_json(const StepReport& r) {
+  return {{"fidelity", r.fidelity},
+          {"fidelity_error_budget", r.fidelity_error_budget},
+          {"ops", r.sim_ops},
+          {"events", r.sim_events},
+          {"flows", r.sim_flows},
+          {"wall_s", r.sim_wall_s},
+          {"analytic_collectives", r.analytic_collectives},
+          {"flow_collectives", r.flow_collectives},
+          {"folded_replicas", r.folded_replicas},
+          {"routes_computed", r.routes_computed},
+          {"gpu_pairs", r.gpu_pairs}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_json(const StepReport& r) {
+  const Breakdown& b = r.breakdown;
+  nlohmann::ordered_json j;
   j["scenario"] = r.scenario;
   j["description"] = r.description;
   j["step_time_s"] = r.step_time_s;
@@ -203,27 +248,8 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["tokens_per_s"] = r.tokens_per_s;
   j["tokens_per_s_per_gpu"] = r.mfu.gpus > 0 ? r.tokens_per_s / r.mfu.gpus : 0;
   j["ms_per_1k_tokens"] = r.ms_per_1k_tokens;
-  j["mfu"] = {{"model", r.mfu.model},
-              {"hardware", r.mfu.hardware},
-              {"peak_flops_per_gpu", r.mfu.peak_flops_per_gpu},
-              {"dtype", r.mfu.dtype},
-              {"gpus", r.mfu.gpus},
-              {"flops_per_token", r.mfu.flops_per_token},
-              {"hardware_flops_per_token", r.mfu.hardware_flops_per_token},
-              {"active_params", r.mfu.active_params},
-              {"total_params", r.mfu.total_params},
-              {"attention_coeff", r.mfu.attention_coeff},
-              {"attention_share", r.mfu.attention_share},
-              {"causal_halving", r.mfu.causal_halving}};
-  j["breakdown_s"] = {{"rank", b.rank},
-                      {"pp_stage", r.critical_stage},
-                      {"compute", b.compute_s},
-                      {"recompute", b.recompute_s},
-                      {"exposed_comm", exposed},
-                      {"bubble", b.bubble_s},
-                      {"optimizer", b.optimizer_s},
-                      {"offload", b.offload_s},
-                      {"other", b.other_s}};
+  j["mfu"] = mfu_json(r.mfu);
+  j["breakdown_s"] = breakdown_json(r);
   j["offload"] = {{"exposed_s", b.offload_s},
                   {"copy_busy_s", b.copy_busy_s},
                   {"hidden_s", b.offload_hidden_s()},
@@ -236,17 +262,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["cost_per_step"] = cost_json(r.cost_model, r.step_cost);
   if (r.faults.active) j["faults"] = faults_json(r.faults);
   j["collective_algorithms"] = algorithms_json(r.algorithms);
-  j["sim"] = {{"fidelity", r.fidelity},
-              {"fidelity_error_budget", r.fidelity_error_budget},
-              {"ops", r.sim_ops},
-              {"events", r.sim_events},
-              {"flows", r.sim_flows},
-              {"wall_s", r.sim_wall_s},
-              {"analytic_collectives", r.analytic_collectives},
-              {"flow_collectives", r.flow_collectives},
-              {"folded_replicas", r.folded_replicas},
-              {"routes_computed", r.routes_computed},
-              {"gpu_pairs", r.gpu_pairs}};
+  j["sim"] = sim_json(r);
   return j;
 }
 
@@ -300,12 +316,9 @@ std::string links_text(const LinkSummary& links) {
   return out;
 }
 
-}  // namespace
-
-std::string report_text(const StepReport& r) {
-  using units::kGB;
+// Step time, throughput and MFU with its denominator and FLOPs per token.
+std::string headline_text(const StepReport& r) {
   const MfuFigures& m = r.mfu;
-  const Breakdown& b = r.breakdown;
   std::string out;
   out += fmt::format("racksim: {}\n  {}\n\n", r.scenario.empty() ? "scenario" : r.scenario,
                      r.description);
@@ -324,9 +337,14 @@ std::string report_text(const StepReport& r) {
       m.active_params, m.attention_coeff, m.seq_length, m.flops_per_token, 100 * m.attention_share,
       m.causal_halving ? "causal halving" : "no causal halving");
   out += fmt::format("  with recompute     {:.4g} FLOPs per token\n\n", m.hardware_flops_per_token);
+  return out;
+}
 
-  out += fmt::format("Breakdown of the critical rank {} (pipeline stage {}):\n", b.rank,
-                     r.critical_stage);
+std::string breakdown_text(const StepReport& r) {
+  using units::kGB;
+  const Breakdown& b = r.breakdown;
+  std::string out = fmt::format("Breakdown of the critical rank {} (pipeline stage {}):\n", b.rank,
+                                r.critical_stage);
   out += row("compute", b.compute_s, r.step_time_s);
   out += row("recompute", b.recompute_s, r.step_time_s);
   for (CommDim d : {CommDim::kTp, CommDim::kCp, CommDim::kEp, CommDim::kPp, CommDim::kDp}) {
@@ -344,22 +362,16 @@ std::string report_text(const StepReport& r) {
         b.copy_busy_s, b.offload_s, b.offload_hidden_s(), b.copy_to_host_bytes / kGB,
         b.copy_to_device_bytes / kGB);
   }
+  return out;
+}
 
-  out += critical_path_text(r);
-  out += faults_text(r.faults);
-  out += links_text(r.links);
-
-  out += energy_text(r.energy);
-  out += fmt::format("Cost per step: ${:.4g} ({}), ${:.4g} per million tokens\n", r.step_cost.usd(),
-                     r.cost_model.owned ? "owned: write-off and electricity" : "rented GPU-hours",
-                     r.step_cost.usd_per_million_tokens());
-  out += memory_text(r.memory);
-  out += algorithms_text(r.algorithms);
+// How the simulation ran: its size, fidelity, routes and folding.
+std::string simulation_text(const StepReport& r) {
   const std::string budget =
       r.fidelity_error_budget > 0
           ? fmt::format(" (step within {:g}% of FULL)", 100 * r.fidelity_error_budget)
           : "";
-  out += fmt::format(
+  std::string out = fmt::format(
       "\nSimulation: {} operations, {} SimGrid activities ({} flows), fidelity {}{}, {:.2f} s "
       "wall\n",
       r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, budget, r.sim_wall_s);
@@ -371,6 +383,24 @@ std::string report_text(const StepReport& r) {
         "analytic on the real fabric)\n",
         r.folded_replicas);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string report_text(const StepReport& r) {
+  std::string out = headline_text(r);
+  out += breakdown_text(r);
+  out += critical_path_text(r);
+  out += faults_text(r.faults);
+  out += links_text(r.links);
+  out += energy_text(r.energy);
+  out += fmt::format("Cost per step: ${:.4g} ({}), ${:.4g} per million tokens\n", r.step_cost.usd(),
+                     r.cost_model.owned ? "owned: write-off and electricity" : "rented GPU-hours",
+                     r.step_cost.usd_per_million_tokens());
+  out += memory_text(r.memory);
+  out += algorithms_text(r.algorithms);
+  out += simulation_text(r);
   return out;
 }
 

@@ -13,11 +13,11 @@
 #include "analysis/timeline.h"
 #include "analysis/trace_report.h"
 #include "app/output_dir.h"
-#include "config/scenario_loader.h"
 #include "app/trace_replay.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "config/scenario_loader.h"
 #include "sim/engine.h"
 
 namespace racksim::cli {
@@ -128,9 +128,7 @@ void write_outputs(app::OutputDir& out, const app::TraceReplay& run,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-}  // namespace
-
-int replay_command(const std::vector<std::string>& args) {
+po::options_description replay_options() {
   po::options_description options("racksim replay TRACE options");
   options.add_options()("help,h", "show this help")(
       "trace", po::value<std::vector<std::string>>(),
@@ -166,6 +164,13 @@ int replay_command(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a hardware field or sim.fidelity, e.g. --set "
       "hardware.collectives.base_latency_s=0 or --set sim.fidelity=ANALYTIC");
+  return options;
+}
+
+}  // namespace
+
+int replay_command(const std::vector<std::string>& args) {
+  const po::options_description options = replay_options();
   po::positional_options_description positional;
   positional.add("trace", -1);
   po::variables_map vm;

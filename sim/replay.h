@@ -2,7 +2,9 @@
 // collective rendezvous and phases, point-to-point delivery. Internal to sim/.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -14,14 +16,19 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "graph/event_graph.h"
 #include "sim/analytic_model.h"
 #include "sim/collective_plan.h"
 #include "sim/engine.h"
 #include "sim/flow_log.h"
 #include "topologies/routing.h"
-#include "graph/event_graph.h"
 
 namespace racksim::sim {
+
+// A flow's size: SimGrid moves whole bytes.
+inline uint64_t whole_bytes(double bytes) {
+  return static_cast<uint64_t>(std::llround(std::max(bytes, 0.0)));
+}
 
 // Where each rank runs: its GPU host, its place in the scale-up domains, and its server's CPU
 // sockets (the ends of its host <-> device copies).

@@ -246,6 +246,41 @@ int64_t tid_of(const json& tid) {
   return 0;
 }
 
+// A synchronization's ids. Context and device syncs carry stream -1; only a stream wait names
+// both ends.
+void read_sync_ids(const EventReader& r, const json& args, Event& ev) {
+  auto id = [&](const char* key) {
+    return static_cast<int64_t>(
+        std::clamp(r.number(args, key, std::string("args.") + key, false), -1.0, 1e15));
+  };
+  ev.correlation = id("correlation");
+  ev.stream = id("stream");
+  ev.wait_on_stream = id("wait_on_stream");
+  ev.wait_record_correlation = id("wait_on_cuda_event_record_corr_id");
+}
+
+// What the event calls that racksim models: an NCCL collective (its kernel or its annotation)
+// or a GEMM with its shapes.
+void read_calls(KinetoRank& rank, const EventReader& r, const json& args, Event& ev) {
+  const EventCategory category = ev.category;
+  const bool nccl_kernel = category == EventCategory::kKernel && is_nccl_kernel_name(ev.name);
+  const bool nccl_annotation =
+      (category == EventCategory::kUserAnnotation || category == EventCategory::kCpuOp) &&
+      ev.name.rfind("nccl:", 0) == 0;
+  if (nccl_kernel || nccl_annotation) {
+    CollectiveArgs c = nccl_kernel ? r.kernel_collective(args) : r.annotation_collective(args);
+    if (nccl_annotation) c.name = ev.name.substr(5);
+    ev.collective = static_cast<int32_t>(rank.collectives.size());
+    rank.collectives.push_back(std::move(c));
+  }
+  if (category == EventCategory::kCpuOp && is_gemm_op(ev.name)) {
+    if (auto g = r.gemm_call(ev.name, args)) {
+      ev.gemm = static_cast<int32_t>(rank.gemms.size());
+      rank.gemms.push_back(*g);
+    }
+  }
+}
+
 void read_event(KinetoRank& rank, size_t index, const json& e) {
   if (!e.is_object()) return;
   const auto ph = e.find("ph");
@@ -279,36 +314,11 @@ void read_event(KinetoRank& rank, size_t index, const json& e) {
     ev.stream =
         static_cast<int64_t>(std::min(r.non_negative(args, "stream", "args.stream", true), 1e15));
   }
-  if (category == EventCategory::kSync) {
-    // Context and device syncs carry stream -1; only a stream wait names both ends.
-    auto id = [&](const char* key) {
-      return static_cast<int64_t>(
-          std::clamp(r.number(args, key, std::string("args.") + key, false), -1.0, 1e15));
-    };
-    ev.correlation = id("correlation");
-    ev.stream = id("stream");
-    ev.wait_on_stream = id("wait_on_stream");
-    ev.wait_record_correlation = id("wait_on_cuda_event_record_corr_id");
-  }
+  if (category == EventCategory::kSync) read_sync_ids(r, args, ev);
   if (category == EventCategory::kMemcpy || category == EventCategory::kMemset) {
     ev.bytes = r.non_negative(args, "bytes", "args.bytes", false);
   }
-  const bool nccl_kernel = category == EventCategory::kKernel && is_nccl_kernel_name(ev.name);
-  const bool nccl_annotation =
-      (category == EventCategory::kUserAnnotation || category == EventCategory::kCpuOp) &&
-      ev.name.rfind("nccl:", 0) == 0;
-  if (nccl_kernel || nccl_annotation) {
-    CollectiveArgs c = nccl_kernel ? r.kernel_collective(args) : r.annotation_collective(args);
-    if (nccl_annotation) c.name = ev.name.substr(5);
-    ev.collective = static_cast<int32_t>(rank.collectives.size());
-    rank.collectives.push_back(std::move(c));
-  }
-  if (category == EventCategory::kCpuOp && is_gemm_op(ev.name)) {
-    if (auto g = r.gemm_call(ev.name, args)) {
-      ev.gemm = static_cast<int32_t>(rank.gemms.size());
-      rank.gemms.push_back(*g);
-    }
-  }
+  read_calls(rank, r, args, ev);
   rank.events.push_back(std::move(ev));
 }
 

@@ -102,6 +102,9 @@ class ProgramBuilder {
   GpuStream& gpu_stream(int64_t id);
   void collect();
   void add_call(const Event& call);
+  // A synchronizing call: the host's time up to it as an op of its own, then the call, which
+  // waits for the GPU work launched before it (before the event it waits on).
+  void add_sync_wait(const Event& call, const Thread& t, double from, double end, ProgramOp& op);
   std::optional<std::pair<double, uint32_t>> anchor(int64_t tid, double ts_us) const;
   std::vector<uint32_t> launched_before(double ts_us, int64_t except_stream) const;
   uint32_t add_op(ProgramOp op);
@@ -242,6 +245,25 @@ std::vector<uint32_t> ProgramBuilder::launched_before(double ts_us, int64_t exce
   return ops;
 }
 
+void ProgramBuilder::add_sync_wait(const Event& call, const Thread& t, double from, double end,
+                                   ProgramOp& op) {
+  const double limit =
+      call.name == "cudaEventSynchronize" && t.record_us >= 0 ? t.record_us : call.ts_us;
+  const std::vector<uint32_t> waited = launched_before(limit, -1);
+  double waited_end = 0;
+  for (uint32_t w : waited) waited_end = std::max(waited_end, p_.ops[w].recorded_end_s);
+  ProgramOp before = op;
+  before.label = "host";
+  before.duration_s = std::max(0.0, (call.ts_us - from) * 1e-6);
+  before.recorded_start_s = rel_s(from);
+  before.recorded_end_s = rel_s(call.ts_us);
+  const uint32_t first = add_op(std::move(before));
+  op.deps = waited;
+  op.deps.push_back(first);
+  op.duration_s = std::max(0.0, rel_s(end) - std::max(rel_s(call.ts_us), waited_end));
+  ++p_.counts.syncs;
+}
+
 void ProgramBuilder::add_call(const Event& call) {
   Thread& t = thread(call.tid);
   if (call.name == "cudaEventRecord") {
@@ -276,22 +298,7 @@ void ProgramBuilder::add_call(const Event& call) {
   }
   const double end = std::max(call.ts_us + call.dur_us, t.end_us);
   if (sync) {
-    const double limit =
-        call.name == "cudaEventSynchronize" && t.record_us >= 0 ? t.record_us : call.ts_us;
-    const std::vector<uint32_t> waited = launched_before(limit, -1);
-    double waited_end = 0;
-    for (uint32_t w : waited) waited_end = std::max(waited_end, p_.ops[w].recorded_end_s);
-    const double gap_s = std::max(0.0, (call.ts_us - from) * 1e-6);
-    ProgramOp before = op;
-    before.label = "host";
-    before.duration_s = gap_s;
-    before.recorded_start_s = rel_s(from);
-    before.recorded_end_s = rel_s(call.ts_us);
-    const uint32_t first = add_op(std::move(before));
-    op.deps = waited;
-    op.deps.push_back(first);
-    op.duration_s = std::max(0.0, rel_s(end) - std::max(rel_s(call.ts_us), waited_end));
-    ++p_.counts.syncs;
+    add_sync_wait(call, t, from, end, op);
   } else {
     op.duration_s = std::max(0.0, (end - from) * 1e-6);
   }

@@ -1,0 +1,239 @@
+// Scenario loading, continued (app_scenario_loader_test.cpp has parsing and the checks): --set
+// overrides, presets, the JSON scanner, and errors on fields a preset or an override wrote.
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config/json_locations.h"
+#include "config/scenario_loader.h"
+#include "tests/support/scenario_errors.h"
+#include "topologies/hardware_presets.h"
+#include "workloads/model/model_presets.h"
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, OverridesSetIntEnumDoubleAndPreset) {
+  const LoadedScenario loaded = load_scenario_text(
+      small_scenario("  tp: 2\n"), "s.textproto",
+      {"layout.tp=4", "training.recompute=FULL", "hardware.scale_up.efficiency=0.7",
+       "model.preset=llama3-70b", "layout.sequence_parallel=true", "layout.pp=2"});
+  const config::Scenario& s = loaded.scenario;
+  EXPECT_EQ(s.layout().tp(), 4);
+  EXPECT_EQ(s.layout().pp(), 2);
+  EXPECT_EQ(s.layout().dp(), 1);
+  EXPECT_EQ(s.training().recompute(), config::Training::FULL);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().efficiency(), 0.7);
+  EXPECT_DOUBLE_EQ(s.hardware().scale_up().bytes_per_s(), 450e9);
+  EXPECT_EQ(s.model().preset(), "llama3-70b");
+  EXPECT_EQ(s.model().hidden_size(), 8192);
+  EXPECT_EQ(s.model().num_layers(), 80);
+  EXPECT_TRUE(s.layout().sequence_parallel());
+
+  const SourceLocation tp = loaded.sources.find("layout.tp");
+  EXPECT_EQ(tp.file, "--set layout.tp=4");
+  EXPECT_EQ(tp.line, 0);
+  EXPECT_EQ(loaded.sources.find("layout.cp").line, 7);  // still the file's layout section
+}
+
+TEST(app_scenario_loader, OverrideOfAnUnsetSectionWorks) {
+  config::Scenario scenario;
+  SourceMap sources;
+  apply_override("sim.fidelity=AGGREGATED", &scenario, &sources);
+  apply_override("hardware.gpu.name=my-gpu", &scenario, &sources);
+  apply_override("training.pp_comm_overlap=1", &scenario, &sources);
+  EXPECT_EQ(scenario.sim().fidelity(), config::Simulation::AGGREGATED);
+  EXPECT_EQ(scenario.hardware().gpu().name(), "my-gpu");
+  EXPECT_TRUE(scenario.training().pp_comm_overlap());
+  EXPECT_EQ(sources.find("hardware.gpu.name").file, "--set hardware.gpu.name=my-gpu");
+}
+
+TEST(app_scenario_loader, BadOverridesNameThePath) {
+  struct Case {
+    std::string assignment;
+    std::string field;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"layout.tpp=4", "layout.tpp", "valid fields of layout: tp, pp, cp"},
+      {"layuot.tp=4", "layuot.tp", "valid fields of the scenario: name"},
+      {"layout.tp=x", "layout.tp", "'x' is not a valid value"},
+      {"layout.tp=2.5", "layout.tp", "integer"},
+      {"layout.tp=", "layout.tp", "not a valid value"},
+      {"layout=4", "layout", "is a message"},
+      {"layout.tp.x=4", "layout.tp.x", "has no fields"},
+      {"layout.tp", "layout.tp", "expected path=value"},
+      {"training.recompute=SOMETIMES", "training.recompute", "NONE, SELECTIVE, FULL"},
+      {"layout.sequence_parallel=maybe", "layout.sequence_parallel", "true, false"},
+      {"hardware.gpu.hbm_bytes=lots", "hardware.gpu.hbm_bytes", "number"},
+  };
+  for (const Case& c : cases) {
+    config::Scenario scenario;
+    SourceMap sources;
+    const Caught error =
+        catch_input_error([&] { apply_override(c.assignment, &scenario, &sources); });
+    ASSERT_TRUE(error.thrown) << c.assignment;
+    EXPECT_EQ(error.where.file, "--set") << c.assignment;
+    EXPECT_EQ(error.where.line, 0) << c.assignment;
+    EXPECT_EQ(error.field, c.field) << c.assignment;
+    EXPECT_NE(error.detail.find(c.says), std::string::npos) << c.assignment << ": " << error.detail;
+  }
+}
+
+TEST(app_scenario_loader, UnknownPresetListsTheKnownNames) {
+  const Caught model =
+      load_error("training { seq_length: 2048 }\nmodel {\n  preset: \"llama9\"\n}\n");
+  ASSERT_TRUE(model.thrown);
+  EXPECT_EQ(model.field, "model.preset");
+  EXPECT_EQ(model.where.line, 3);
+  EXPECT_NE(model.detail.find("llama3-8b"), std::string::npos) << model.detail;
+
+  const Caught hardware =
+      load_error(small_scenario(""), "s.textproto", {"hardware.preset=dgx-z100"});
+  ASSERT_TRUE(hardware.thrown);
+  EXPECT_EQ(hardware.field, "hardware.preset");
+  EXPECT_EQ(hardware.where.file, "--set hardware.preset=dgx-z100");
+  EXPECT_NE(hardware.detail.find("dgx-h100"), std::string::npos) << hardware.detail;
+}
+
+TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
+  ASSERT_EQ(model_preset_names().size(), 7u);
+  ASSERT_EQ(topo::hardware_preset_names().size(), 11u);
+  for (const std::string& model : model_preset_names()) {
+    for (const std::string& hardware : topo::hardware_preset_names()) {
+      const std::string text = "model { preset: \"" + model + "\" }\nhardware { preset: \"" +
+                               hardware +
+                               "\" }\nlayout { tp: 8 sequence_parallel: true }\n"
+                               "training { global_batch_size: 72 seq_length: 2048 }\n";
+      try {
+        const LoadedScenario loaded = load_scenario_text(text, "s.textproto", {});
+        // Presets hold one node (8 GPUs), an NVL72 rack (72) or the seed's 4 nodes (32).
+        const auto& hw = loaded.scenario.hardware();
+        EXPECT_EQ(loaded.scenario.layout().dp(), hw.nodes() * hw.gpus_per_node() / 8);
+        EXPECT_TRUE(loaded.scenario.model().has_source());
+        EXPECT_TRUE(loaded.scenario.hardware().has_source());
+      } catch (const InputError& error) {
+        ADD_FAILURE() << model << " on " << hardware << ": " << error.what();
+      }
+    }
+  }
+}
+
+TEST(app_scenario_loader, PresetFigures) {
+  const auto a100 = topo::hardware_preset("dgx-a100");
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_FALSE(a100->gpu().has_fp8_flops_per_s());
+  EXPECT_DOUBLE_EQ(a100->gpu().bf16_flops_per_s(), 312e12);
+  EXPECT_EQ(a100->pcie().generation(), 4);
+  EXPECT_DOUBLE_EQ(a100->scale_out().nic_bits_per_s(), 200e9);
+  EXPECT_DOUBLE_EQ(a100->compute().hbm(), 0.85);  // defaults included
+
+  const auto b300 = topo::hardware_preset("hgx-b300");
+  ASSERT_TRUE(b300.has_value());
+  EXPECT_DOUBLE_EQ(b300->gpu().hbm_bytes(), 288e9);
+  EXPECT_DOUBLE_EQ(b300->scale_out().nic_bits_per_s(), 800e9);
+  EXPECT_EQ(b300->pcie().generation(), 6);
+
+  EXPECT_DOUBLE_EQ(topo::hardware_preset("hgx-h800")->scale_up().bytes_per_s(), 200e9);
+  EXPECT_DOUBLE_EQ(topo::hardware_preset("dgx-h200")->gpu().hbm_bytes_per_s(), 4.8e12);
+  EXPECT_FALSE(topo::hardware_preset("dgx-z100").has_value());
+  EXPECT_EQ(topo::hardware_defaults().scale_out().nodes_per_leaf(), 32);
+
+  const auto gpt3 = model_preset("gpt3-175b");
+  ASSERT_TRUE(gpt3.has_value());
+  EXPECT_EQ(gpt3->activation(), config::Model::GELU);
+  EXPECT_TRUE(gpt3->tie_embeddings());
+  EXPECT_EQ(gpt3->vocab_size(), 51200);
+  EXPECT_EQ(model_preset("llama3-405b")->num_layers(), 126);
+  EXPECT_FALSE(model_preset("llama9").has_value());
+}
+
+TEST(app_scenario_loader, JsonScannerTracksNestingStringsAndArrays) {
+  const JsonScan scan = scan_json_keys(
+      "{\n"
+      "  \"name\": \"a \\\"quoted\\\" {brace\",\n"
+      "  \"hardware\": {\"gpu\": {\"bf16FlopsPerS\": 1},\n"
+      "    \"list\": [{\"inner\": 1}, [2, 3]],\n"
+      "    \"after\": 2}\n"
+      "}\n",
+      config::Scenario::descriptor());
+  EXPECT_EQ(scan.unbalanced_line, 0);
+  std::vector<std::string> paths;
+  for (const JsonKey& key : scan.keys) paths.push_back(key.path + ":" + std::to_string(key.line));
+  EXPECT_EQ(paths, (std::vector<std::string>{"name:2", "hardware:3", "hardware.gpu:3",
+                                             "hardware.gpu.bf16_flops_per_s:3", "hardware.list:4",
+                                             "hardware.after:5"}));
+
+  const JsonScan mismatched = scan_json_keys("{\n \"a\": [1,\n 2}\n", nullptr);
+  EXPECT_EQ(mismatched.unbalanced_line, 3);
+}
+
+}  // namespace
+}  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
+  const Caught batch = load_error(small_scenario("  tp: 8\n", "inference {\n  batch: 0\n}\n"));
+  ASSERT_TRUE(batch.thrown);
+  EXPECT_EQ(batch.field, "inference.batch");
+  EXPECT_EQ(batch.where.line, 11);
+  const Caught price =
+      load_error(small_scenario("  tp: 8\n", "inference { gpu_hour_price: -1 }\n"));
+  ASSERT_TRUE(price.thrown);
+  EXPECT_EQ(price.field, "inference.gpu_hour_price");
+  const Caught cp = load_error(small_scenario("  tp: 4\n  cp: 2\n", "inference { batch: 8 }\n"));
+  ASSERT_TRUE(cp.thrown);
+  EXPECT_EQ(cp.field, "layout.cp");
+  EXPECT_NE(cp.detail.find("context parallelism"), std::string::npos) << cp.detail;
+  EXPECT_NO_THROW(
+      load_scenario_text(small_scenario("  tp: 8\n", "inference { batch: 8 }\n"), "s", {}));
+}
+
+}  // namespace
+}  // namespace racksim::app
+
+namespace racksim::app {
+namespace {
+
+TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
+  // 32 layers: 8 + 24 for pp 2 in the file; --set layout.pp=4 would give 8 + 8 + 8 + 8 by
+  // luck, and 22 + 7 + 7 + 7 for other pins: the pin was made for pp 2, so it is an error.
+  const std::string text = small_scenario("  pp: 2\n  first_stage_layers: 8\n");
+  ASSERT_FALSE(load_error(text).thrown);
+  const Caught error = load_error(text, "scenario.textproto", {"layout.pp=4"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.first_stage_layers");
+  EXPECT_EQ(error.where.line, 9);
+  EXPECT_NE(error.detail.find("layout.pp=4"), std::string::npos) << error.detail;
+  EXPECT_NE(error.detail.find("layout.pp 2"), std::string::npos) << error.detail;
+  // Restating the pin (or 0 for equal stages) with the new pp is fine.
+  EXPECT_FALSE(load_error(text, "s", {"layout.pp=4", "layout.first_stage_layers=0"}).thrown);
+}
+
+TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {
+  // gpt3-175b has 96 heads and 96 KV heads; overriding num_heads alone leaves the preset's KV
+  // heads, which the user never wrote.
+  const Caught error = load_error(small_scenario("  tp: 8\n"), "scenario.textproto",
+                                  {"model.preset=gpt3-175b", "model.num_heads=48"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "model.num_kv_heads");
+  EXPECT_NE(error.where.file.find("model preset 'gpt3-175b'"), std::string::npos)
+      << error.where.file;
+}
+
+TEST(app_scenario_loader, TitleSaysWhatTheCommandLineChanged) {
+  const LoadedScenario loaded =
+      load_scenario_text("name: \"run\"\n" + small_scenario("  tp: 2\n"), "s", {"layout.tp=4"});
+  EXPECT_EQ(loaded.scenario.name(), "run (--set layout.tp=4)");
+}
+
+}  // namespace
+}  // namespace racksim::app
