@@ -194,7 +194,8 @@ Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, 
     const Op& op = graph.op(id);
     if (op.rank != rank) continue;
     if (op.kind == OpKind::kCopy) copies.push_back(id);
-    (graph.streams()[op.stream].kind == StreamKind::kCompute ? compute_ops : side_ops).push_back(id);
+    (graph.streams()[op.stream].kind == StreamKind::kCompute ? compute_ops : side_ops)
+        .push_back(id);
   }
   // By start time: with several compute streams (a Kineto trace's CUDA streams) a kernel issued
   // later may start earlier; the walk counts each moment once, busy if any kernel runs.

@@ -19,8 +19,8 @@
 #include <map>
 #include <vector>
 
-#include "sim/engine.h"
 #include "graph/event_graph.h"
+#include "sim/engine.h"
 
 namespace racksim::analysis {
 

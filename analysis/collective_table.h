@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/engine.h"
 #include "graph/event_graph.h"
+#include "sim/engine.h"
 
 namespace racksim::analysis {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine.h"
 #include "graph/event_graph.h"
+#include "sim/engine.h"
 
 namespace racksim::analysis {
 

@@ -20,10 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/event_graph.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "topologies/topology_graph.h"
-#include "graph/event_graph.h"
 
 namespace racksim::analysis {
 

@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/critical_path.h"
-#include "topologies/faults.h"
 #include "graph/event_graph.h"
+#include "topologies/faults.h"
 
 namespace racksim::analysis {
 

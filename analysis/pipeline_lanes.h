@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/engine.h"
 #include "graph/event_graph.h"
+#include "sim/engine.h"
 
 namespace racksim::analysis {
 

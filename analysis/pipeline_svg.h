@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "analysis/critical_path.h"
-#include "sim/engine.h"
 #include "graph/event_graph.h"
+#include "sim/engine.h"
 
 namespace racksim::analysis {
 

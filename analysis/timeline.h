@@ -7,8 +7,8 @@
 
 #include <ostream>
 
-#include "sim/engine.h"
 #include "graph/event_graph.h"
+#include "sim/engine.h"
 
 namespace racksim::analysis {
 

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "app/output_dir.h"
-#include "proto/scenario.pb.h"
 #include "graph/event_graph.h"
+#include "proto/scenario.pb.h"
 
 namespace racksim::app {
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "graph/event_graph.h"
 #include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "topologies/topology_graph.h"
-#include "graph/event_graph.h"
 
 namespace racksim::app {
 

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 
-#include "config/scenario_loader.h"
 #include "common/input_file.h"
+#include "config/scenario_loader.h"
 #include "topologies/engine_config.h"
 #include "topologies/graphviz.h"
 #include "topologies/hardware_presets.h"

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "config/scenario_loader.h"
 #include "common/error.h"
+#include "config/scenario_loader.h"
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
 #include "topologies/ring_topology.h"

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
-#include "app/studies/calibrate.h"
-#include "config/calibration_file.h"
 #include "app/child_process.h"
 #include "app/output_dir.h"
+#include "app/studies/calibrate.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "config/calibration_file.h"
 
 namespace racksim::cli {
 

@@ -5,13 +5,13 @@
 #include <boost/program_options.hpp>
 
 #include "app/child_process.h"
-#include "app/studies/infer_study.h"
 #include "app/inference_run.h"
 #include "app/output_dir.h"
-#include "config/scenario_loader.h"
+#include "app/studies/infer_study.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "config/scenario_loader.h"
 
 namespace racksim::cli {
 

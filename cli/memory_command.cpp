@@ -6,9 +6,9 @@
 #include <boost/program_options.hpp>
 
 #include "analysis/memory_report.h"
-#include "config/scenario_loader.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "config/scenario_loader.h"
 #include "workloads/training/memory_ledger.h"
 
 namespace racksim::cli {

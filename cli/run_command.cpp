@@ -11,13 +11,13 @@
 #include "analysis/report.h"
 #include "analysis/timeline.h"
 #include "app/chakra_emit.h"
-#include "config/default_scenario.h"
 #include "app/output_dir.h"
-#include "config/scenario_loader.h"
 #include "app/training_run.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "config/default_scenario.h"
+#include "config/scenario_loader.h"
 
 namespace racksim::cli {
 

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
-#include "config/field_path.h"
-#include "config/scenario_paths.h"
 #include "common/error.h"
 #include "common/input_file.h"
+#include "config/field_path.h"
+#include "config/scenario_paths.h"
 
 namespace racksim::app {
 

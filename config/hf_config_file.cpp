@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "config/json_locations.h"
-#include "config/scenario_paths.h"
 #include "common/error.h"
 #include "common/input_file.h"
 #include "config/hf_config.h"
+#include "config/json_locations.h"
+#include "config/scenario_paths.h"
 
 namespace racksim::app {
 namespace {

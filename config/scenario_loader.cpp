@@ -17,13 +17,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/input_file.h"
 #include "config/calibration_file.h"
 #include "config/field_path.h"
 #include "config/hf_config_file.h"
 #include "config/json_locations.h"
 #include "config/scenario_paths.h"
 #include "config/text_locations.h"
-#include "common/input_file.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
 

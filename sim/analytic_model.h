@@ -14,10 +14,10 @@
 #include <tuple>
 #include <vector>
 
+#include "graph/event_graph.h"
 #include "sim/collective_plan.h"
 #include "topologies/routing.h"
 #include "topologies/topology_graph.h"
-#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

@@ -12,8 +12,8 @@
 // A recorded duration (from a trace) is used as is.
 #pragma once
 
-#include "proto/scenario.pb.h"
 #include "graph/event_graph.h"
+#include "proto/scenario.pb.h"
 
 namespace racksim::sim {
 

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "graph/event_graph.h"
 #include "proto/scenario.pb.h"
 #include "sim/collective_plan.h"
 #include "sim/compute_model.h"
 #include "sim/flow_log.h"
 #include "topologies/topology_graph.h"
-#include "graph/event_graph.h"
 
 namespace racksim::sim {
 

@@ -14,9 +14,9 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
-#include "traces/chakra_order.h"
 #include "graph/graph_check.h"
 #include "graph/group_label.h"
+#include "traces/chakra_order.h"
 
 namespace racksim::chakra {
 

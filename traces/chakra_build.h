@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "traces/chakra_trace.h"
 #include "graph/event_graph.h"
+#include "traces/chakra_trace.h"
 
 namespace racksim::chakra {
 

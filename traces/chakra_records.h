@@ -1,6 +1,7 @@
 // The framing of a Chakra execution-trace (ET) file: a varint32 length and a GlobalMetadata
 // message, then (varint32 length, Node message) pairs until the end of the file. Files may be
-// gzipped (detected by the magic bytes 1f 8b). See the Chakra ET schema (mlcommons/chakra, schema/protobuf/et_def.proto, MIT licence; docs/sources.md §9).
+// gzipped (detected by the magic bytes 1f 8b). See the Chakra ET schema (mlcommons/chakra,
+// schema/protobuf/et_def.proto, MIT licence; docs/sources.md §9).
 //
 // Reading streams the file record by record (memory stays proportional to one record), and
 // every problem is an InputError naming the file, the record and its byte offset.

@@ -74,8 +74,8 @@ std::vector<analysis::CollectiveRow> run_collective_bench(const CollectiveBenchR
   options.algorithm = sim::to_algorithm(request.hardware.collectives().algorithm());
   const auto result = sim::simulate(graph, topology, rank_to_gpu,
                                     sim::ComputeModel::from_hardware(request.hardware), options);
-  const sim::Algorithm algorithm = sim::choose_algorithm(
-      request.kind, options.algorithm, sim::comm_shape(topology, rank_to_gpu));
+  const sim::Algorithm algorithm = sim::choose_algorithm(request.kind, options.algorithm,
+                                                         sim::comm_shape(topology, rank_to_gpu));
   return analysis::collective_rows(graph, result, algorithm);
 }
 

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "workloads/model/transformer.h"
 #include "workloads/moe/expert_placement.h"
 #include "workloads/moe/expert_routing.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/training_step.h"
-#include "workloads/model/transformer.h"
 
 namespace racksim::app {
 

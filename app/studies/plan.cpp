@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.h"
-#include "config/scenario_loader.h"
 #include "common/error.h"
+#include "config/scenario_loader.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/training/training_step.h"
 

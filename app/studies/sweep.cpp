@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.h"
-#include "config/default_scenario.h"
-#include "config/scenario_loader.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "config/default_scenario.h"
+#include "config/scenario_loader.h"
 #include "workloads/training/memory_ledger.h"
 
 namespace racksim::app {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/scenario_loader.h"
 #include "common/error.h"
+#include "config/scenario_loader.h"
 #include "tests/support/run_racksim.h"
 #include "workloads/training/training_step.h"
 

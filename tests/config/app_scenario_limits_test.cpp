@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "config/scenario_loader.h"
 #include "common/error.h"
+#include "config/scenario_loader.h"
 #include "tests/support/test_scenarios.h"
 
 namespace racksim::app {

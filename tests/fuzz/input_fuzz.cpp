@@ -23,10 +23,10 @@
 
 #include "analysis/report_compare.h"
 #include "app/studies/calibrate.h"
-#include "config/scenario_loader.h"
 #include "common/error.h"
 #include "common/input_file.h"
 #include "config/hf_config.h"
+#include "config/scenario_loader.h"
 #include "workloads/moe/token_routing.h"
 
 namespace {

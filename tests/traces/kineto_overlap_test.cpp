@@ -13,8 +13,10 @@ namespace racksim {
 namespace {
 
 nlohmann::json runtime_call(const std::string& name, double ts, int correlation) {
-  return {{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", name}, {"pid", 1}, {"tid", 1},
-          {"ts", ts},  {"dur", 2},              {"args", {{"correlation", correlation}}}};
+  return {{"ph", "X"},    {"cat", "cuda_runtime"},
+          {"name", name}, {"pid", 1},
+          {"tid", 1},     {"ts", ts},
+          {"dur", 2},     {"args", {{"correlation", correlation}}}};
 }
 
 TEST(KinetoOverlap, KernelIssuedLaterButRunningEarlierCountsAsCompute) {

@@ -1,16 +1,16 @@
-// The algebra of inference (the lecture Reiner Pope's lecture, docs/sources.md §10) and the inference step's ledger:
-// floors, break-even batch, KV bytes per token per attention kind, the PP-does-not-help-KV
-// identity, expert placement maps and the all-to-all boundary-crossing share.
+// The algebra of inference (the lecture Reiner Pope's lecture, docs/sources.md §10) and the
+// inference step's ledger: floors, break-even batch, KV bytes per token per attention kind, the
+// PP-does-not-help-KV identity, expert placement maps and the all-to-all boundary-crossing share.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
-#include "workloads/moe/expert_placement.h"
-#include "workloads/moe/expert_routing.h"
 #include "workloads/inference/inference_ledger.h"
 #include "workloads/inference/inference_step.h"
 #include "workloads/model/model_presets.h"
+#include "workloads/moe/expert_placement.h"
+#include "workloads/moe/expert_routing.h"
 
 namespace racksim {
 namespace {

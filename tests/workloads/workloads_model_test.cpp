@@ -6,12 +6,12 @@
 #include <map>
 
 #include "graph/graph_check.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/transformer.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/memory_ledger.h"
-#include "workloads/model/model_presets.h"
 #include "workloads/training/pipeline_schedule.h"
 #include "workloads/training/training_step.h"
-#include "workloads/model/transformer.h"
 
 namespace racksim {
 namespace {
@@ -83,7 +83,7 @@ TEST(TransformerModel, LayerStepFlopsAddUpToSixN) {
   EXPECT_DOUBLE_EQ(gemm, 2 * tokens * 12 * h * h / 8);
   EXPECT_DOUBLE_EQ(attention, 4 * tokens * 2048 * h / 8 / 2);
   EXPECT_DOUBLE_EQ(backward_gemm, 2 * gemm);
-  EXPECT_EQ(collectives, 2);  // Megatron: two all-reduces per layer forward
+  EXPECT_EQ(collectives, 2);           // Megatron: two all-reduces per layer forward
   EXPECT_EQ(backward_collectives, 2);  // and two backward
   EXPECT_DOUBLE_EQ(dgrad, gemm);       // the zero-bubble split: B = input gradients
   EXPECT_DOUBLE_EQ(wgrad, gemm);       // W = weight gradients
@@ -100,8 +100,10 @@ TEST(TransformerModel, SequenceParallelSwapsAllReduceForGatherAndScatter) {
     if (s.forward) backward.push_back(*s.forward);
   }
   using K = CollectiveKind;
-  EXPECT_EQ(forward, (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
-  EXPECT_EQ(backward, (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
+  EXPECT_EQ(forward,
+            (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
+  EXPECT_EQ(backward,
+            (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
 }
 
 TEST(PipelineSchedule, OneFOneBWarmupAndOrder) {

@@ -7,13 +7,13 @@
 #include <numeric>
 
 #include "common/error.h"
-#include "workloads/model/attention_ledger.h"
-#include "workloads/moe/expert_routing.h"
 #include "graph/graph_check.h"
-#include "workloads/training/memory_ledger.h"
+#include "workloads/model/attention_ledger.h"
 #include "workloads/model/model_presets.h"
-#include "workloads/training/training_step.h"
 #include "workloads/model/transformer.h"
+#include "workloads/moe/expert_routing.h"
+#include "workloads/training/memory_ledger.h"
+#include "workloads/training/training_step.h"
 
 namespace racksim {
 namespace {

@@ -7,8 +7,8 @@
 #include <tuple>
 
 #include "graph/graph_check.h"
-#include "workloads/training/memory_ledger.h"
 #include "workloads/model/model_presets.h"
+#include "workloads/training/memory_ledger.h"
 #include "workloads/training/pipeline_map.h"
 #include "workloads/training/pipeline_schedule.h"
 #include "workloads/training/training_step.h"
@@ -61,12 +61,13 @@ TEST(Schedules, InFlightActivationsFollowTheSchedule) {
   const int p = 4, m = 8;
   for (int s = 0; s < p; ++s) {
     EXPECT_EQ(in_flight_chunk_passes(one_f_one_b_order(s, p, m)), p - s);  // 1F1B
-    EXPECT_EQ(in_flight_chunk_passes(gpipe_order(s, p, m)), m);           // GPipe
+    EXPECT_EQ(in_flight_chunk_passes(gpipe_order(s, p, m)), m);            // GPipe
     // Megatron's interleaved warm-up: (p - s - 1) x 2 + (v - 1) x p, plus the steady forward.
     EXPECT_EQ(in_flight_chunk_passes(interleaved_order(s, p, 2, m)), (p - s - 1) * 2 + p + 1);
   }
   const auto zb = zb_h1_orders(p, m);
-  for (int s = 0; s < p; ++s) EXPECT_LE(in_flight_chunk_passes(zb[s]), p - s) << "ZB-H1 = 1F1B memory";
+  for (int s = 0; s < p; ++s)
+    EXPECT_LE(in_flight_chunk_passes(zb[s]), p - s) << "ZB-H1 = 1F1B memory";
   // DualPipe: the paper's PP + 1 chunk activations at most on every stage.
   for (int s = 0; s < p; ++s) EXPECT_LE(in_flight_chunk_passes(dualpipe_order(s, p, 2 * m)), p + 1);
 }
@@ -107,9 +108,9 @@ config::Scenario scenario(int tp, int pp, int dp, config::Training::Schedule sch
 }
 
 TEST(TrainingStep, EverySchedulesGraphMatchesUp) {
-  for (auto schedule : {config::Training::GPIPE, config::Training::ONE_F_ONE_B,
-                        config::Training::INTERLEAVED_1F1B, config::Training::ZB_H1,
-                        config::Training::DUALPIPE}) {
+  for (auto schedule :
+       {config::Training::GPIPE, config::Training::ONE_F_ONE_B, config::Training::INTERLEAVED_1F1B,
+        config::Training::ZB_H1, config::Training::DUALPIPE}) {
     const auto step = build_training_step(scenario(2, 4, 2, schedule));
     EXPECT_NO_THROW(match_sends_to_recvs(step.graph)) << config::Training::Schedule_Name(schedule);
     EXPECT_NO_THROW(check_collectives(step.graph)) << config::Training::Schedule_Name(schedule);

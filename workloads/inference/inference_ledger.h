@@ -1,6 +1,7 @@
-// The algebra of inference (the roofline of decode, Reiner Pope's lecture, docs/sources.md §10): what batching does
-// to latency and cost, where the break-even batch lies, and what the KV cache costs in memory.
-// The simulated step (inference_step.h) must agree with these where they apply; tests pin it.
+// The algebra of inference (the roofline of decode, Reiner Pope's lecture, docs/sources.md §10):
+// what batching does to latency and cost, where the break-even batch lies, and what the KV cache
+// costs in memory. The simulated step (inference_step.h) must agree with these where they apply;
+// tests pin it.
 //
 // Conventions: a weight in a matrix multiply costs 2 FLOPs per token; the lecture's
 //   t_compute = B x 2 N_active / FLOP/s,   t_weights = N_total x bytes per weight / HBM bytes/s,

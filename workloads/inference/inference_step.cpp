@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "workloads/moe/expert_routing.h"
 #include "workloads/inference/inference_ledger.h"
+#include "workloads/moe/expert_routing.h"
+#include "workloads/moe/token_routing.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/rank_writer.h"
-#include "workloads/moe/token_routing.h"
 #include "workloads/training/training_step.h"
 
 namespace racksim {

@@ -12,10 +12,10 @@
 
 #include <vector>
 
-#include "proto/scenario.pb.h"
 #include "graph/event_graph.h"
-#include "workloads/moe/expert_placement.h"
+#include "proto/scenario.pb.h"
 #include "workloads/model/transformer.h"
+#include "workloads/moe/expert_placement.h"
 
 namespace racksim {
 

@@ -6,7 +6,9 @@ namespace {
 
 constexpr double kNormFlopsPerElement = 8.0;
 
-double matrices(bool gated) { return gated ? 3.0 : 2.0; }
+double matrices(bool gated) {
+  return gated ? 3.0 : 2.0;
+}
 
 void append_dense(const std::string& name, double ffn, bool gated, double tokens, double hidden,
                   int tp, bool sequence_parallel, double e, std::vector<LayerStep>& fw) {
@@ -50,13 +52,15 @@ double mlp_params(const MlpSpec& s) {
 
 double mlp_expert_params(const MlpSpec& s) {
   if (!s.moe) return 0;
-  return static_cast<double>(s.experts) * matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
+  return static_cast<double>(s.experts) * matrices(true) *
+         static_cast<double>(s.hidden * s.expert_ffn);
 }
 
 double mlp_active_params(const MlpSpec& s) {
   if (!s.moe) return mlp_params(s);
   const double expert = matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
-  return static_cast<double>(s.top_k + s.shared) * expert + static_cast<double>(s.hidden * s.experts);
+  return static_cast<double>(s.top_k + s.shared) * expert +
+         static_cast<double>(s.hidden * s.experts);
 }
 
 void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
@@ -66,7 +70,8 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
   auto& fw = block->forward;
   // The residual add before the norm reads two tensors; the norm reads one and writes one.
-  fw.push_back(elementwise_step("mlp.norm", 5 * norm_tokens * h, (kNormFlopsPerElement + 1) * norm_tokens * h, e));
+  fw.push_back(elementwise_step("mlp.norm", 5 * norm_tokens * h,
+                                (kNormFlopsPerElement + 1) * norm_tokens * h, e));
   if (!spec.moe) {
     append_dense("mlp", static_cast<double>(spec.ffn), spec.gated, tokens, h, shape.tp,
                  shape.sequence_parallel, e, fw);

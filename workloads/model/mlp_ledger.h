@@ -14,11 +14,11 @@ struct MlpSpec {
   bool moe = false;
   bool gated = true;
   int64_t hidden = 0;
-  int64_t ffn = 0;          // dense MLP
-  int64_t experts = 0;      // routed experts
+  int64_t ffn = 0;      // dense MLP
+  int64_t experts = 0;  // routed experts
   int64_t top_k = 0;
   int64_t expert_ffn = 0;
-  int64_t shared = 0;       // shared experts, each of expert_ffn
+  int64_t shared = 0;  // shared experts, each of expert_ffn
 };
 
 MlpSpec mlp_spec(const config::Model& model, int layer);

@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/event_graph.h"
 #include "proto/scenario.pb.h"
 #include "workloads/model/attention_ledger.h"
-#include "graph/event_graph.h"
 #include "workloads/model/layer_steps.h"
 #include "workloads/model/mlp_ledger.h"
 

@@ -24,7 +24,8 @@ std::vector<double> normalised(std::vector<double> v) {
 
 std::vector<double> zipf_shares(int64_t experts, double exponent, uint64_t seed) {
   std::vector<double> shares(experts);
-  for (int64_t k = 0; k < experts; ++k) shares[k] = 1.0 / std::pow(static_cast<double>(k + 1), exponent);
+  for (int64_t k = 0; k < experts; ++k)
+    shares[k] = 1.0 / std::pow(static_cast<double>(k + 1), exponent);
   // Which expert is the k-th most popular: a seeded Fisher-Yates shuffle on the raw engine
   // output, so the order is the same with every standard library.
   std::mt19937_64 engine(seed);
@@ -80,7 +81,8 @@ std::vector<double> expert_shares(const config::Training& t, int64_t experts, in
       const auto rows = read_counts(t.routing_file(), experts);
       return normalised(rows[static_cast<size_t>(moe_layer) % rows.size()]);
     }
-    default: return std::vector<double>(experts, 1.0 / static_cast<double>(experts));
+    default:
+      return std::vector<double>(experts, 1.0 / static_cast<double>(experts));
   }
 }
 
@@ -95,7 +97,8 @@ std::vector<double> rank_shares(const std::vector<double>& expert_shares, int ep
 
 double imbalance(const std::vector<double>& rank_shares) {
   if (rank_shares.empty()) return 1;
-  const double mean = std::accumulate(rank_shares.begin(), rank_shares.end(), 0.0) / rank_shares.size();
+  const double mean =
+      std::accumulate(rank_shares.begin(), rank_shares.end(), 0.0) / rank_shares.size();
   return *std::max_element(rank_shares.begin(), rank_shares.end()) / mean;
 }
 

@@ -36,9 +36,9 @@ void GradientSync::gather_parameters(ComputeChain& chain, const RankParams& para
   for (Group* g : {&dense_, &experts_}) {
     const double p = g == &dense_ ? params.dense : params.expert;
     if (p <= 0 || g->size <= 1) continue;
-    chain.pending.push_back(writer_->detached_collective(
-        config_.stream, "params.allgather", CollectiveKind::kAllGather, g->comm,
-        p * config_.param_bytes, CommDim::kDp, tag, deps));
+    chain.pending.push_back(
+        writer_->detached_collective(config_.stream, "params.allgather", CollectiveKind::kAllGather,
+                                     g->comm, p * config_.param_bytes, CommDim::kDp, tag, deps));
   }
 }
 
@@ -65,14 +65,16 @@ void GradientSync::add_to_bucket(Group& group, double params, OpId ready, const 
 
 void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag) {
   if (group.bucket <= 0) return;
-  const char* name = reduction() == CollectiveKind::kAllReduce ? "grad.allreduce" : "grad.reducescatter";
+  const char* name =
+      reduction() == CollectiveKind::kAllReduce ? "grad.allreduce" : "grad.reducescatter";
   reductions_.push_back(writer_->detached_collective(config_.stream, name, reduction(), group.comm,
                                                      group.bucket * config_.grad_bytes,
                                                      CommDim::kDp, tag, ready));
   group.bucket = 0;
 }
 
-void GradientSync::finish(ComputeChain& chain, StreamId compute_stream, const RankParams& rank_params) {
+void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
+                          const RankParams& rank_params) {
   const OpTag tag{Phase::kOptimizer, -1, -1};
   // The last buckets; without overlap, the single reduction of all gradients after everything
   // the step computed.
@@ -83,8 +85,8 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream, const Ra
   if (config_.offload) {
     offloaded_step(chain, params, tag);
   } else {
-    LayerStep adam = compute_step("optimizer.adam", OpClass::kElementwise, params * kAdamFlopsPerParam,
-                                  params * kAdamBytesPerParam);
+    LayerStep adam = compute_step("optimizer.adam", OpClass::kElementwise,
+                                  params * kAdamFlopsPerParam, params * kAdamBytesPerParam);
     writer_->kernel(chain, compute_stream, adam, tag);
   }
   if (config_.zero_stage == 1 || config_.zero_stage == 2) {
@@ -100,11 +102,12 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream, const Ra
 void GradientSync::offloaded_step(ComputeChain& chain, double params, const OpTag& tag) {
   EventGraph& g = writer_->graph();
   auto context = [&](StreamId stream) {
-    return OpContext{writer_->rank(), stream, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)};
+    return OpContext{writer_->rank(), stream, tag.phase, tag.micro_batch,
+                     static_cast<int16_t>(tag.layer)};
   };
-  const OpId down = g.add_copy(context(config_.to_host), "optimizer.grads_to_host",
-                               CopyDirection::kDeviceToHost, config_.numa_node,
-                               params * config_.grad_bytes, chain.inputs());
+  const OpId down =
+      g.add_copy(context(config_.to_host), "optimizer.grads_to_host", CopyDirection::kDeviceToHost,
+                 config_.numa_node, params * config_.grad_bytes, chain.inputs());
   const double cpu_s = config_.cpu_params_per_s > 0 ? params / config_.cpu_params_per_s : 0;
   const OpId adam = g.add_recorded_compute(context(config_.host), "optimizer.cpu_adam", cpu_s,
                                            params * kAdamFlopsPerParam, params * kAdamBytesPerParam,

@@ -25,7 +25,7 @@ struct GradientSyncConfig {
   double param_bytes = 2;  // per parameter element on the wire (gathers)
   int dp = 1;              // replicas sharing the parameters (data x context parallel)
   CommId dp_comm = 0;
-  int expert_dp = 1;       // replicas sharing the rank's experts
+  int expert_dp = 1;  // replicas sharing the rank's experts
   CommId expert_comm = 0;
   StreamId stream = 0;
   // Optimizer offload: gradients to host memory (NUMA node `numa_node` of the rank's server),

@@ -96,7 +96,9 @@ int place_in_stage(const ParallelLayout& l, RankId rank) {
 
 }  // namespace
 
-int ParallelLayout::ep_index(RankId rank) const { return place_in_stage(*this, rank) % ep_; }
+int ParallelLayout::ep_index(RankId rank) const {
+  return place_in_stage(*this, rank) % ep_;
+}
 
 std::vector<RankId> ParallelLayout::ep_group(RankId rank) const {
   const RankId first = rank - static_cast<RankId>(ep_index(rank));
@@ -109,7 +111,8 @@ std::vector<RankId> ParallelLayout::expert_dp_group(RankId rank) const {
   const int stage_size = tp_ * cp_ * dp_;
   const RankId stage_first = rank - static_cast<RankId>(place_in_stage(*this, rank));
   std::vector<RankId> members;
-  for (int p = ep_index(rank); p < stage_size; p += ep_) members.push_back(stage_first + static_cast<RankId>(p));
+  for (int p = ep_index(rank); p < stage_size; p += ep_)
+    members.push_back(stage_first + static_cast<RankId>(p));
   return members;
 }
 

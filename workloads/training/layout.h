@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "proto/scenario.pb.h"
 #include "graph/event_graph.h"
+#include "proto/scenario.pb.h"
 
 namespace racksim {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "proto/scenario.pb.h"
 #include "graph/event_graph.h"
+#include "proto/scenario.pb.h"
 #include "workloads/training/pipeline_schedule.h"
 
 namespace racksim {

@@ -61,9 +61,21 @@ TrainingStep build_training_step(const config::Scenario& scenario,
       offloaded_bytes.push_back(layer_activation_bytes(scenario, l));
     }
   }
-  const RankStep::Shared shared{
-      scenario, model, layout,  map,       layers, embedding, head,
-      m,        main,  overlap, dp_stream, shares, offload,   offloaded_bytes, options.merge_ring_hops};
+  const RankStep::Shared shared{scenario,
+                                model,
+                                layout,
+                                map,
+                                layers,
+                                embedding,
+                                head,
+                                m,
+                                main,
+                                overlap,
+                                dp_stream,
+                                shares,
+                                offload,
+                                offloaded_bytes,
+                                options.merge_ring_hops};
   const auto ranks_to_write = static_cast<size_t>(
       only_ranks.empty() ? layout.num_ranks()
                          : std::count(only_ranks.begin(), only_ranks.end(), true));
