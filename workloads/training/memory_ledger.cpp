@@ -111,20 +111,6 @@ int in_flight_chunk_passes(const PassOrder& order) {
 
 namespace {
 
-RankShape shape_of(const config::Scenario& s) {
-  RankShape shape;
-  shape.micro_batch = s.training().micro_batch_size();
-  shape.seq_length = s.training().seq_length();
-  shape.tp = s.layout().tp();
-  shape.sequence_parallel = s.layout().sequence_parallel();
-  shape.dtype = to_data_type(s.training().dtype());
-  shape.cp = std::max(1, s.layout().cp());
-  shape.ep = std::max(1, s.layout().ep());
-  shape.indexer_chunk_tokens = s.training().indexer_chunk_tokens();
-  shape.materialized_attention = s.training().attention_impl() == config::Training::MATERIALIZED;
-  return shape;
-}
-
 // The largest single workspace of the stage: the logits of the vocabulary-parallel loss where
 // micro-batches leave the model (BF16 logits and their FP32 softmax), a layer rematerialised by
 // full recompute, or an attention kernel's scratch (the CSA indexer's unreduced scores).
@@ -152,7 +138,7 @@ MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& 
                   layer_bytes_without_recompute(s, model.mlp(l)),
                   "the no-recompute activations of one layer and micro-batch"});
       }
-      const Workspace w = attention_workspace(model.attention(l), attention_shape(shape_of(s)));
+      const Workspace w = attention_workspace(model.attention(l), attention_shape(rank_shape(s)));
       consider(
           {w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});
     }
