@@ -24,7 +24,7 @@ struct KinetoOptions {
   int ranks = -1;     // -1: the files' ranks; with one file, N > 1 replicates it on N ranks
   // --compute model: times GEMM kernels from their shapes (traces/kineto_gemm.h); empty:
   // every kernel keeps its recorded duration.
-  GemmTimer gemm_seconds;
+  GemmTimer gemm_seconds = {};
 };
 
 struct KinetoTrace {
