@@ -15,59 +15,42 @@ namespace racksim::analysis {
 
 namespace {
 
-std::string schedule_name(const config::Training& t) {
-  return config::Training::Schedule_Name(t.schedule());
-}
-
-std::string describe(const config::Scenario& s, const TrainingStep& step) {
-  const auto& hw = s.hardware();
-  const auto& l = s.layout();
+std::string describe(const TrainingPlan& p, const TrainingStep& step) {
+  const ClusterFigures& c = p.cluster;
+  const ParallelLayout& l = p.layout;
   return fmt::format(
       "{} on {} x {} ({} GPUs), TP{} PP{} CP{} EP{} DP{}{}, {}, {} micro-batches of {} x {} tokens "
       "per DP rank, recompute {}",
-      s.model().has_preset() ? s.model().preset() : std::string("custom model"), hw.nodes(),
-      hw.has_preset() ? hw.preset() : std::string("custom nodes"), hw.nodes() * hw.gpus_per_node(),
-      l.tp(), l.pp(), l.cp(), l.ep(), l.dp(), l.sequence_parallel() ? " +SP" : "",
-      schedule_name(s.training()), step.info.micro_batches, s.training().micro_batch_size(),
-      s.training().seq_length(), config::Training::Recompute_Name(s.training().recompute()));
-}
-
-double peak_for(const config::Scenario& s) {
-  const auto& gpu = s.hardware().gpu();
-  switch (s.training().dtype()) {
-    case config::FP8:
-      return gpu.fp8_flops_per_s();
-    case config::FP32:
-      return gpu.fp32_flops_per_s();
-    default:
-      return gpu.bf16_flops_per_s();
-  }
+      c.model_name, c.nodes, c.hardware_name, c.gpus(), l.tp(), l.pp(), l.cp(), l.ep(), l.dp(),
+      p.shape.sequence_parallel ? " +SP" : "", config::Training::Schedule_Name(p.training.schedule),
+      step.info.micro_batches, p.training.micro_batch_size, p.training.seq_length,
+      config::Training::Recompute_Name(p.training.recompute));
 }
 
 }  // namespace
 
-MfuFigures mfu_figures(const config::Scenario& s, double step_time_s) {
-  const TransformerModel model(s.model());
-  const auto& t = s.training();
+MfuFigures mfu_figures(const TrainingPlan& p, double step_time_s) {
+  const TransformerModel& model = p.model;
+  const TrainingSettings& t = p.training;
   MfuFigures m;
-  m.causal_halving = t.flops_causal_halving();
-  m.seq_length = t.seq_length();
+  m.causal_halving = t.flops_causal_halving;
+  m.seq_length = t.seq_length;
   m.active_params = model.active_params();
   m.total_params = model.total_params();
   m.attention_coeff = model.attention_coeff(m.causal_halving);
-  m.flops_per_token = model.model_flops_per_token(t.seq_length(), m.causal_halving);
-  m.attention_share = m.attention_coeff * static_cast<double>(t.seq_length()) / m.flops_per_token;
+  m.flops_per_token = model.model_flops_per_token(t.seq_length, m.causal_halving);
+  m.attention_share = m.attention_coeff * static_cast<double>(t.seq_length) / m.flops_per_token;
   double recompute_per_token = 0;
-  if (t.recompute() == config::Training::FULL) {
-    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length(), m.causal_halving);
-  } else if (t.recompute() == config::Training::SELECTIVE) {
-    recompute_per_token = m.attention_coeff * static_cast<double>(t.seq_length()) / 3;
+  if (t.recompute == config::Training::FULL) {
+    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, m.causal_halving);
+  } else if (t.recompute == config::Training::SELECTIVE) {
+    recompute_per_token = m.attention_coeff * static_cast<double>(t.seq_length) / 3;
   }
   m.hardware_flops_per_token = m.flops_per_token + recompute_per_token;
-  m.dtype = config::DType_Name(t.dtype());
-  m.peak_flops_per_gpu = peak_for(s);
-  m.gpus = static_cast<uint32_t>(s.hardware().nodes() * s.hardware().gpus_per_node());
-  const double tokens = static_cast<double>(t.global_batch_size() * t.seq_length());
+  m.dtype = config::DType_Name(t.dtype_name);
+  m.peak_flops_per_gpu = p.cluster.peak_flops_per_gpu;
+  m.gpus = p.cluster.gpus();
+  const double tokens = p.tokens_per_step();
   const double capacity = step_time_s * m.gpus * m.peak_flops_per_gpu;
   if (capacity > 0) {
     m.model = m.flops_per_token * tokens / capacity;
@@ -76,19 +59,19 @@ MfuFigures mfu_figures(const config::Scenario& s, double step_time_s) {
   return m;
 }
 
-StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
+StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
                             const sim::SimResult& result) {
   StepReport r;
-  r.scenario = s.name();
-  r.description = describe(s, step);
+  r.scenario = plan.name;
+  r.description = describe(plan, step);
   r.step_time_s = result.makespan_s;
   r.tokens_per_step = step.info.tokens_per_step;
   r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;
   r.ms_per_1k_tokens = r.tokens_per_step > 0 ? r.step_time_s * 1e6 / r.tokens_per_step : 0;
-  r.mfu = mfu_figures(s, r.step_time_s);
+  r.mfu = mfu_figures(plan, r.step_time_s);
   const RankId critical = critical_rank(step.graph, result);
   r.breakdown = rank_breakdown(step.graph, result, critical, r.step_time_s);
-  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+  const ParallelLayout& layout = plan.layout;
   r.critical_stage = layout.coords(critical).pp;
   r.critical_path = critical_path(step.graph, result);
   r.path_operations = top_path_operations(step.graph, r.critical_path, 10);
@@ -96,7 +79,7 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   for (RankId rank = 0; rank < step.graph.num_ranks(); ++rank) {
     r.stage_of_rank[rank] = layout.coords(rank).pp;
   }
-  r.memory = worst_memory_ledger(s);
+  r.memory = worst_memory_ledger(plan);
   r.sim_events = result.activities;
   r.sim_ops = step.graph.size();
   r.sim_flows = result.flows;
@@ -106,7 +89,10 @@ StepReport make_step_report(const config::Scenario& s, const TrainingStep& step,
   r.fidelity_error_budget = sim::fidelity_error_budget(result.fidelity);
   r.analytic_collectives = result.analytic_collectives;
   r.flow_collectives = result.flow_collectives;
-  r.folded_replicas = s.sim().fold_replicas() ? s.layout().dp() : 1;
+  // Folding keeps one data-parallel replica: the others are what the simulated ranks stand for.
+  r.folded_replicas = result.simulated_ranks > 0
+                          ? static_cast<int>(step.graph.num_ranks() / result.simulated_ranks)
+                          : 1;
   r.routes_computed = result.routes_computed;
   r.gpu_pairs = result.gpu_pairs;
   return r;

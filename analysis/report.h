@@ -13,9 +13,9 @@
 #include "analysis/fault_report.h"
 #include "analysis/link_usage.h"
 #include "analysis/run_cost.h"
-#include "proto/scenario.pb.h"
 #include "sim/engine.h"
 #include "workloads/training/memory_ledger.h"
+#include "workloads/training/training_plan.h"
 #include "workloads/training/training_step.h"
 
 namespace racksim::analysis {
@@ -72,9 +72,9 @@ struct StepReport {
   std::vector<sim::AlgorithmUse> algorithms;  // which algorithm each kind of collective ran
 };
 
-MfuFigures mfu_figures(const config::Scenario& scenario, double step_time_s);
+MfuFigures mfu_figures(const TrainingPlan& plan, double step_time_s);
 
-StepReport make_step_report(const config::Scenario& scenario, const TrainingStep& step,
+StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
                             const sim::SimResult& result);
 
 nlohmann::ordered_json report_json(const StepReport& report);

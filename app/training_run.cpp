@@ -50,10 +50,11 @@ TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& fe
   // before the replay starts them.
   sim::check_actor_count(simulated_ranks, fmt::format("simulating {} ranks", simulated_ranks));
   set_interrupt_activity("simulating the training step");
+  const TrainingPlan plan = resolve_training_plan(scenario);
   StepGraphOptions graph_options;
   graph_options.merge_ring_hops = sim::merges_ring_hops(scenario.sim().fidelity());
   graph_options.only_ranks = simulated;
-  TrainingRun run{build_training_step(scenario, graph_options), {}, {}};
+  TrainingRun run{build_training_step(plan, graph_options), {}, {}};
   const topo::Topology topology = topo::build_cluster(scenario.hardware(), faults);
   std::vector<uint32_t> rank_to_gpu(run.step.graph.num_ranks());
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
@@ -76,7 +77,7 @@ TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& fe
   }
   run.result = sim::simulate(run.step.graph, topology, rank_to_gpu,
                              sim::ComputeModel::from_hardware(scenario.hardware()), options);
-  run.report = analysis::make_step_report(scenario, run.step, run.result);
+  run.report = analysis::make_step_report(plan, run.step, run.result);
   run.report.links =
       analysis::link_usage(topology, rank_to_gpu, run.result.traffic,
                            run.result.traffic_resolution_s, run.report.step_time_s, kTopLinks);

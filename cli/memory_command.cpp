@@ -27,7 +27,8 @@ int memory_command(const std::vector<std::string>& args) {
   const auto overrides = set_overrides(vm);
   const app::LoadedScenario loaded =
       app::load_scenario(vm["scenario"].as<std::string>(), overrides);
-  const std::vector<MemoryLedger> stages = stage_memory_ledgers(loaded.scenario);
+  const std::vector<MemoryLedger> stages =
+      stage_memory_ledgers(resolve_training_plan(loaded.scenario));
   const MemoryLedger& worst = fullest(stages);
   if (vm.count("json")) {
     nlohmann::ordered_json j;

@@ -1,5 +1,6 @@
 #include "sim/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -105,6 +106,11 @@ SimResult simulate(const EventGraph& graph, const topo::Topology& topology,
   engine.run();
   SimResult result = replay.finish();
   result.fidelity = options.fidelity;
+  result.simulated_ranks =
+      options.simulated_ranks.empty()
+          ? graph.num_ranks()
+          : static_cast<uint32_t>(
+                std::count(options.simulated_ranks.begin(), options.simulated_ranks.end(), true));
   result.routes_computed = platform->router().routes_computed();
   result.gpu_pairs = static_cast<uint64_t>(topology.num_gpus()) * (topology.num_gpus() - 1);
   result.wall_s =

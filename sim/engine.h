@@ -101,6 +101,8 @@ struct SimResult {
   double wall_s = 0;        // wall-clock time of the replay
   // The fidelity it ran at (SimOptions::fidelity), for the report.
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;
+  // Ranks that ran (SimOptions::simulated_ranks); the others mirror them (symmetry folding).
+  uint32_t simulated_ranks = 0;
   // Collectives run from the analytic model (ANALYTIC, AUTO, folded) and with flows.
   uint64_t analytic_collectives = 0;
   uint64_t flow_collectives = 0;

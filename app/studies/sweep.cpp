@@ -52,7 +52,7 @@ void check_point(const SweepSpec& spec, const std::vector<std::string>& override
                  analysis::SweepPoint* point) {
   try {
     const LoadedScenario loaded = load(spec, overrides);
-    const MemoryLedger memory = worst_memory_ledger(loaded.scenario);
+    const MemoryLedger memory = worst_memory_ledger(resolve_training_plan(loaded.scenario));
     point->peak_memory_bytes = memory.peak_bytes();
     point->capacity_bytes = memory.capacity_bytes;
     if (!memory.fits()) {

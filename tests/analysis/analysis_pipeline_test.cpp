@@ -89,13 +89,14 @@ PassTimes pass_times(const TrainingStep& step, const sim::SimResult& result) {
 }
 
 Simulated simulate(const config::Scenario& s) {
-  const TrainingStep step = build_training_step(s);
+  const TrainingStep step = build_training_step(resolve_training_plan(s));
   const topo::Topology topology = topo::build_cluster(s.hardware());
   std::vector<uint32_t> gpus(step.graph.num_ranks());
   std::iota(gpus.begin(), gpus.end(), 0u);
   const auto result =
       sim::simulate(step.graph, topology, gpus, sim::ComputeModel::from_hardware(s.hardware()), {});
-  return {analysis::make_step_report(s, step, result), pass_times(step, result)};
+  return {analysis::make_step_report(resolve_training_plan(s), step, result),
+          pass_times(step, result)};
 }
 
 struct PipelineCase {

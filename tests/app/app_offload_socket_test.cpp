@@ -33,7 +33,7 @@ const char* kScenario =
 // The NUMA node of every copy of each rank.
 std::map<RankId, std::set<uint32_t>> copy_sockets(const std::vector<std::string>& overrides) {
   const app::LoadedScenario loaded = app::load_scenario_text(kScenario, "s.textproto", overrides);
-  const TrainingStep step = build_training_step(loaded.scenario);
+  const TrainingStep step = build_training_step(resolve_training_plan(loaded.scenario));
   std::map<RankId, std::set<uint32_t>> sockets;
   for (const Op& op : step.graph.ops()) {
     if (op.kind == OpKind::kCopy) sockets[op.rank].insert(op.peer);

@@ -91,6 +91,25 @@ TEST(Hardened, SweepOptionsAreCheckedBeforeAnyPoint) {
                      "--emit-jobs");
 }
 
+TEST(Hardened, EveryStudyRefusesZeroJobs) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "s.textproto", std::string(kScenario) + "inference { batch: 8 context_tokens: 1024 }\n");
+  const std::string calibration = std::string(RACKSIM_SOURCE_DIR) + "/scenarios/calibration/";
+  const std::vector<std::vector<std::string>> commands = {
+      {"sweep", path, "--set", "layout.tp=1,2"},
+      {"infer", path, "--batch", "1,8"},
+      {"racks", path, "--scale-up", "8", "--no-training"},
+      {"plan", path, "--tokens", "1e9", "--clusters", "dgx-h100:1"},
+      {"calibrate", "--base", calibration + "a100-vtrain-kernel-base.textproto", "--measured",
+       calibration + "a100-multi-node-sample.csv", "--params", "hardware.compute.gemm"}};
+  for (std::vector<std::string> args : commands) {
+    SCOPED_TRACE(args[0]);
+    args.insert(args.end(), {"--jobs", "0"});
+    expect_input_error(run_racksim(args), "--jobs");
+  }
+}
+
 TEST(Hardened, StudiesCheckEveryPointInProcess) {
   TempDir dir;
   const std::string path = dir.write("s.textproto", kScenario);

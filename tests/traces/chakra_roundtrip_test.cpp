@@ -17,7 +17,7 @@ namespace {
 
 void expect_round_trip(const std::string& scenario_text) {
   const app::LoadedScenario loaded = app::load_scenario_text(scenario_text, "test.textproto", {});
-  const TrainingStep step = build_training_step(loaded.scenario);
+  const TrainingStep step = build_training_step(resolve_training_plan(loaded.scenario));
   testing::TempDir dir;
   const std::string prefix = (dir.path() / "trace").string();
   const chakra::ChakraWriter writer(step.graph, {[](const Op&) { return 1e-6; }});

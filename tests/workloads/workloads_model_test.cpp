@@ -156,7 +156,7 @@ config::Scenario small_scenario(int tp, int pp, int dp, config::Training::Recomp
 
 TEST(TrainingStep, GraphIsWellFormedAndCountsMatch) {
   const auto scenario = small_scenario(2, 2, 2, config::Training::NONE);
-  const TrainingStep step = build_training_step(scenario);
+  const TrainingStep step = build_training_step(resolve_training_plan(scenario));
   EXPECT_EQ(step.graph.num_ranks(), 8u);
   EXPECT_EQ(step.info.micro_batches, 4);
   EXPECT_NO_THROW(match_sends_to_recvs(step.graph));
@@ -176,8 +176,10 @@ TEST(TrainingStep, GraphIsWellFormedAndCountsMatch) {
 }
 
 TEST(TrainingStep, FullRecomputeRepeatsTheForward) {
-  const auto none = build_training_step(small_scenario(1, 1, 1, config::Training::NONE));
-  const auto full = build_training_step(small_scenario(1, 1, 1, config::Training::FULL));
+  const auto none =
+      build_training_step(resolve_training_plan(small_scenario(1, 1, 1, config::Training::NONE)));
+  const auto full =
+      build_training_step(resolve_training_plan(small_scenario(1, 1, 1, config::Training::FULL)));
   double forward = 0, recompute = 0;
   for (const Op& op : full.graph.ops()) {
     if (op.kind != OpKind::kCompute || op.layer < 0) continue;

@@ -102,8 +102,8 @@ config::Scenario seed_scenario(int64_t seq) {
 TEST(SeedMemory, FullRecomputeKeepsTheLayerInputs) {
   // 256 MiB per layer (32,768 local tokens x 4,096 x 2 B); 22 layers: about 5.5 GiB.
   const auto s = seed_scenario(524288);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, 0), 256.0 * 1024 * 1024);
-  EXPECT_NEAR(22 * layer_activation_bytes(s, 0) / kGiB, 5.5, 0.01);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s), 0), 256.0 * 1024 * 1024);
+  EXPECT_NEAR(22 * layer_activation_bytes(resolve_training_plan(s), 0) / kGiB, 5.5, 0.01);
 }
 
 TEST(SeedMemory, OptimizerStatePerGpu) {
@@ -115,7 +115,7 @@ TEST(SeedMemory, OptimizerStatePerGpu) {
   EXPECT_NEAR(per_gpu * 12 / 1e9, 217, 2.5);
   // The ledger counts the first stage's replicated dense weights too (the report's figure
   // spreads everything), and keeps the offloaded states in host memory.
-  const MemoryLedger ledger = memory_ledger(seed_scenario(524288), 0);
+  const MemoryLedger ledger = memory_ledger(resolve_training_plan(seed_scenario(524288)), 0);
   EXPECT_GT(ledger.host_bytes, 145e9);
   EXPECT_LT(ledger.host_bytes, 300e9);
   EXPECT_TRUE(ledger.fits()) << ledger.peak_bytes() / 1e9;
@@ -125,7 +125,7 @@ TEST(SeedMemory, OptimizerStatePerGpu) {
 TEST(SeedMemory, UnchunkedIndexerDoesNotFit) {
   auto s = seed_scenario(524288);
   s.mutable_training()->set_indexer_chunk_tokens(0);
-  const MemoryLedger ledger = worst_memory_ledger(s);
+  const MemoryLedger ledger = worst_memory_ledger(resolve_training_plan(s));
   EXPECT_FALSE(ledger.fits());
   EXPECT_NE(ledger.largest_transient.name.find("indexer"), std::string::npos);
   EXPECT_NEAR(ledger.largest_transient.bytes / kGiB, 1024, 1e-9);
@@ -141,7 +141,7 @@ struct Traffic {
 Traffic seed_traffic(int64_t seq) {
   auto s = seed_scenario(seq);
   s.mutable_training()->set_global_batch_size(2);  // one micro-batch per... fewer ops
-  const TrainingStep step = build_training_step(s);
+  const TrainingStep step = build_training_step(resolve_training_plan(s));
   Traffic t;
   for (const Op& op : step.graph.ops()) {
     if (op.rank != 0) continue;
@@ -216,7 +216,7 @@ TEST(SkewedRouting, WeightsTheAllToAllAndScalesExpertWork) {
   s.mutable_training()->set_global_batch_size(2);
   s.mutable_training()->set_routing(config::Training::ZIPF);
   s.mutable_training()->set_routing_zipf_exponent(1.2);
-  const TrainingStep step = build_training_step(s);
+  const TrainingStep step = build_training_step(resolve_training_plan(s));
   EXPECT_NO_THROW(check_collectives(step.graph));
   EXPECT_GT(step.graph.num_weights(), 0u);
   // The experts' GEMMs differ between the ranks of an expert-parallel group.
@@ -242,7 +242,7 @@ TEST(ActivationOffload, EveryLayerInputGoesOutAndComesBackOnce) {
   auto s = seed_scenario(524288);
   s.mutable_training()->set_global_batch_size(4);
   s.mutable_training()->set_offload_activations(true);
-  const TrainingStep step = build_training_step(s);
+  const TrainingStep step = build_training_step(resolve_training_plan(s));
   double out = 0, back = 0;
   int copies_out = 0;
   for (const Op& op : step.graph.ops()) {
@@ -259,9 +259,9 @@ TEST(ActivationOffload, EveryLayerInputGoesOutAndComesBackOnce) {
   EXPECT_DOUBLE_EQ(out, 22 * 4 * 256.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(back, out);
   // HBM keeps two layers (double buffering); host memory the rest.
-  const MemoryLedger ledger = memory_ledger(s, 0);
+  const MemoryLedger ledger = memory_ledger(resolve_training_plan(s), 0);
   EXPECT_DOUBLE_EQ(ledger.activations.bytes, 2 * 256.0 * 1024 * 1024);
-  const MemoryLedger kept = memory_ledger(seed_scenario(524288), 0);
+  const MemoryLedger kept = memory_ledger(resolve_training_plan(seed_scenario(524288)), 0);
   EXPECT_DOUBLE_EQ(ledger.host_bytes - kept.host_bytes, kept.activations.bytes);
 }
 

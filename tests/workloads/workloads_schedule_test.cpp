@@ -111,7 +111,7 @@ TEST(TrainingStep, EverySchedulesGraphMatchesUp) {
   for (auto schedule :
        {config::Training::GPIPE, config::Training::ONE_F_ONE_B, config::Training::INTERLEAVED_1F1B,
         config::Training::ZB_H1, config::Training::DUALPIPE}) {
-    const auto step = build_training_step(scenario(2, 4, 2, schedule));
+    const auto step = build_training_step(resolve_training_plan(scenario(2, 4, 2, schedule)));
     EXPECT_NO_THROW(match_sends_to_recvs(step.graph)) << config::Training::Schedule_Name(schedule);
     EXPECT_NO_THROW(check_collectives(step.graph)) << config::Training::Schedule_Name(schedule);
   }
@@ -120,7 +120,7 @@ TEST(TrainingStep, EverySchedulesGraphMatchesUp) {
 // Data-parallel traffic per step in parameters, counted as nccl-tests' bus volume: an
 // all-reduce moves 2x its buffer, a reduce-scatter or all-gather 1x.
 double dp_volume_in_params(const config::Scenario& s, RankId rank) {
-  const auto step = build_training_step(s);
+  const auto step = build_training_step(resolve_training_plan(s));
   double params = 0;
   for (const Op& op : step.graph.ops()) {
     if (op.rank != rank || op.kind != OpKind::kCollective || op.dim != CommDim::kDp) continue;
@@ -146,7 +146,7 @@ TEST(DataParallel, ZeroCommunicationVolumes) {
 TEST(DataParallel, BucketsSplitTheReduction) {
   auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);
   auto reductions = [&] {
-    const auto step = build_training_step(s);
+    const auto step = build_training_step(resolve_training_plan(s));
     std::vector<double> bytes;
     for (const Op& op : step.graph.ops()) {
       if (op.rank == 0 && op.kind == OpKind::kCollective && op.dim == CommDim::kDp) {
@@ -172,12 +172,13 @@ TEST(DataParallel, BucketsSplitTheReduction) {
 
 TEST(DataParallel, ZeroShardsTheStaticMemory) {
   auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);
-  const double full = memory_ledger(s, 0).static_bytes();
+  const double full = memory_ledger(resolve_training_plan(s), 0).static_bytes();
   s.mutable_training()->set_zero_stage(1);
-  const double params = build_training_step(s).info.params_per_rank[0];
-  EXPECT_NEAR(memory_ledger(s, 0).static_bytes(), full - params * 12 * 3 / 4, 1);
+  const double params = build_training_step(resolve_training_plan(s)).info.params_per_rank[0];
+  EXPECT_NEAR(memory_ledger(resolve_training_plan(s), 0).static_bytes(), full - params * 12 * 3 / 4,
+              1);
   s.mutable_training()->set_zero_stage(3);
-  EXPECT_NEAR(memory_ledger(s, 0).static_bytes(), full / 4, 1);
+  EXPECT_NEAR(memory_ledger(resolve_training_plan(s), 0).static_bytes(), full / 4, 1);
 }
 
 TEST(MemoryLedger, KorthikantiActivationFormulas) {
@@ -186,19 +187,25 @@ TEST(MemoryLedger, KorthikantiActivationFormulas) {
   const double seq = 1024, b = 1, h = 4096, a = 32, t = 2;
   const double sbh = seq * b * h;
   const double scores = 5 * a * seq / (h * t);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (10 + 24 / t + scores));  // TP
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   sbh * (10 + 24 / t + scores));  // TP
   s.mutable_layout()->set_sequence_parallel(true);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (34 / t + scores));  // TP + SP
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   sbh * (34 / t + scores));  // TP + SP
   s.mutable_training()->set_recompute(config::Training::SELECTIVE);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), 34 * sbh / t);  // + selective recompute
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   34 * sbh / t);  // + selective recompute
   s.mutable_training()->set_recompute(config::Training::FULL);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), 2 * sbh / t);  // full recompute: the input
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   2 * sbh / t);  // full recompute: the input
   s.mutable_layout()->set_tp(1);
   s.mutable_layout()->set_sequence_parallel(false);
   s.mutable_training()->set_recompute(config::Training::NONE);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * (34 + 5 * a * seq / h));  // no parallelism
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   sbh * (34 + 5 * a * seq / h));  // no parallelism
   s.mutable_training()->set_flash_attention(true);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(s), sbh * 34);  // FlashAttention stores no scores
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   sbh * 34);  // FlashAttention stores no scores
 }
 
 }  // namespace

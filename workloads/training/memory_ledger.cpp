@@ -19,46 +19,45 @@ constexpr double kOptimizerBytesPerParam = 12;
 constexpr double kMlpShare = 19;
 
 // sbh of one micro-batch on one rank: its tokens (after the CP split) times hidden.
-double sbh(const config::Scenario& s) {
-  const double tokens = static_cast<double>(s.training().seq_length()) *
-                        static_cast<double>(s.training().micro_batch_size()) /
-                        std::max(1, s.layout().cp());
-  return tokens * static_cast<double>(s.model().hidden_size());
+double sbh(const TrainingPlan& p) {
+  const double tokens = static_cast<double>(p.training.seq_length) *
+                        static_cast<double>(p.training.micro_batch_size) / p.shape.cp;
+  return tokens * static_cast<double>(p.model.hidden());
 }
 
 // Korthikanti's formulas count 2-byte activations.
-double dtype_scale(const config::Scenario& s) {
-  return bytes_per_element(to_data_type(s.training().dtype())) / 2;
+double dtype_scale(const TrainingPlan& p) {
+  return bytes_per_element(p.training.dtype) / 2;
 }
 
 // The s x s attention scores and their softmax/dropout, 5as/h per sbh element, unless the
 // attention kernel never stores them (FlashAttention) or selective recompute drops them.
-double score_term(const config::Scenario& s) {
-  const bool stored = s.training().has_flash_attention() && !s.training().flash_attention() &&
-                      s.training().recompute() == config::Training::NONE;
+double score_term(const TrainingPlan& p) {
+  const bool stored =
+      p.training.stores_attention_scores && p.training.recompute == config::Training::NONE;
   if (!stored) return 0;
-  const double a = static_cast<double>(s.model().num_heads());
-  const double h = static_cast<double>(s.model().hidden_size());
-  const double seq = static_cast<double>(s.training().seq_length());
-  return 5 * a * seq / (h * s.layout().tp());
+  const double a = static_cast<double>(p.attention_heads);
+  const double h = static_cast<double>(p.model.hidden());
+  const double seq = static_cast<double>(p.training.seq_length);
+  return 5 * a * seq / (h * p.layout.tp());
 }
 
 // A MoE layer keeps, per routed token copy, the dispatched input and the expert's SwiGLU
 // intermediates (gate and up, and their product) instead of the dense MLP's 19 sbh.
-double moe_bytes(const config::Scenario& s, const MlpSpec& mlp) {
-  const double tokens = sbh(s) / static_cast<double>(s.model().hidden_size()) / s.layout().tp();
+double moe_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
+  const double tokens = sbh(p) / static_cast<double>(p.model.hidden()) / p.layout.tp();
   const double copies = tokens * static_cast<double>(mlp.top_k);
-  const double e = bytes_per_element(to_data_type(s.training().dtype()));
+  const double e = bytes_per_element(p.training.dtype);
   const double routed = copies * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
   const double shared = tokens * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e;
   return routed + shared;
 }
 
-double layer_bytes_without_recompute(const config::Scenario& s, const MlpSpec& mlp) {
-  const double t = s.layout().tp();
-  const double linear = s.layout().sequence_parallel() ? 34 / t : 10 + 24 / t;
-  double bytes = sbh(s) * (linear + score_term(s)) * dtype_scale(s);
-  if (mlp.moe) bytes += moe_bytes(s, mlp) - sbh(s) * kMlpShare / t * dtype_scale(s);
+double layer_bytes_without_recompute(const TrainingPlan& p, const MlpSpec& mlp) {
+  const double t = p.layout.tp();
+  const double linear = p.shape.sequence_parallel ? 34 / t : 10 + 24 / t;
+  double bytes = sbh(p) * (linear + score_term(p)) * dtype_scale(p);
+  if (mlp.moe) bytes += moe_bytes(p, mlp) - sbh(p) * kMlpShare / t * dtype_scale(p);
   return bytes;
 }
 
@@ -86,17 +85,16 @@ double MemoryLedger::peak_bytes() const {
   return static_bytes() + activations.bytes + largest_transient.bytes;
 }
 
-double layer_activation_bytes(const config::Scenario& s, int layer) {
-  const TransformerModel model(s.model());
-  if (s.training().recompute() == config::Training::FULL) {
-    const double t = s.layout().sequence_parallel() ? s.layout().tp() : 1;
-    return 2 * sbh(s) / t * dtype_scale(s);
+double layer_activation_bytes(const TrainingPlan& p, int layer) {
+  if (p.training.recompute == config::Training::FULL) {
+    const double t = p.shape.sequence_parallel ? p.layout.tp() : 1;
+    return 2 * sbh(p) / t * dtype_scale(p);
   }
-  return layer_bytes_without_recompute(s, model.mlp(layer));
+  return layer_bytes_without_recompute(p, p.model.mlp(layer));
 }
 
-double layer_activation_bytes(const config::Scenario& s) {
-  return layer_activation_bytes(s, 0);
+double layer_activation_bytes(const TrainingPlan& p) {
+  return layer_activation_bytes(p, 0);
 }
 
 int in_flight_chunk_passes(const PassOrder& order) {
@@ -114,11 +112,12 @@ namespace {
 // The largest single workspace of the stage: the logits of the vocabulary-parallel loss where
 // micro-batches leave the model (BF16 logits and their FP32 softmax), a layer rematerialised by
 // full recompute, or an attention kernel's scratch (the CSA indexer's unreduced scores).
-MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& model,
-                             const ParallelLayout& layout, const PipelineMap& map, int stage) {
+MemoryItem largest_transient(const TrainingPlan& p, int stage) {
+  const TransformerModel& model = p.model;
+  const ParallelLayout& layout = p.layout;
+  const PipelineMap& map = p.map;
   const double tokens =
-      static_cast<double>(s.training().micro_batch_size() * s.training().seq_length()) /
-      layout.cp();
+      static_cast<double>(p.training.micro_batch_size * p.training.seq_length) / layout.cp();
   MemoryItem transient{"none", 0, ""};
   auto consider = [&](MemoryItem item) {
     if (item.bytes > transient.bytes) transient = std::move(item);
@@ -133,12 +132,12 @@ MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& 
     }
     const LayerRange layers = map.layers(chunk);
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      if (s.training().recompute() == config::Training::FULL) {
+      if (p.training.recompute == config::Training::FULL) {
         consider({"one layer's activations rematerialised by full recompute",
-                  layer_bytes_without_recompute(s, model.mlp(l)),
+                  layer_bytes_without_recompute(p, model.mlp(l)),
                   "the no-recompute activations of one layer and micro-batch"});
       }
-      const Workspace w = attention_workspace(model.attention(l), attention_shape(rank_shape(s)));
+      const Workspace w = attention_workspace(model.attention(l), attention_shape(p.shape));
       consider(
           {w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});
     }
@@ -148,27 +147,26 @@ MemoryItem largest_transient(const config::Scenario& s, const TransformerModel& 
 
 }  // namespace
 
-MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
-  const TransformerModel model(s.model());
-  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
-  const PipelineMap map = pipeline_map(s);
+MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
+  const ParallelLayout& layout = p.layout;
+  const PipelineMap& map = p.map;
   const RankCoords c = layout.coords(rank);
   MemoryLedger ledger;
   ledger.rank = rank;
-  ledger.capacity_bytes = s.hardware().gpu().hbm_bytes();
+  ledger.capacity_bytes = p.cluster.hbm_bytes;
 
-  const RankParams params = rank_params(model, layout, map, rank);
-  const int zero = s.training().zero_stage();
+  const RankParams params = rank_params(p.model, layout, map, rank);
+  const int zero = p.training.zero_stage;
   const RankParams replicas{static_cast<double>(layout.dp_cp_group(rank).size()),
                             static_cast<double>(layout.expert_dp_group(rank).size())};
   const RankParams whole{1, 1};
-  const double weight_bytes = bytes_per_element(to_data_type(s.training().dtype()));
-  const double grad_bytes = bytes_per_element(to_data_type(s.training().grad_reduce_dtype()));
+  const double weight_bytes = bytes_per_element(p.training.dtype);
+  const double grad_bytes = bytes_per_element(p.training.grad_reduce_dtype);
   ledger.static_items.push_back(
       static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole, ""));
   ledger.static_items.push_back(
       static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
-  if (s.training().offload_optimizer()) {
+  if (p.training.offload_optimizer) {
     MemoryItem host = static_item("optimizer states", params, kOptimizerBytesPerParam,
                                   zero >= 1 ? replicas : whole, "in host memory (offloaded)");
     ledger.host_bytes = host.bytes;
@@ -182,18 +180,18 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
   const LayerRange first = map.layers({c.pp, 0});
   double per_chunk = 0;
   for (int l = first.first; l < first.first + first.count; ++l)
-    per_chunk += layer_activation_bytes(s, l);
-  const int in_flight = in_flight_chunk_passes(pipeline_orders(s)[c.pp]);
+    per_chunk += layer_activation_bytes(p, l);
+  const int in_flight = in_flight_chunk_passes(p.orders[c.pp]);
   ledger.activations = {
       "activations", per_chunk * in_flight,
       fmt::format("{:.4g} B for the {} layers of a chunk x {} chunk passes in flight (from the "
                   "schedule)",
                   per_chunk, first.count, in_flight)};
-  if (s.training().offload_activations()) {
+  if (p.training.offload_activations) {
     // Double-buffered offload: one layer's activations in use and the next one's in transit.
     double largest_layer = 0;
     for (int l = first.first; l < first.first + first.count; ++l) {
-      largest_layer = std::max(largest_layer, layer_activation_bytes(s, l));
+      largest_layer = std::max(largest_layer, layer_activation_bytes(p, l));
     }
     ledger.host_bytes += ledger.activations.bytes;
     ledger.activations = {"activations", 2 * largest_layer,
@@ -201,7 +199,7 @@ MemoryLedger memory_ledger(const config::Scenario& s, RankId rank) {
                                       "chunk passes in host memory)",
                                       largest_layer, per_chunk * in_flight, in_flight)};
   }
-  ledger.largest_transient = largest_transient(s, model, layout, map, c.pp);
+  ledger.largest_transient = largest_transient(p, c.pp);
   return ledger;
 }
 
@@ -214,11 +212,10 @@ const MemoryItem& MemoryLedger::culprit() const {
   return *largest;
 }
 
-std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& s) {
-  const ParallelLayout layout = ParallelLayout::from_config(s.layout());
+std::vector<MemoryLedger> stage_memory_ledgers(const TrainingPlan& p) {
   std::vector<MemoryLedger> stages;
-  for (int stage = 0; stage < layout.pp(); ++stage) {
-    stages.push_back(memory_ledger(s, layout.rank(RankCoords{0, 0, 0, stage})));
+  for (int stage = 0; stage < p.layout.pp(); ++stage) {
+    stages.push_back(memory_ledger(p, p.layout.rank(RankCoords{0, 0, 0, stage})));
   }
   return stages;
 }
@@ -231,8 +228,8 @@ const MemoryLedger& fullest(const std::vector<MemoryLedger>& ledgers) {
   return ledgers.at(worst);
 }
 
-MemoryLedger worst_memory_ledger(const config::Scenario& s) {
-  return fullest(stage_memory_ledgers(s));
+MemoryLedger worst_memory_ledger(const TrainingPlan& p) {
+  return fullest(stage_memory_ledgers(p));
 }
 
 }  // namespace racksim

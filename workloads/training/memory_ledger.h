@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "graph/event_graph.h"
-#include "proto/scenario.pb.h"
 #include "workloads/training/pipeline_schedule.h"
+#include "workloads/training/training_plan.h"
 
 namespace racksim {
 
@@ -47,21 +47,21 @@ struct MemoryLedger {
 // the 5as/(ht) term is gone without recompute too.
 // Of layer `layer` (a MoE layer keeps its routed tokens' expert intermediates instead of the
 // dense MLP's 19 sbh); the one-argument form is layer 0.
-double layer_activation_bytes(const config::Scenario& scenario, int layer);
-double layer_activation_bytes(const config::Scenario& scenario);
+double layer_activation_bytes(const TrainingPlan& plan, int layer);
+double layer_activation_bytes(const TrainingPlan& plan);
 
 // The most chunk-forwards whose activations a stage holds at once, read off its pass order (a
 // forward adds one, a backward's input-gradient part releases one).
 int in_flight_chunk_passes(const PassOrder& order);
 
 // The ledger of `rank`.
-MemoryLedger memory_ledger(const config::Scenario& scenario, RankId rank);
+MemoryLedger memory_ledger(const TrainingPlan& plan, RankId rank);
 
 // The ledger of the rank with the highest peak (the lowest such rank on ties).
-MemoryLedger worst_memory_ledger(const config::Scenario& scenario);
+MemoryLedger worst_memory_ledger(const TrainingPlan& plan);
 
 // The ledger of the first rank of each pipeline stage (ranks of one stage hold the same).
-std::vector<MemoryLedger> stage_memory_ledgers(const config::Scenario& scenario);
+std::vector<MemoryLedger> stage_memory_ledgers(const TrainingPlan& plan);
 
 // Of these ledgers, the one with the highest peak (the first such on ties).
 const MemoryLedger& fullest(const std::vector<MemoryLedger>& ledgers);

@@ -23,7 +23,7 @@ RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
     : s_(shared),
       rank_(rank),
       coords_(shared.layout.coords(rank)),
-      writer_(graph, rank, to_data_type(shared.scenario.training().dtype())),
+      writer_(graph, rank, shared.plan.training.dtype),
       tp_comm_(graph->add_communicator(shared.layout.tp_group(rank))),
       cp_comm_(graph->add_communicator(shared.layout.cp_group(rank))),
       ep_comm_(graph->add_communicator(shared.layout.ep_group(rank))),
@@ -52,14 +52,13 @@ void RankStep::write(const PassOrder& order) {
 }
 
 GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
-  const auto& t = s_.scenario.training();
+  const TrainingSettings& t = s_.plan.training;
   GradientSyncConfig c;
-  c.zero_stage = t.zero_stage();
-  c.overlap = t.overlap_grad_reduce();
-  c.bucket_elements = t.grad_bucket_elements() > 0 ? static_cast<double>(t.grad_bucket_elements())
-                                                   : kDefaultBucketElements;
-  c.grad_bytes = bytes_per_element(to_data_type(t.grad_reduce_dtype()));
-  c.param_bytes = bytes_per_element(to_data_type(t.dtype()));
+  c.zero_stage = t.zero_stage;
+  c.overlap = t.overlap_grad_reduce;
+  c.bucket_elements = t.grad_bucket_elements > 0 ? t.grad_bucket_elements : kDefaultBucketElements;
+  c.grad_bytes = bytes_per_element(t.grad_reduce_dtype);
+  c.param_bytes = bytes_per_element(t.dtype);
   const auto group = s_.layout.dp_cp_group(rank_);
   c.dp = static_cast<int>(group.size());
   c.dp_comm = graph->add_communicator(group);
@@ -67,8 +66,8 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   c.expert_dp = static_cast<int>(experts.size());
   c.expert_comm = graph->add_communicator(experts);
   c.stream = s_.dp_stream;
-  c.offload = t.offload_optimizer();
-  c.cpu_params_per_s = s_.scenario.hardware().host().cpu_optimizer_params_per_s();
+  c.offload = t.offload_optimizer;
+  c.cpu_params_per_s = s_.plan.host.cpu_optimizer_params_per_s;
   c.numa_node = numa_node_of(rank_);
   c.to_host = s_.offload_streams.to_host;
   c.to_device = s_.offload_streams.to_device;
@@ -150,13 +149,13 @@ RankId RankStep::rank_of_stage(int stage) const {
 }
 
 double RankStep::p2p_bytes() const {
-  const auto& t = s_.scenario.training();
-  return static_cast<double>(t.micro_batch_size() * t.seq_length() * s_.model.hidden()) *
-         bytes_per_element(to_data_type(t.dtype())) / (s_.layout.tp() * s_.layout.cp());
+  const TrainingSettings& t = s_.plan.training;
+  return static_cast<double>(t.micro_batch_size * t.seq_length * s_.model.hidden()) *
+         bytes_per_element(t.dtype) / (s_.layout.tp() * s_.layout.cp());
 }
 
 bool RankStep::blocking_sends() const {
-  return !s_.scenario.training().pp_comm_overlap();
+  return !s_.plan.training.pp_comm_overlap;
 }
 
 void RankStep::write_forward(const Visit& v) {
@@ -195,7 +194,7 @@ void RankStep::write_backward(const Visit& v) {
   if (v.last())
     previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
   const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
-  const auto recompute = s_.scenario.training().recompute();
+  const auto recompute = s_.plan.training.recompute;
   for (int l = layers.first + layers.count; l-- > layers.first;) {
     const OpTag layer_tag{Phase::kBackward, mb, l};
     sync_.gather_parameters(v.chain, layer_params(l), previous_layer_start, layer_tag);

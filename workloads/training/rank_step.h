@@ -23,7 +23,7 @@ namespace racksim {
 class RankStep {
  public:
   struct Shared {
-    const config::Scenario& scenario;
+    const TrainingPlan& plan;
     const TransformerModel& model;
     const ParallelLayout& layout;
     const PipelineMap& map;

@@ -5,15 +5,15 @@
 namespace racksim {
 
 uint32_t RankStep::numa_node_of(RankId rank) const {
-  const auto& hw = s_.scenario.hardware();
-  if (hw.host().has_offload_socket()) return static_cast<uint32_t>(hw.host().offload_socket());
-  const int per_node = std::max(1, hw.gpus_per_node());
-  const int sockets = std::max(1, hw.host().sockets());
+  const HostSettings& host = s_.plan.host;
+  if (host.pinned_offload_socket >= 0) return static_cast<uint32_t>(host.pinned_offload_socket);
+  const int per_node = std::max(1, host.gpus_per_node);
+  const int sockets = std::max(1, host.sockets);
   return static_cast<uint32_t>((static_cast<int>(rank) % per_node) * sockets / per_node);
 }
 
 void RankStep::stash_activations(const ComputeChain& chain, int mb, int l) {
-  if (!s_.scenario.training().offload_activations()) return;
+  if (!s_.plan.training.offload_activations) return;
   stashed_[{mb, l}] = writer_.graph().add_copy(
       copy_context(s_.offload_streams.to_host, {Phase::kForward, mb, l}), "activations.to_host",
       CopyDirection::kDeviceToHost, numa_node_of(rank_), s_.offloaded_activation_bytes[l],
@@ -21,7 +21,7 @@ void RankStep::stash_activations(const ComputeChain& chain, int mb, int l) {
 }
 
 void RankStep::fetch_activations(ComputeChain& chain, int mb, int l, OpId prefetch_after) {
-  if (!s_.scenario.training().offload_activations()) return;
+  if (!s_.plan.training.offload_activations) return;
   std::vector<OpId> deps{stashed_.at({mb, l})};
   const OpId trigger = prefetch_after != kNoOp ? prefetch_after : chain.last_compute;
   if (trigger != kNoOp) deps.push_back(trigger);

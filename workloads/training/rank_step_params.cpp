@@ -24,7 +24,7 @@ const std::vector<double>& RankStep::layer_shares(const OpTag& tag) const {
 
 uint32_t RankStep::routing_weights(WeightedAllToAll weighting, const OpTag& tag) {
   const auto& shares = layer_shares(tag);
-  if (shares.empty() || s_.scenario.training().routing() <= config::Training::BALANCED) return 0;
+  if (shares.empty() || !s_.plan.training.skewed_routing) return 0;
   std::vector<double> table{static_cast<double>(weighting)};
   table.insert(table.end(), shares.begin(), shares.end());
   return writer_.graph().add_weights(std::move(table));
@@ -58,7 +58,7 @@ void RankStep::write_tied_embedding_sync() {
   const CommId pair =
       writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.layout.pp() - 1)});
   const double bytes = s_.model.embedding_params() / s_.layout.tp() *
-                       bytes_per_element(to_data_type(s_.scenario.training().grad_reduce_dtype()));
+                       bytes_per_element(s_.plan.training.grad_reduce_dtype);
   writer_.collective(main_, s_.dp_stream, "embedding.grad.allreduce", CollectiveKind::kAllReduce,
                      pair, bytes, CommDim::kPp, {Phase::kOptimizer, -1, -1});
 }

@@ -29,39 +29,38 @@ PassStreams add_streams(EventGraph& graph, const std::string& suffix) {
   return s;
 }
 
+// Per layer, what activation offload moves to the host and back (empty without it).
+std::vector<double> offloaded_activation_bytes(const TrainingPlan& plan) {
+  std::vector<double> bytes;
+  if (!plan.training.offload_activations) return bytes;
+  for (int l = 0; l < plan.model.layers(); ++l) bytes.push_back(layer_activation_bytes(plan, l));
+  return bytes;
+}
+
 }  // namespace
 
-TrainingStep build_training_step(const config::Scenario& scenario,
-                                 const StepGraphOptions& options) {
+TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOptions& options) {
   const std::vector<bool>& only_ranks = options.only_ranks;
-  const TransformerModel model(scenario.model());
-  const ParallelLayout layout = ParallelLayout::from_config(scenario.layout());
-  const PipelineMap map = pipeline_map(scenario);
-  const auto orders = pipeline_orders(scenario);
-  const int m = micro_batches_per_replica(scenario);
+  const TransformerModel& model = plan.model;
+  const ParallelLayout& layout = plan.layout;
+  const PipelineMap& map = plan.map;
+  const int m = plan.micro_batches;
   if (m < 1) throw std::invalid_argument("training step: no micro-batch per data-parallel rank");
-  const auto& t = scenario.training();
-  const RankShape shape = rank_shape(scenario);
+  const TrainingSettings& t = plan.training;
   std::vector<BlockSteps> layers;
-  for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, shape));
-  const BlockSteps embedding = model.embedding_steps(shape);
-  const BlockSteps head = model.head_steps(shape);
+  for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, plan.shape));
+  const BlockSteps embedding = model.embedding_steps(plan.shape);
+  const BlockSteps head = model.head_steps(plan.shape);
 
   TrainingStep step{EventGraph(layout.num_ranks()), {}};
   EventGraph& graph = step.graph;
   const PassStreams main = add_streams(graph, "");
   const StreamId dp_stream = graph.add_stream(kDpStream, StreamKind::kComm);
   const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapSuffix) : main;
-  const auto shares = expert_rank_shares(scenario, model);
   const OffloadStreams offload =
-      add_offload_streams(graph, t.offload_optimizer() || t.offload_activations());
-  std::vector<double> offloaded_bytes;
-  if (t.offload_activations()) {
-    for (int l = 0; l < model.layers(); ++l) {
-      offloaded_bytes.push_back(layer_activation_bytes(scenario, l));
-    }
-  }
-  const RankStep::Shared shared{scenario,
+      add_offload_streams(graph, t.offload_optimizer || t.offload_activations);
+  const std::vector<double> offloaded_bytes = offloaded_activation_bytes(plan);
+  const RankStep::Shared shared{plan,
                                 model,
                                 layout,
                                 map,
@@ -72,7 +71,7 @@ TrainingStep build_training_step(const config::Scenario& scenario,
                                 main,
                                 overlap,
                                 dp_stream,
-                                shares,
+                                plan.expert_shares,
                                 offload,
                                 offloaded_bytes,
                                 options.merge_ring_hops};
@@ -82,7 +81,7 @@ TrainingStep build_training_step(const config::Scenario& scenario,
   bool reserved = false;
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     if (!only_ranks.empty() && !only_ranks[r]) continue;
-    RankStep(shared, &graph, r).write(orders[layout.coords(r).pp]);
+    RankStep(shared, &graph, r).write(plan.orders[layout.coords(r).pp]);
     if (!reserved) {
       // Sized from the first rank written, with headroom for stages that differ: growing the
       // graph by doubling cost ~12% of the seed case's CPU in copies and page faults.
@@ -95,7 +94,7 @@ TrainingStep build_training_step(const config::Scenario& scenario,
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     step.info.params_per_rank.push_back(params_on_rank(model, layout, map, r));
   }
-  step.info.tokens_per_step = static_cast<double>(t.global_batch_size() * t.seq_length());
+  step.info.tokens_per_step = plan.tokens_per_step();
   return step;
 }
 

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "graph/event_graph.h"
-#include "proto/scenario.pb.h"
 #include "workloads/model/transformer.h"
 #include "workloads/training/gradient_sync.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/pipeline_map.h"
 #include "workloads/training/pipeline_schedule.h"
 #include "workloads/training/step_shape.h"
+#include "workloads/training/training_plan.h"
 
 namespace racksim {
 
@@ -58,8 +58,7 @@ struct StepGraphOptions {
   std::vector<bool> only_ranks;
 };
 
-// Builds the step for a resolved and validated scenario.
-TrainingStep build_training_step(const config::Scenario& scenario,
-                                 const StepGraphOptions& options = {});
+// Builds the step of a resolved plan (training_plan.h).
+TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOptions& options = {});
 
 }  // namespace racksim

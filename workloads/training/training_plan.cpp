@@ -1,0 +1,81 @@
+#include "workloads/training/training_plan.h"
+
+#include "workloads/training/step_shape.h"
+
+namespace racksim {
+
+namespace {
+
+TrainingSettings training_settings(const config::Training& t) {
+  TrainingSettings s;
+  s.micro_batch_size = t.micro_batch_size();
+  s.seq_length = t.seq_length();
+  s.global_batch_size = t.global_batch_size();
+  s.dtype = to_data_type(t.dtype());
+  s.grad_reduce_dtype = to_data_type(t.grad_reduce_dtype());
+  s.dtype_name = t.dtype();
+  s.schedule = t.schedule();
+  s.recompute = t.recompute();
+  s.zero_stage = t.zero_stage();
+  s.overlap_grad_reduce = t.overlap_grad_reduce();
+  s.grad_bucket_elements = static_cast<double>(t.grad_bucket_elements());
+  s.offload_optimizer = t.offload_optimizer();
+  s.offload_activations = t.offload_activations();
+  s.pp_comm_overlap = t.pp_comm_overlap();
+  s.skewed_routing = t.routing() > config::Training::BALANCED;
+  s.stores_attention_scores = t.has_flash_attention() && !t.flash_attention();
+  s.flops_causal_halving = t.flops_causal_halving();
+  return s;
+}
+
+HostSettings host_settings(const config::Hardware& hw) {
+  HostSettings h;
+  h.gpus_per_node = hw.gpus_per_node();
+  h.sockets = hw.host().sockets();
+  h.pinned_offload_socket = hw.host().has_offload_socket() ? hw.host().offload_socket() : -1;
+  h.cpu_optimizer_params_per_s = hw.host().cpu_optimizer_params_per_s();
+  return h;
+}
+
+double peak_flops(const config::Gpu& gpu, config::DType dtype) {
+  switch (dtype) {
+    case config::FP8:
+      return gpu.fp8_flops_per_s();
+    case config::FP32:
+      return gpu.fp32_flops_per_s();
+    default:
+      return gpu.bf16_flops_per_s();
+  }
+}
+
+ClusterFigures cluster_figures(const config::Scenario& s) {
+  const auto& hw = s.hardware();
+  ClusterFigures c;
+  c.model_name = s.model().has_preset() ? s.model().preset() : std::string("custom model");
+  c.hardware_name = hw.has_preset() ? hw.preset() : std::string("custom nodes");
+  c.nodes = hw.nodes();
+  c.gpus_per_node = hw.gpus_per_node();
+  c.hbm_bytes = hw.gpu().hbm_bytes();
+  c.peak_flops_per_gpu = peak_flops(hw.gpu(), s.training().dtype());
+  return c;
+}
+
+}  // namespace
+
+TrainingPlan resolve_training_plan(const config::Scenario& scenario) {
+  const TransformerModel model(scenario.model());
+  return TrainingPlan{scenario.name(),
+                      model,
+                      scenario.model().num_heads(),
+                      ParallelLayout::from_config(scenario.layout()),
+                      pipeline_map(scenario),
+                      pipeline_orders(scenario),
+                      micro_batches_per_replica(scenario),
+                      rank_shape(scenario),
+                      expert_rank_shares(scenario, model),
+                      training_settings(scenario.training()),
+                      host_settings(scenario.hardware()),
+                      cluster_figures(scenario)};
+}
+
+}  // namespace racksim

@@ -1,0 +1,84 @@
+// The training step a checked scenario asks for, resolved once into values: the model, the
+// layout, the pipeline's shape and pass orders, the per-rank kernel shapes, and the settings of
+// the training section the generator and the memory ledger act on. The app builds it right after
+// loading; the generator (training_step.h), the memory ledger (memory_ledger.h) and the report
+// receive it and read no scenario field themselves.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/scenario.pb.h"
+#include "workloads/model/transformer.h"
+#include "workloads/training/layout.h"
+#include "workloads/training/pipeline_map.h"
+#include "workloads/training/pipeline_schedule.h"
+
+namespace racksim {
+
+// What the training section decides, as values.
+struct TrainingSettings {
+  int64_t micro_batch_size = 1;
+  int64_t seq_length = 1;
+  int64_t global_batch_size = 1;
+  DataType dtype = DataType::kBf16;
+  DataType grad_reduce_dtype = DataType::kBf16;
+  config::DType dtype_name = config::BF16;  // as the report names it
+  config::Training::Schedule schedule = config::Training::ONE_F_ONE_B;
+  config::Training::Recompute recompute = config::Training::NONE;
+  int zero_stage = 0;
+  bool overlap_grad_reduce = false;
+  double grad_bucket_elements = 0;  // 0: the framework's default
+  bool offload_optimizer = false;
+  bool offload_activations = false;
+  bool pp_comm_overlap = false;
+  bool skewed_routing = false;  // training.routing other than balanced (Zipf, from a file)
+  // Without FlashAttention the s x s scores are kept for the backward (training.flash_attention
+  // set to false).
+  bool stores_attention_scores = false;
+  bool flops_causal_halving = false;
+};
+
+// Where a rank's offloaded state lives and how fast the host updates it.
+struct HostSettings {
+  int gpus_per_node = 1;
+  int sockets = 1;
+  int pinned_offload_socket = -1;  // hardware.host.offload_socket; -1: the GPU's own socket
+  double cpu_optimizer_params_per_s = 0;
+};
+
+// The cluster figures the ledger and the MFU's denominator need.
+struct ClusterFigures {
+  std::string model_name;     // the model preset, or "custom model"
+  std::string hardware_name;  // the hardware preset, or "custom nodes"
+  int nodes = 1;
+  int gpus_per_node = 1;
+  double hbm_bytes = 0;
+  double peak_flops_per_gpu = 0;  // at the training dtype
+  uint32_t gpus() const { return static_cast<uint32_t>(nodes * gpus_per_node); }
+};
+
+struct TrainingPlan {
+  std::string name;  // the scenario's title
+  TransformerModel model;
+  int64_t attention_heads = 0;  // model.num_heads, as the activation formulas take it
+  ParallelLayout layout;
+  PipelineMap map;
+  std::vector<PassOrder> orders;  // per pipeline stage
+  int micro_batches = 0;          // per data-parallel rank per step
+  RankShape shape;                // one rank's kernels of a layer
+  // Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
+  std::vector<std::vector<double>> expert_shares;
+  TrainingSettings training;
+  HostSettings host;
+  ClusterFigures cluster;
+  double tokens_per_step() const {
+    return static_cast<double>(training.global_batch_size * training.seq_length);
+  }
+};
+
+// Resolves a loaded and validated scenario (config/scenario_loader.h).
+TrainingPlan resolve_training_plan(const config::Scenario& scenario);
+
+}  // namespace racksim
