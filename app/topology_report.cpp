@@ -86,10 +86,11 @@ double peak_rss_bytes() {
 config::Hardware load_topology_hardware(const std::string& scenario_or_preset, int nodes,
                                         const std::vector<std::string>& overrides) {
   config::Scenario scenario;
-  SourceMap sources;
+  config::SourceMap sources;
   std::error_code error;
   if (std::filesystem::is_regular_file(scenario_or_preset, error)) {
-    scenario = parse_scenario_text(read_file(scenario_or_preset), scenario_or_preset, &sources);
+    scenario =
+        config::parse_scenario_text(read_file(scenario_or_preset), scenario_or_preset, &sources);
   } else if (topo::hardware_preset(scenario_or_preset)) {
     sources.set_file("command line");
     scenario.mutable_hardware()->set_preset(scenario_or_preset);
@@ -101,10 +102,11 @@ config::Hardware load_topology_hardware(const std::string& scenario_or_preset, i
                                  "presets:{}",
                                  scenario_or_preset, names));
   }
-  for (const std::string& assignment : overrides) apply_override(assignment, &scenario, &sources);
+  for (const std::string& assignment : overrides)
+    config::apply_override(assignment, &scenario, &sources);
   if (nodes > 0) scenario.mutable_hardware()->set_nodes(nodes);
-  resolve_presets(&scenario, sources);
-  validate_hardware(scenario.hardware(), sources);
+  config::resolve_presets(&scenario, sources);
+  config::validate_hardware(scenario.hardware(), sources);
   return scenario.hardware();
 }
 

@@ -150,7 +150,7 @@ std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
 // --fidelity, unless a `--set sim.fidelity=...` says otherwise (as for `racksim run`).
 config::Simulation::Fidelity replay_fidelity(const TraceReplayRequest& request) {
   config::Scenario scenario;
-  SourceMap sources;
+  config::SourceMap sources;
   sources.set_file("command line");
   for (const std::string& assignment : request.overrides) {
     if (assignment.rfind("sim.", 0) != 0) continue;
@@ -158,7 +158,7 @@ config::Simulation::Fidelity replay_fidelity(const TraceReplayRequest& request) 
       throw InputError({"--set " + assignment, 0, 0}, "",
                        "a replay takes sim.fidelity only (folding replicas needs a scenario)");
     }
-    apply_override(assignment, &scenario, &sources);
+    config::apply_override(assignment, &scenario, &sources);
   }
   return scenario.sim().has_fidelity() ? scenario.sim().fidelity() : request.fidelity;
 }
@@ -168,7 +168,7 @@ config::Simulation::Fidelity replay_fidelity(const TraceReplayRequest& request) 
 config::Hardware resolve_hardware(const std::string& preset, int nodes,
                                   const std::vector<std::string>& overrides) {
   config::Scenario scenario;
-  SourceMap sources;
+  config::SourceMap sources;
   sources.set_file("command line");
   scenario.mutable_hardware()->set_preset(preset);
   scenario.mutable_hardware()->set_nodes(nodes);
@@ -178,10 +178,10 @@ config::Hardware resolve_hardware(const std::string& preset, int nodes,
       throw InputError({"--set " + assignment, 0, 0}, "",
                        "only hardware.* and sim.fidelity can be set for a replay");
     }
-    apply_override(assignment, &scenario, &sources);
+    config::apply_override(assignment, &scenario, &sources);
   }
-  resolve_presets(&scenario, sources);
-  validate_hardware(scenario.hardware(), sources);
+  config::resolve_presets(&scenario, sources);
+  config::validate_hardware(scenario.hardware(), sources);
   return scenario.hardware();
 }
 

@@ -40,7 +40,7 @@ TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& fe
   const analysis::BaselineStep baseline =
       faults.empty() ? analysis::BaselineStep{} : simulate_without_faults(scenario);
   const std::vector<bool> simulated =
-      scenario.sim().fold_replicas() ? folded_ranks(scenario) : std::vector<bool>{};
+      scenario.sim().fold_replicas() ? config::folded_ranks(scenario) : std::vector<bool>{};
   const size_t simulated_ranks =
       simulated.empty() ? static_cast<size_t>(scenario.hardware().nodes()) *
                               static_cast<size_t>(scenario.hardware().gpus_per_node())

@@ -38,7 +38,7 @@ void check_writable(const std::string& path) {
     std::ifstream in(existing);
     std::string first;
     std::getline(in, first);
-    return first == app::kCalibrationMarker;
+    return first == config::kCalibrationMarker;
   });
 }
 
@@ -90,8 +90,8 @@ int calibrate_command(const std::vector<std::string>& args) {
   if (vm.count("out")) {
     const std::string path = vm["out"].as<std::string>();
     // All or nothing: a full disk or an interrupt leaves the previous calibration as it was.
-    app::replace_file(path, app::calibration_text(spec.params, result.fit.values,
-                                                  app::calibration_comment(spec, result)));
+    app::replace_file(path, config::calibration_text(spec.params, result.fit.values,
+                                                     app::calibration_comment(spec, result)));
     fmt::print("\nwrote {} (include it with  calibration: \"{}\"  or --set calibration={})\n", path,
                path, path);
   }

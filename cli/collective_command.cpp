@@ -35,17 +35,17 @@ po::options_description collective_options() {
 // The hardware preset, its size and the --set overrides, resolved and checked.
 config::Scenario hardware_scenario(const po::variables_map& vm) {
   config::Scenario scenario;
-  app::SourceMap sources;
+  config::SourceMap sources;
   sources.set_file("command line");
   scenario.mutable_hardware()->set_preset(vm["hardware"].as<std::string>());
   scenario.mutable_hardware()->set_nodes(int_option(vm, "nodes", 1, 1 << 20));
   if (vm.count("set")) {
     for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) {
-      app::apply_override(assignment, &scenario, &sources);
+      config::apply_override(assignment, &scenario, &sources);
     }
   }
-  app::resolve_presets(&scenario, sources);
-  app::validate_hardware(scenario.hardware(), sources);
+  config::resolve_presets(&scenario, sources);
+  config::validate_hardware(scenario.hardware(), sources);
   return scenario;
 }
 

@@ -73,8 +73,8 @@ int infer_command(const std::vector<std::string>& args) {
   const std::string scenario = vm["scenario"].as<std::string>();
   const InferencePhase phase = phase_of(vm["phase"].as<std::string>());
   if (vm.count("point-out")) {
-    const app::LoadedScenario loaded = app::load_scenario(scenario, overrides);
-    app::require_inference_section(loaded, "infer");
+    const config::LoadedScenario loaded = config::load_scenario(scenario, overrides);
+    config::require_inference_section(loaded, "infer");
     const std::string path = vm["point-out"].as<std::string>();
     app::OutputDir out(std::filesystem::path(path).parent_path().string());
     const auto point = app::run_inference(loaded.scenario, phase);

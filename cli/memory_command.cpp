@@ -25,8 +25,8 @@ int memory_command(const std::vector<std::string>& args) {
   const po::variables_map vm = parse_scenario_command(args, options);
   if (const auto code = help_or_missing_scenario(vm, options)) return *code;
   const auto overrides = set_overrides(vm);
-  const app::LoadedScenario loaded =
-      app::load_scenario(vm["scenario"].as<std::string>(), overrides);
+  const config::LoadedScenario loaded =
+      config::load_scenario(vm["scenario"].as<std::string>(), overrides);
   const std::vector<MemoryLedger> stages =
       stage_memory_ledgers(resolve_training_plan(loaded.scenario));
   const MemoryLedger& worst = fullest(stages);

@@ -156,7 +156,7 @@ po::options_description replay_options() {
       "rank's program on N ranks")(
       "fidelity",
       po::value<std::string>()->default_value(
-          config::Simulation::Fidelity_Name(app::kDefaultFidelity)),
+          config::Simulation::Fidelity_Name(config::kDefaultFidelity)),
       "FULL | AGGREGATED | ANALYTIC | AUTO (the default stays within 0.5% of FULL)")(
       "out", po::value<std::string>(), "write report.json, timeline.json and pipeline.svg here")(
       "no-timeline", "with --out: leave out timeline.json (large for thousands of ranks)")(

@@ -79,11 +79,11 @@ int run_command(const std::vector<std::string>& args) {
     return 0;
   }
   const auto overrides = set_overrides(vm);
-  const app::LoadedScenario loaded =
+  const config::LoadedScenario loaded =
       vm.count("scenario")
-          ? app::load_scenario(vm["scenario"].as<std::string>(), overrides)
-          : app::load_scenario_text(std::string(app::default_scenario_text()),
-                                    std::string(app::kDefaultScenarioPath), overrides);
+          ? config::load_scenario(vm["scenario"].as<std::string>(), overrides)
+          : config::load_scenario_text(std::string(config::default_scenario_text()),
+                                       std::string(config::kDefaultScenarioPath), overrides);
   const std::optional<analysis::TimelineDetail> timeline = timeline_detail(vm);
   // Check the output directory before simulating, write into it only after success.
   std::optional<app::OutputDir> out;

@@ -12,7 +12,7 @@
 #include "config/field_path.h"
 #include "config/scenario_paths.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 namespace fs = std::filesystem;
 
@@ -51,4 +51,4 @@ std::string calibration_text(const std::vector<std::string>& fields,
   return out + body;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -13,7 +13,7 @@
 #include "config/scenario_loader.h"
 #include "proto/scenario.pb.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // The first line of every calibration file racksim writes (so it may replace its own files).
 inline constexpr const char* kCalibrationMarker = "# racksim calibration";
@@ -29,4 +29,4 @@ std::string calibration_text(const std::vector<std::string>& fields,
                              const std::vector<double>& values,
                              const std::vector<std::string>& comment);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -1,6 +1,6 @@
 #include "config/default_scenario.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 std::string_view default_scenario_text() {
   static constexpr std::string_view kText =
@@ -9,4 +9,4 @@ std::string_view default_scenario_text() {
   return kText;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

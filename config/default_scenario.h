@@ -3,9 +3,9 @@
 
 #include <string_view>
 
-namespace racksim::app {
+namespace racksim::config {
 
 inline constexpr std::string_view kDefaultScenarioPath = "scenarios/default.textproto (built in)";
 std::string_view default_scenario_text();
 
-}  // namespace racksim::app
+}  // namespace racksim::config

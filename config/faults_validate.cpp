@@ -10,7 +10,7 @@
 #include "topologies/cluster_spec.h"
 #include "topologies/nic_selection.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 constexpr double kMaxSlowdown = 100;     // kernels 101 x as long: far past any real straggler
@@ -138,4 +138,4 @@ void validate_faults(const config::Scenario& scenario, const SourceMap& sources)
   check_slow_hosts(scenario.faults(), check);
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

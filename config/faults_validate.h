@@ -4,10 +4,10 @@
 
 #include "config/scenario_loader.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // Throws InputError naming the first offending field ("faults.straggler", ...), the entry and
 // where it was written. Runs after the hardware section is checked.
 void validate_faults(const config::Scenario& scenario, const SourceMap& sources);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

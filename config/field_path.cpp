@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -179,4 +179,4 @@ std::string set_scalar_from_string(const FieldDescriptor& field, std::string_vie
   return fmt::format("{} is a message, not a value; set one of its fields", field.name());
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace racksim::app {
+namespace racksim::config {
 
 std::vector<std::string> split_path(std::string_view path);
 // "a.b" + "c" -> "a.b.c"; an empty prefix gives the name alone.
@@ -32,4 +32,4 @@ std::string enum_value_names(const google::protobuf::EnumDescriptor& type);
 std::string set_scalar_from_string(const google::protobuf::FieldDescriptor& field,
                                    std::string_view value, google::protobuf::Message* message);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

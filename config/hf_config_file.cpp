@@ -12,7 +12,7 @@
 #include "config/json_locations.h"
 #include "config/scenario_paths.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 constexpr const char* kField = "model.hf_config";
@@ -53,4 +53,4 @@ config::Model read_hf_config(const config::Scenario& scenario, const SourceMap& 
   }
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -2,7 +2,7 @@
 
 #include "config/field_path.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 using google::protobuf::Descriptor;
@@ -181,4 +181,4 @@ int line_of_offset(std::string_view text, size_t offset) {
   return line;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

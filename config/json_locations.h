@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace racksim::app {
+namespace racksim::config {
 
 struct JsonKey {
   std::string path;  // proto field names where the key names a known field, else the key itself
@@ -34,4 +34,4 @@ JsonScan scan_json_keys(std::string_view text, const google::protobuf::Descripto
 // The 1-based line of a byte offset into `text`.
 int line_of_offset(std::string_view text, size_t offset);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -7,7 +7,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
-namespace racksim::app {
+namespace racksim::config {
 
 namespace {
 
@@ -42,4 +42,4 @@ void validate_power_cost(const config::Hardware& hardware, const SourceMap& sour
   }
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -4,9 +4,9 @@
 
 #include "config/scenario_loader.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // Throws InputError naming the first offending field and where it was written.
 void validate_power_cost(const config::Hardware& hardware, const SourceMap& sources);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -14,7 +14,7 @@
 
 #include "config/field_path.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -231,4 +231,4 @@ void check_scenario_limits(const config::Scenario& scenario, const SourceMap& so
   check_products(scenario, sources);
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -9,7 +9,7 @@
 
 #include "config/scenario_loader.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // Checks every set field of `message`, whose path in the scenario is `prefix` ("" for the
 // scenario itself, "hardware" for its hardware section). Throws InputError naming the first
@@ -21,4 +21,4 @@ void check_field_limits(const google::protobuf::Message& message, const std::str
 // activation and parameter counts) against 2^50.
 void check_scenario_limits(const config::Scenario& scenario, const SourceMap& sources);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

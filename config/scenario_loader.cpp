@@ -27,7 +27,7 @@
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 using google::protobuf::Descriptor;
@@ -534,4 +534,4 @@ LoadedScenario load_scenario(const std::string& path, const std::vector<std::str
   return load_scenario_text(text, path, overrides);
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "proto/scenario.pb.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // The fidelity a scenario runs when it sets no sim.fidelity (docs/speed.md): AUTO, held within
 // sim::kDefaultErrorBudget of FULL's step time (tests/cli/cli_default_fidelity_test.cpp). FULL
@@ -75,4 +75,4 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
 // section. Throws InputError naming "inference" otherwise.
 void require_inference_section(const LoadedScenario& loaded, const std::string& command);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -1,6 +1,6 @@
 #include "config/scenario_paths.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 std::filesystem::path path_from_scenario(const std::string& name, const std::string& field,
                                          const SourceMap& sources) {
@@ -14,4 +14,4 @@ std::filesystem::path path_from_scenario(const std::string& name, const std::str
   return std::filesystem::path(sources.file()).parent_path() / path;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -6,7 +6,7 @@
 
 #include "config/scenario_loader.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // `name` as given by the scenario field `field`: an absolute path as is; a relative one from the
 // scenario file's folder, or from the working directory when --set gave it (or the scenario is
@@ -14,4 +14,4 @@ namespace racksim::app {
 std::filesystem::path path_from_scenario(const std::string& name, const std::string& field,
                                          const SourceMap& sources);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -14,7 +14,7 @@
 #include "workloads/model/attention_ledger.h"
 #include "workloads/moe/token_routing.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 class Checker {
@@ -552,4 +552,4 @@ void require_inference_section(const LoadedScenario& loaded, const std::string& 
                                command));
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

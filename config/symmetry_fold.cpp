@@ -4,7 +4,7 @@
 
 #include "workloads/training/layout.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 namespace {
 
@@ -71,4 +71,4 @@ std::vector<bool> folded_ranks(const config::Scenario& scenario) {
   return simulated;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -12,7 +12,7 @@
 
 #include "proto/scenario.pb.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // Why `scenario` (resolved) cannot be folded, or nothing when it can.
 std::optional<std::string> fold_refusal(const config::Scenario& scenario);
@@ -20,4 +20,4 @@ std::optional<std::string> fold_refusal(const config::Scenario& scenario);
 // The ranks a folded run simulates: those of data-parallel replica 0.
 std::vector<bool> folded_ranks(const config::Scenario& scenario);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

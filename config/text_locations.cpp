@@ -7,7 +7,7 @@
 
 #include "config/field_path.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -149,4 +149,4 @@ TextPosition text_position(std::string_view text, int line, int column) {
   return position;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -12,7 +12,7 @@
 
 #include "config/scenario_loader.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // Records "layout.tp" -> file:line:column for every field set in `message` (1-based).
 void record_text_locations(const google::protobuf::Message& message,
@@ -32,4 +32,4 @@ struct TextPosition {
 // Replays the tokens of `text` up to the 0-based (line, column) of an error.
 TextPosition text_position(std::string_view text, int line, int column);
 
-}  // namespace racksim::app
+}  // namespace racksim::config

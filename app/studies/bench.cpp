@@ -55,10 +55,10 @@ BenchFigures bench_scenario(const std::string& self, const std::string& scenario
                             const std::vector<std::string>& overrides) {
   // Bad input stops here, with its message, before any child starts.
   if (scenario.empty()) {
-    load_scenario_text(std::string(default_scenario_text()), std::string(kDefaultScenarioPath),
-                       overrides);
+    config::load_scenario_text(std::string(config::default_scenario_text()),
+                               std::string(config::kDefaultScenarioPath), overrides);
   } else {
-    load_scenario(scenario, overrides);
+    config::load_scenario(scenario, overrides);
   }
   const ScopedTempDir temp("racksim-bench");
   const fs::path& dir = temp.path();

@@ -23,7 +23,7 @@ namespace {
 // The value of a numeric scalar field of a resolved scenario.
 double numeric_field(const config::Scenario& scenario, const std::string& path) {
   const google::protobuf::Message* message = &scenario;
-  const auto segments = split_path(path);
+  const auto segments = config::split_path(path);
   for (size_t i = 0; i < segments.size(); ++i) {
     const FieldDescriptor* f = message->GetDescriptor()->FindFieldByName(segments[i]);
     if (f == nullptr || f->is_repeated()) break;
@@ -73,12 +73,12 @@ analysis::FitParameter parameter(const config::Scenario& base, const std::string
   return p;
 }
 
-LoadedScenario load_point(const CalibrationSpec& spec, const MeasuredPoint& point,
-                          const std::vector<std::string>& extra) {
+config::LoadedScenario load_point(const CalibrationSpec& spec, const MeasuredPoint& point,
+                                  const std::vector<std::string>& extra) {
   std::vector<std::string> overrides = spec.base_overrides;
   overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
   overrides.insert(overrides.end(), extra.begin(), extra.end());
-  return load_scenario(spec.base, overrides);
+  return config::load_scenario(spec.base, overrides);
 }
 
 // Simulates points in child processes; one folder per point under `work`, reused.
@@ -252,7 +252,7 @@ void fit_held_out(const std::vector<std::vector<size_t>>& folds, const ChildPred
 CalibrationResult calibrate(const CalibrationSpec& spec,
                             const std::function<void(const std::string&)>& progress) {
   CalibrationResult result;
-  const config::Scenario base = load_scenario(spec.base, spec.base_overrides).scenario;
+  const config::Scenario base = config::load_scenario(spec.base, spec.base_overrides).scenario;
   for (const auto& field : spec.params) result.params.push_back(parameter(base, field));
   check_measured_rows(spec, result);
   const size_t n = result.measured.size();

@@ -40,8 +40,8 @@ std::vector<MemoryRow> memory_identity(const InferenceAlgebra& a, double micro_b
 }
 
 InferStudy run_infer_study(const InferStudySpec& spec) {
-  const LoadedScenario loaded = load_scenario(spec.scenario, spec.overrides);
-  require_inference_section(loaded, "infer");
+  const config::LoadedScenario loaded = config::load_scenario(spec.scenario, spec.overrides);
+  config::require_inference_section(loaded, "infer");
   InferStudy study;
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
   study.algebra = inference_algebra(loaded.scenario);
@@ -62,9 +62,10 @@ InferStudy run_infer_study(const InferStudySpec& spec) {
       }
       job.output = "point.json";
       // Each point is checked here, so bad input stops before any child starts.
-      load_scenario(spec.scenario,
-                    with(spec.overrides, {fmt::format("inference.batch={}", batch),
-                                          fmt::format("inference.context_tokens={}", context)}));
+      config::load_scenario(
+          spec.scenario,
+          with(spec.overrides, {fmt::format("inference.batch={}", batch),
+                                fmt::format("inference.context_tokens={}", context)}));
       jobs.push_back(std::move(job));
     }
   }

@@ -179,7 +179,7 @@ analysis::PlanRow plan_row(const PlanSpec& spec, const ClusterChoice& cluster,
   row.point = run.points[best].id;
   const auto report =
       nlohmann::json::parse(read_text_file(dir / "points" / row.point / "report.json"));
-  const LoadedScenario loaded = load_scenario(sweep.scenario, run.overrides[best]);
+  const config::LoadedScenario loaded = config::load_scenario(sweep.scenario, run.overrides[best]);
   row.layout = layout_text(loaded.scenario);
   row.step_time_s = report.at("step_time_s").get<double>();
   row.tokens_per_step = report.at("tokens_per_step").get<double>();

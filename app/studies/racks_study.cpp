@@ -38,8 +38,8 @@ double network_crossing_share(int ep, int domain) {
 }
 
 RacksStudy run_racks_study(const RacksStudySpec& spec) {
-  const LoadedScenario loaded = load_scenario(spec.scenario, spec.overrides);
-  require_inference_section(loaded, "racks");
+  const config::LoadedScenario loaded = config::load_scenario(spec.scenario, spec.overrides);
+  config::require_inference_section(loaded, "racks");
   RacksStudy study;
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
   study.ep = std::max(1, loaded.scenario.layout().ep());
@@ -53,7 +53,7 @@ RacksStudy run_racks_study(const RacksStudySpec& spec) {
     // Each domain size is checked here, so bad input stops before any child starts.
     std::vector<std::string> point_overrides = spec.overrides;
     point_overrides.push_back(fmt::format("hardware.scale_up.domain_size={}", domain));
-    load_scenario(spec.scenario, point_overrides);
+    config::load_scenario(spec.scenario, point_overrides);
     decode.args.insert(decode.args.end(), sets.begin(), sets.end());
     if (!spec.decode_fidelity.empty()) {
       decode.args.insert(decode.args.end(), {"--set", "sim.fidelity=" + spec.decode_fidelity});

@@ -30,10 +30,11 @@ std::vector<std::string> split_values(const std::string& list) {
   }
 }
 
-LoadedScenario load(const SweepSpec& spec, const std::vector<std::string>& overrides) {
-  return spec.scenario.empty() ? load_scenario_text(std::string(default_scenario_text()),
-                                                    std::string(kDefaultScenarioPath), overrides)
-                               : load_scenario(spec.scenario, overrides);
+config::LoadedScenario load(const SweepSpec& spec, const std::vector<std::string>& overrides) {
+  return spec.scenario.empty()
+             ? config::load_scenario_text(std::string(config::default_scenario_text()),
+                                          std::string(config::kDefaultScenarioPath), overrides)
+             : config::load_scenario(spec.scenario, overrides);
 }
 
 // The largest account of a ledger that does not fit: what to shrink first.
@@ -51,7 +52,7 @@ std::string memory_culprit(const MemoryLedger& m) {
 void check_point(const SweepSpec& spec, const std::vector<std::string>& overrides,
                  analysis::SweepPoint* point) {
   try {
-    const LoadedScenario loaded = load(spec, overrides);
+    const config::LoadedScenario loaded = load(spec, overrides);
     const MemoryLedger memory = worst_memory_ledger(resolve_training_plan(loaded.scenario));
     point->peak_memory_bytes = memory.peak_bytes();
     point->capacity_bytes = memory.capacity_bytes;
@@ -97,8 +98,8 @@ SweepSpec parse_sweep(const std::string& scenario, const std::vector<std::string
     }
     for (const std::string& value : values) {  // a typo in a path or a value fails here
       config::Scenario scratch;
-      SourceMap unused;
-      apply_override(field + "=" + value, &scratch, &unused);
+      config::SourceMap unused;
+      config::apply_override(field + "=" + value, &scratch, &unused);
     }
     if (values.size() == 1) {
       spec.fixed.push_back(set);

@@ -31,8 +31,8 @@ training { global_batch_size: 1 micro_batch_size: 1 seq_length: 16 }
 inference { batch: 1 context_tokens: 16 gpu_hour_price: 3.6 }
 )";
 
-app::LoadedScenario tiny(const std::vector<std::string>& sets) {
-  return app::load_scenario_text(kTiny, "tiny.textproto", sets);
+config::LoadedScenario tiny(const std::vector<std::string>& sets) {
+  return config::load_scenario_text(kTiny, "tiny.textproto", sets);
 }
 
 TEST(InferenceRun, DecodeAtBatchOneTakesTheWeightReadFloor) {

@@ -32,7 +32,8 @@ const char* kScenario =
 
 // The NUMA node of every copy of each rank.
 std::map<RankId, std::set<uint32_t>> copy_sockets(const std::vector<std::string>& overrides) {
-  const app::LoadedScenario loaded = app::load_scenario_text(kScenario, "s.textproto", overrides);
+  const config::LoadedScenario loaded =
+      config::load_scenario_text(kScenario, "s.textproto", overrides);
   const TrainingStep step = build_training_step(resolve_training_plan(loaded.scenario));
   std::map<RankId, std::set<uint32_t>> sockets;
   for (const Op& op : step.graph.ops()) {
@@ -59,7 +60,7 @@ TEST(OffloadSocket, PinnedCopiesGoToThatSocket) {
 
 TEST(OffloadSocket, ASocketTheNodeLacksIsABadInput) {
   try {
-    app::load_scenario_text(kScenario, "s.textproto", {"hardware.host.offload_socket=2"});
+    config::load_scenario_text(kScenario, "s.textproto", {"hardware.host.offload_socket=2"});
     FAIL() << "socket 2 of a 2-socket node was accepted";
   } catch (const InputError& error) {
     EXPECT_EQ(error.field(), "hardware.host.offload_socket");

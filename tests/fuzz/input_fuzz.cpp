@@ -58,11 +58,11 @@ void read_report(std::string_view bytes) {
 void read_one(std::string_view bytes) {
   const std::string text(bytes);
   if (reader == "textproto") {
-    racksim::app::load_scenario_text(text, "fuzz.textproto", {});
+    racksim::config::load_scenario_text(text, "fuzz.textproto", {});
   } else if (reader == "json") {
-    racksim::app::load_scenario_text(text, "fuzz.json", {});
+    racksim::config::load_scenario_text(text, "fuzz.json", {});
   } else if (reader == "set") {
-    racksim::app::load_scenario_text(kBase, "base.textproto", {text});
+    racksim::config::load_scenario_text(kBase, "base.textproto", {text});
   } else if (reader == "hf") {
     const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!json.is_discarded()) racksim::model_from_hf_config(json);

@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "config/scenario_loader.h"
 
-namespace racksim::app {
+namespace racksim::config {
 
 // What an InputError said, or a failure when none was thrown.
 struct Caught {
@@ -31,7 +31,7 @@ inline Caught catch_input_error(const std::function<void()>& action) {
 
 inline Caught load_error(const std::string& text, const std::string& path = "scenario.textproto",
                          const std::vector<std::string>& overrides = {}) {
-  return catch_input_error([&] { load_scenario_text(text, path, overrides); });
+  return catch_input_error([&] { config::load_scenario_text(text, path, overrides); });
 }
 
 // A minimal valid scenario on one 8-GPU node, with `layout` and `extra` spliced in.
@@ -48,4 +48,4 @@ inline std::string small_scenario(const std::string& layout, const std::string& 
          extra;
 }
 
-}  // namespace racksim::app
+}  // namespace racksim::config

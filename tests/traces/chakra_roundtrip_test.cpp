@@ -16,7 +16,8 @@ namespace racksim {
 namespace {
 
 void expect_round_trip(const std::string& scenario_text) {
-  const app::LoadedScenario loaded = app::load_scenario_text(scenario_text, "test.textproto", {});
+  const config::LoadedScenario loaded =
+      config::load_scenario_text(scenario_text, "test.textproto", {});
   const TrainingStep step = build_training_step(resolve_training_plan(loaded.scenario));
   testing::TempDir dir;
   const std::string prefix = (dir.path() / "trace").string();

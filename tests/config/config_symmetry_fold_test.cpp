@@ -93,7 +93,7 @@ TEST(FoldRefusalReason, MixedNicsNameThePort) {
     hardware { gpus_per_node: 8 scale_out { nic_bits_per_s: 400e9
                ports { index: 3 link_layer: ETHERNET } } }
     layout { tp: 8 pp: 1 dp: 4 })");
-  const auto why = app::fold_refusal(s);
+  const auto why = config::fold_refusal(s);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("mixed NICs: hardware.scale_out.ports gives port 3 ETHERNET"),
             std::string::npos)
@@ -104,7 +104,7 @@ TEST(FoldRefusalReason, LayoutStraddlingDomainsUnevenly) {
   const auto s = parse(R"(
     hardware { gpus_per_node: 8 scale_up { domain_size: 8 } }
     layout { tp: 3 cp: 2 pp: 1 dp: 4 })");
-  const auto why = app::fold_refusal(s);
+  const auto why = config::fold_refusal(s);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("uneven placement: a replica's tp x cp = 6 GPUs"), std::string::npos) << *why;
 }
@@ -113,8 +113,8 @@ TEST(FoldRefusalReason, SymmetricScenarioFoldsToReplicaZero) {
   const auto s = parse(R"(
     hardware { gpus_per_node: 8 scale_out { nic_bits_per_s: 400e9 ports { index: 2 } } }
     layout { tp: 4 cp: 1 pp: 2 dp: 4 })");
-  EXPECT_FALSE(app::fold_refusal(s).has_value());
-  const auto ranks = app::folded_ranks(s);
+  EXPECT_FALSE(config::fold_refusal(s).has_value());
+  const auto ranks = config::folded_ranks(s);
   ASSERT_EQ(ranks.size(), 32u);
   // Ranks are tp-fastest, then dp, then pp: replica 0 is ranks 0-3 and 16-19.
   for (uint32_t r = 0; r < ranks.size(); ++r) EXPECT_EQ(ranks[r], r % 16 < 4) << r;

@@ -1,4 +1,4 @@
-// Scenario loading, continued (app_scenario_loader_test.cpp has parsing and the checks): --set
+// Scenario loading, continued (config_scenario_loader_test.cpp has parsing and the checks): --set
 // overrides, presets, the JSON scanner, and errors on fields a preset or an override wrote.
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
@@ -16,11 +16,11 @@
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 TEST(app_scenario_loader, OverridesSetIntEnumDoubleAndPreset) {
-  const LoadedScenario loaded = load_scenario_text(
+  const config::LoadedScenario loaded = config::load_scenario_text(
       small_scenario("  tp: 2\n"), "s.textproto",
       {"layout.tp=4", "training.recompute=FULL", "hardware.scale_up.efficiency=0.7",
        "model.preset=llama3-70b", "layout.sequence_parallel=true", "layout.pp=2"});
@@ -44,10 +44,10 @@ TEST(app_scenario_loader, OverridesSetIntEnumDoubleAndPreset) {
 
 TEST(app_scenario_loader, OverrideOfAnUnsetSectionWorks) {
   config::Scenario scenario;
-  SourceMap sources;
-  apply_override("sim.fidelity=AGGREGATED", &scenario, &sources);
-  apply_override("hardware.gpu.name=my-gpu", &scenario, &sources);
-  apply_override("training.pp_comm_overlap=1", &scenario, &sources);
+  config::SourceMap sources;
+  config::apply_override("sim.fidelity=AGGREGATED", &scenario, &sources);
+  config::apply_override("hardware.gpu.name=my-gpu", &scenario, &sources);
+  config::apply_override("training.pp_comm_overlap=1", &scenario, &sources);
   EXPECT_EQ(scenario.sim().fidelity(), config::Simulation::AGGREGATED);
   EXPECT_EQ(scenario.hardware().gpu().name(), "my-gpu");
   EXPECT_TRUE(scenario.training().pp_comm_overlap());
@@ -75,9 +75,9 @@ TEST(app_scenario_loader, BadOverridesNameThePath) {
   };
   for (const Case& c : cases) {
     config::Scenario scenario;
-    SourceMap sources;
+    config::SourceMap sources;
     const Caught error =
-        catch_input_error([&] { apply_override(c.assignment, &scenario, &sources); });
+        catch_input_error([&] { config::apply_override(c.assignment, &scenario, &sources); });
     ASSERT_TRUE(error.thrown) << c.assignment;
     EXPECT_EQ(error.where.file, "--set") << c.assignment;
     EXPECT_EQ(error.where.line, 0) << c.assignment;
@@ -112,7 +112,7 @@ TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
                                "\" }\nlayout { tp: 8 sequence_parallel: true }\n"
                                "training { global_batch_size: 72 seq_length: 2048 }\n";
       try {
-        const LoadedScenario loaded = load_scenario_text(text, "s.textproto", {});
+        const config::LoadedScenario loaded = config::load_scenario_text(text, "s.textproto", {});
         // Presets hold one node (8 GPUs), an NVL72 rack (72) or the seed's 4 nodes (32).
         const auto& hw = loaded.scenario.hardware();
         EXPECT_EQ(loaded.scenario.layout().dp(), hw.nodes() * hw.gpus_per_node() / 8);
@@ -155,7 +155,7 @@ TEST(app_scenario_loader, PresetFigures) {
 }
 
 TEST(app_scenario_loader, JsonScannerTracksNestingStringsAndArrays) {
-  const JsonScan scan = scan_json_keys(
+  const config::JsonScan scan = config::scan_json_keys(
       "{\n"
       "  \"name\": \"a \\\"quoted\\\" {brace\",\n"
       "  \"hardware\": {\"gpu\": {\"bf16FlopsPerS\": 1},\n"
@@ -165,19 +165,20 @@ TEST(app_scenario_loader, JsonScannerTracksNestingStringsAndArrays) {
       config::Scenario::descriptor());
   EXPECT_EQ(scan.unbalanced_line, 0);
   std::vector<std::string> paths;
-  for (const JsonKey& key : scan.keys) paths.push_back(key.path + ":" + std::to_string(key.line));
+  for (const config::JsonKey& key : scan.keys)
+    paths.push_back(key.path + ":" + std::to_string(key.line));
   EXPECT_EQ(paths, (std::vector<std::string>{"name:2", "hardware:3", "hardware.gpu:3",
                                              "hardware.gpu.bf16_flops_per_s:3", "hardware.list:4",
                                              "hardware.after:5"}));
 
-  const JsonScan mismatched = scan_json_keys("{\n \"a\": [1,\n 2}\n", nullptr);
+  const config::JsonScan mismatched = config::scan_json_keys("{\n \"a\": [1,\n 2}\n", nullptr);
   EXPECT_EQ(mismatched.unbalanced_line, 3);
 }
 
 }  // namespace
-}  // namespace racksim::app
+}  // namespace racksim::config
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
@@ -194,13 +195,13 @@ TEST(app_scenario_loader, InferenceSectionErrorsNameFieldAndLine) {
   EXPECT_EQ(cp.field, "layout.cp");
   EXPECT_NE(cp.detail.find("context parallelism"), std::string::npos) << cp.detail;
   EXPECT_NO_THROW(
-      load_scenario_text(small_scenario("  tp: 8\n", "inference { batch: 8 }\n"), "s", {}));
+      config::load_scenario_text(small_scenario("  tp: 8\n", "inference { batch: 8 }\n"), "s", {}));
 }
 
 }  // namespace
-}  // namespace racksim::app
+}  // namespace racksim::config
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
@@ -230,10 +231,10 @@ TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) 
 }
 
 TEST(app_scenario_loader, TitleSaysWhatTheCommandLineChanged) {
-  const LoadedScenario loaded =
-      load_scenario_text("name: \"run\"\n" + small_scenario("  tp: 2\n"), "s", {"layout.tp=4"});
+  const config::LoadedScenario loaded = config::load_scenario_text(
+      "name: \"run\"\n" + small_scenario("  tp: 2\n"), "s", {"layout.tp=4"});
   EXPECT_EQ(loaded.scenario.name(), "run (--set layout.tp=4)");
 }
 
 }  // namespace
-}  // namespace racksim::app
+}  // namespace racksim::config

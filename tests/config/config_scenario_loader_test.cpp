@@ -17,7 +17,7 @@
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 // Line numbers below are 1-based lines of these texts (the first line is the comment).
@@ -66,7 +66,8 @@ constexpr const char* kJsonScenario = R"json({
 )json";
 
 TEST(app_scenario_loader, TextScenarioMergesPresetsAndDefaults) {
-  const LoadedScenario loaded = load_scenario_text(kTextScenario, "llama.textproto", {});
+  const config::LoadedScenario loaded =
+      config::load_scenario_text(kTextScenario, "llama.textproto", {});
   const config::Scenario& s = loaded.scenario;
 
   // Written inline: wins over the preset.
@@ -109,8 +110,9 @@ TEST(app_scenario_loader, TextScenarioMergesPresetsAndDefaults) {
 }
 
 TEST(app_scenario_loader, TextScenarioRecordsTheLineOfEveryField) {
-  const LoadedScenario loaded = load_scenario_text(kTextScenario, "llama.textproto", {});
-  const SourceMap& sources = loaded.sources;
+  const config::LoadedScenario loaded =
+      config::load_scenario_text(kTextScenario, "llama.textproto", {});
+  const config::SourceMap& sources = loaded.sources;
   EXPECT_EQ(sources.file(), "llama.textproto");
   EXPECT_EQ(sources.find("name").line, 2);
   EXPECT_EQ(sources.find("model.num_layers").line, 5);
@@ -133,8 +135,9 @@ TEST(app_scenario_loader, TextScenarioRecordsTheLineOfEveryField) {
 }
 
 TEST(app_scenario_loader, JsonScenarioGivesTheSameScenario) {
-  const LoadedScenario text = load_scenario_text(kTextScenario, "llama.textproto", {});
-  const LoadedScenario json = load_scenario_text(kJsonScenario, "llama.json", {});
+  const config::LoadedScenario text =
+      config::load_scenario_text(kTextScenario, "llama.textproto", {});
+  const config::LoadedScenario json = config::load_scenario_text(kJsonScenario, "llama.json", {});
   std::string difference;
   google::protobuf::util::MessageDifferencer differencer;
   differencer.ReportDifferencesToString(&difference);
@@ -148,7 +151,7 @@ TEST(app_scenario_loader, JsonScenarioGivesTheSameScenario) {
 }
 
 TEST(app_scenario_loader, JsonIsRecognisedByItsFirstCharacter) {
-  const LoadedScenario json = load_scenario_text(kJsonScenario, "scenario.txt", {});
+  const config::LoadedScenario json = config::load_scenario_text(kJsonScenario, "scenario.txt", {});
   EXPECT_EQ(json.scenario.layout().tp(), 2);
 }
 
@@ -363,9 +366,9 @@ TEST(app_scenario_loader, FeaturesNeedTheirPrerequisites) {
   EXPECT_EQ(vp.field, "layout.virtual_stages");
   EXPECT_NE(vp.detail.find("INTERLEAVED_1F1B"), std::string::npos) << vp.detail;
   EXPECT_NO_THROW(
-      load_scenario_text(small_scenario(""), "s", {"training.schedule=INTERLEAVED_1F1B"}));
+      config::load_scenario_text(small_scenario(""), "s", {"training.schedule=INTERLEAVED_1F1B"}));
   EXPECT_NO_THROW(
-      load_scenario_text(small_scenario(""), "s", {"training.offload_activations=true"}));
+      config::load_scenario_text(small_scenario(""), "s", {"training.offload_activations=true"}));
   // FP8 on a GPU without it.
   const Caught fp8 = load_error(small_scenario(""), "scenario.textproto",
                                 {"hardware.preset=dgx-a100", "training.dtype=FP8"});
@@ -373,7 +376,7 @@ TEST(app_scenario_loader, FeaturesNeedTheirPrerequisites) {
   EXPECT_EQ(fp8.field, "training.dtype");
   EXPECT_NE(fp8.detail.find("not supported"), std::string::npos) << fp8.detail;
   // and accepted on one that has it.
-  EXPECT_NO_THROW(load_scenario_text(small_scenario(""), "s", {"training.dtype=FP8"}));
+  EXPECT_NO_THROW(config::load_scenario_text(small_scenario(""), "s", {"training.dtype=FP8"}));
 }
 
 TEST(app_scenario_loader, LoadsFromAFile) {
@@ -385,23 +388,23 @@ TEST(app_scenario_loader, LoadsFromAFile) {
   std::ofstream(text_path) << kTextScenario;
   std::ofstream(json_path) << kJsonScenario;
 
-  const LoadedScenario text = load_scenario(text_path.string(), {"layout.pp=4"});
+  const config::LoadedScenario text = config::load_scenario(text_path.string(), {"layout.pp=4"});
   EXPECT_EQ(text.scenario.layout().pp(), 4);
   EXPECT_EQ(text.sources.find("layout.tp").file, text_path.string());
-  const LoadedScenario json = load_scenario(json_path.string(), {});
+  const config::LoadedScenario json = config::load_scenario(json_path.string(), {});
   EXPECT_EQ(json.scenario.layout().dp(), 4);
 
   const std::string missing = (dir / "missing.textproto").string();
-  const Caught error = catch_input_error([&] { load_scenario(missing, {}); });
+  const Caught error = catch_input_error([&] { config::load_scenario(missing, {}); });
   ASSERT_TRUE(error.thrown);
   EXPECT_EQ(error.where.file, missing);
   EXPECT_NE(std::string(InputError(error.where, error.field, error.detail).what()).find(missing),
             std::string::npos);
 
-  const Caught directory = catch_input_error([&] { load_scenario(dir.string(), {}); });
+  const Caught directory = catch_input_error([&] { config::load_scenario(dir.string(), {}); });
   ASSERT_TRUE(directory.thrown);
   std::filesystem::remove_all(dir);
 }
 
 }  // namespace
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -13,7 +13,7 @@
 #include "workloads/model/model_presets.h"
 #include "workloads/model/transformer.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 using racksim::testing::TempDir;
@@ -42,14 +42,14 @@ std::string write_scenario(const TempDir& dir, const std::string& config_name,
 
 config::Model load_model(const TempDir& dir, const std::string& file) {
   dir.write(file, hf_text(file));
-  return load_scenario(write_scenario(dir, file), {}).scenario.model();
+  return config::load_scenario(write_scenario(dir, file), {}).scenario.model();
 }
 
 // The resolved preset, as the loader resolves a scenario's model.
 config::Model resolved_preset(const std::string& name) {
   config::Scenario s;
   s.mutable_model()->set_preset(name);
-  resolve_presets(&s, SourceMap{});
+  config::resolve_presets(&s, config::SourceMap{});
   return s.model();
 }
 
@@ -117,8 +117,8 @@ TEST(app_hf_config, Qwen2MoeSharedExpertIsAWholeNumberOfExperts) {
 TEST(app_hf_config, InlineFieldsOverrideTheConfig) {
   TempDir dir;
   dir.write("config.json", hf_text("llama3-8b.config.json"));
-  const auto loaded = load_scenario(write_scenario(dir, "config.json", "  num_layers: 16\n"),
-                                    {"model.vocab_size=32000"});
+  const auto loaded = config::load_scenario(
+      write_scenario(dir, "config.json", "  num_layers: 16\n"), {"model.vocab_size=32000"});
   EXPECT_EQ(loaded.scenario.model().num_layers(), 16);
   EXPECT_EQ(loaded.scenario.model().vocab_size(), 32000);
   EXPECT_EQ(loaded.scenario.model().hidden_size(), 4096);
@@ -129,7 +129,7 @@ std::string error_of(const std::string& config_text, const std::string& model_ex
   TempDir dir;
   dir.write("config.json", config_text);
   try {
-    load_scenario(write_scenario(dir, "config.json", model_extra), {});
+    config::load_scenario(write_scenario(dir, "config.json", model_extra), {});
   } catch (const InputError& e) {
     std::string text = format_input_error(e.where(), e.field(), e.detail());
     return std::regex_replace(text, std::regex(dir.path().string() + "/"), "");
@@ -203,7 +203,7 @@ TEST(app_hf_config, WrongTypeAndBadJsonAndMissingFile) {
   TempDir dir;
   const std::string scenario = write_scenario(dir, "missing.json");
   try {
-    load_scenario(scenario, {});
+    config::load_scenario(scenario, {});
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(e.where().file, scenario);
@@ -227,4 +227,4 @@ TEST(app_hf_config, CliExitsWithTwoAndNamesTheKey) {
 }
 
 }  // namespace
-}  // namespace racksim::app
+}  // namespace racksim::config

@@ -10,7 +10,7 @@
 #include "config/scenario_loader.h"
 #include "tests/support/test_scenarios.h"
 
-namespace racksim::app {
+namespace racksim::config {
 namespace {
 
 constexpr const char* kScenario = testing::kSmallDense;
@@ -20,7 +20,7 @@ constexpr const char* kScenario = testing::kSmallDense;
 std::string failing_field(const std::string& extra, const std::vector<std::string>& sets = {},
                           std::string* detail = nullptr) {
   try {
-    load_scenario_text(std::string(kScenario) + extra, "limits.textproto", sets);
+    config::load_scenario_text(std::string(kScenario) + extra, "limits.textproto", sets);
   } catch (const InputError& e) {
     if (detail != nullptr) *detail = e.detail();
     return e.field();
@@ -74,7 +74,7 @@ TEST(ScenarioLimits, AnUndefinedEnumInTheFileNamesItsLine) {
   std::string text = std::string(kScenario) + "sim { fidelity: 9 }\n";
   text.replace(text.find("seq_length: 2048"), 16, "seq_length: 2048 recompute: 99");
   try {
-    load_scenario_text(text, "limits.textproto", {});
+    config::load_scenario_text(text, "limits.textproto", {});
     FAIL() << "loaded";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "training.recompute");  // the first of the two bad fields
@@ -89,7 +89,7 @@ TEST(ScenarioLimits, ABadEnumNameFollowedByAnotherFieldNamesTheEnum) {
     std::string text = kScenario;
     text.replace(text.find("seq_length: 2048"), 16, edit);
     try {
-      load_scenario_text(text, "limits.textproto", {});
+      config::load_scenario_text(text, "limits.textproto", {});
       ADD_FAILURE() << "loaded " << edit;
     } catch (const InputError& e) {
       const std::string expected = std::string(edit).find("maybe") != std::string::npos
@@ -107,7 +107,7 @@ TEST(ScenarioLimits, AnUndefinedEnumInJsonIsRefused) {
   "layout": {"tp": 2, "pp": 2, "dp": 2},
   "training": {"global_batch_size": 8, "seq_length": 2048, "recompute": 99, "zero_stage": 1}})";
   try {
-    load_scenario_text(json, "limits.json", {});
+    config::load_scenario_text(json, "limits.json", {});
     FAIL() << "loaded";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "training.recompute");
@@ -127,4 +127,4 @@ TEST(ScenarioLimits, DocumentedBoundsAreInclusive) {
 }
 
 }  // namespace
-}  // namespace racksim::app
+}  // namespace racksim::config
