@@ -28,24 +28,18 @@ constexpr double kPlatformBytesPerGpu = 10e3;
 
 }  // namespace
 
-GraphMemoryEstimate estimate_graph_memory(const config::Scenario& scenario,
-                                          size_t simulated_ranks) {
-  const config::Layout& layout = scenario.layout();
-  const config::Training& training = scenario.training();
-  const double dp = std::max(1, layout.dp());
-  const double micro_batches =
-      std::max(1.0, static_cast<double>(training.global_batch_size()) /
-                        (std::max<int64_t>(1, training.micro_batch_size()) * dp));
+GraphMemoryEstimate estimate_graph_memory(const TrainingPlan& plan, size_t simulated_ranks) {
+  const double micro_batches = std::max(1, plan.micro_batches);
   const double layers_per_rank =
-      static_cast<double>(scenario.model().num_layers()) / std::max(1, layout.pp());
-  const bool recompute = training.recompute() != config::Training::NONE &&
-                         training.recompute() != config::Training::RECOMPUTE_UNSPECIFIED;
+      static_cast<double>(plan.model.layers()) / std::max(1, plan.layout.pp());
+  const auto recompute_kind = plan.training.recompute;
+  const bool recompute = recompute_kind != config::Training::NONE &&
+                         recompute_kind != config::Training::RECOMPUTE_UNSPECIFIED;
   const double passes = recompute ? 3 : 2;
   GraphMemoryEstimate estimate;
   estimate.ops = static_cast<double>(simulated_ranks) *
                  (micro_batches * layers_per_rank * passes * kOpsPerLayerPass + kOpsPerRank);
-  const double gpus = static_cast<double>(scenario.hardware().nodes()) *
-                      static_cast<double>(scenario.hardware().gpus_per_node());
+  const double gpus = plan.cluster.gpus();
   estimate.bytes = kBaseBytes + estimate.ops * kBytesPerOp + gpus * kPlatformBytesPerGpu;
   return estimate;
 }
@@ -56,9 +50,8 @@ double machine_memory_bytes() {
   return pages > 0 && page_size > 0 ? static_cast<double>(pages) * page_size : 0;
 }
 
-void check_graph_fits(const config::Scenario& scenario, size_t simulated_ranks,
-                      double available_bytes) {
-  const GraphMemoryEstimate estimate = estimate_graph_memory(scenario, simulated_ranks);
+void check_graph_fits(const TrainingPlan& plan, size_t simulated_ranks, double available_bytes) {
+  const GraphMemoryEstimate estimate = estimate_graph_memory(plan, simulated_ranks);
   if (available_bytes <= 0 || estimate.bytes <= available_bytes) return;
   throw InputError(
       {"scenario", 0, 0}, "sim",

@@ -39,18 +39,17 @@ TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& fe
   // The baseline first: its child must start before this process creates a SimGrid engine.
   const analysis::BaselineStep baseline =
       faults.empty() ? analysis::BaselineStep{} : simulate_without_faults(scenario);
+  const TrainingPlan plan = resolve_training_plan(scenario);
   const std::vector<bool> simulated =
       scenario.sim().fold_replicas() ? config::folded_ranks(scenario) : std::vector<bool>{};
   const size_t simulated_ranks =
-      simulated.empty() ? static_cast<size_t>(scenario.hardware().nodes()) *
-                              static_cast<size_t>(scenario.hardware().gpus_per_node())
+      simulated.empty() ? static_cast<size_t>(plan.cluster.gpus())
                         : static_cast<size_t>(std::count(simulated.begin(), simulated.end(), true));
-  check_graph_fits(scenario, simulated_ranks, machine_memory_bytes());
+  check_graph_fits(plan, simulated_ranks, machine_memory_bytes());
   // Every simulated rank has at least its compute stream's actor; checked again, exactly,
   // before the replay starts them.
   sim::check_actor_count(simulated_ranks, fmt::format("simulating {} ranks", simulated_ranks));
   set_interrupt_activity("simulating the training step");
-  const TrainingPlan plan = resolve_training_plan(scenario);
   StepGraphOptions graph_options;
   graph_options.merge_ring_hops = sim::merges_ring_hops(scenario.sim().fidelity());
   graph_options.only_ranks = simulated;
