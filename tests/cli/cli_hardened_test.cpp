@@ -303,9 +303,11 @@ bool blocks_sigint(pid_t pid) {
 
 // Starts racksim with `args` and stderr into `log`; returns once its interrupt watcher is
 // installed (so that SIGINT reaches the watcher rather than ending the process unhandled).
-pid_t start_racksim(const std::vector<std::string>& args, const fs::path& log) {
+pid_t start_racksim(const std::vector<std::string>& args, const fs::path& log,
+                    const fs::path& tmpdir = {}) {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (!tmpdir.empty()) setenv("TMPDIR", tmpdir.c_str(), 1);
     freopen(log.c_str(), "w", stderr);
     freopen("/dev/null", "w", stdout);
     testing::exec_racksim(args);
@@ -335,6 +337,33 @@ TEST(Hardened, SigintExits130AndLeavesNoOutput) {
   EXPECT_EQ(interrupt_and_wait(pid), 130);
   EXPECT_NE(read_file(log).find("interrupted (SIGINT) while"), std::string::npos) << read_file(log);
   EXPECT_FALSE(fs::exists(out));
+}
+
+// The names in `dir` that start with "racksim-" (a study's temporary directories).
+std::vector<std::string> racksim_temporaries(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("racksim-", 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+TEST(Hardened, SigintDuringAStudyRemovesItsTemporaryDirectory) {
+  TempDir dir;
+  const fs::path tmp = dir.path() / "tmp";
+  fs::create_directory(tmp);
+  const fs::path log = dir.path() / "log";
+  const pid_t pid = start_racksim(
+      {"sweep", "--set", "layout.pp=1,2,4", "--set", "sim.fidelity=FULL", "--jobs", "1"}, log, tmp);
+  ASSERT_GT(pid, 0);
+  // Interrupt once the points' directory exists (the study is running its children).
+  for (int i = 0; i < 60000 && racksim_temporaries(tmp).empty(); ++i) usleep(1000);
+  ASSERT_FALSE(racksim_temporaries(tmp).empty()) << read_file(log);
+  EXPECT_EQ(interrupt_and_wait(pid), 130) << read_file(log);
+  EXPECT_NE(read_file(log).find("interrupted (SIGINT)"), std::string::npos) << read_file(log);
+  EXPECT_TRUE(racksim_temporaries(tmp).empty());
 }
 
 // The file being written in `out`'s staging directory, "" when there is none yet.
