@@ -22,13 +22,13 @@ uint32_t gradient_tag(int micro_batch, int pos) {
 RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
     : s_(shared),
       rank_(rank),
-      coords_(shared.layout.coords(rank)),
+      coords_(shared.plan.layout.coords(rank)),
       writer_(graph, rank, shared.plan.training.dtype),
-      tp_comm_(graph->add_communicator(shared.layout.tp_group(rank))),
-      cp_comm_(graph->add_communicator(shared.layout.cp_group(rank))),
-      ep_comm_(graph->add_communicator(shared.layout.ep_group(rank))),
+      tp_comm_(graph->add_communicator(shared.plan.layout.tp_group(rank))),
+      cp_comm_(graph->add_communicator(shared.plan.layout.cp_group(rank))),
+      ep_comm_(graph->add_communicator(shared.plan.layout.ep_group(rank))),
       sync_(&writer_, sync_config(graph)) {
-  const auto cp = shared.layout.cp_group(rank);
+  const auto cp = shared.plan.layout.cp_group(rank);
   const int c = coords_.cp;
   const int n = static_cast<int>(cp.size());
   cp_next_ = cp[(c + 1) % n];
@@ -48,7 +48,8 @@ void RankStep::write(const PassOrder& order) {
   main_.pending.insert(main_.pending.end(), overlap_.pending.begin(), overlap_.pending.end());
   if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
   write_tied_embedding_sync();
-  sync_.finish(main_, s_.main.compute, rank_params(s_.model, s_.layout, s_.map, rank_));
+  sync_.finish(main_, s_.main.compute,
+               rank_params(s_.plan.model, s_.plan.layout, s_.plan.map, rank_));
 }
 
 GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
@@ -59,10 +60,10 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   c.bucket_elements = t.grad_bucket_elements > 0 ? t.grad_bucket_elements : kDefaultBucketElements;
   c.grad_bytes = bytes_per_element(t.grad_reduce_dtype);
   c.param_bytes = bytes_per_element(t.dtype);
-  const auto group = s_.layout.dp_cp_group(rank_);
+  const auto group = s_.plan.layout.dp_cp_group(rank_);
   c.dp = static_cast<int>(group.size());
   c.dp_comm = graph->add_communicator(group);
-  const auto experts = s_.layout.expert_dp_group(rank_);
+  const auto experts = s_.plan.layout.expert_dp_group(rank_);
   c.expert_dp = static_cast<int>(experts.size());
   c.expert_comm = graph->add_communicator(experts);
   c.stream = s_.dp_stream;
@@ -76,7 +77,7 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
 }
 
 std::vector<int> RankStep::last_backward_of_each_chunk(const PassOrder& order) const {
-  std::vector<int> last(s_.map.chunks_per_stage(), -1);
+  std::vector<int> last(s_.plan.map.chunks_per_stage(), -1);
   for (size_t i = 0; i < order.size(); ++i) {
     const PassKind k = order[i].kind;
     if (k == PassKind::kBackward || k == PassKind::kBackwardWeight) {
@@ -104,9 +105,9 @@ void RankStep::write_overlapped_pair(const PipelinePass& a, const PipelinePass& 
 
 void RankStep::write_pass_input(ComputeChain& chain, const PassStreams& streams,
                                 const PipelinePass& pass) {
-  const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
+  const auto& route = s_.plan.map.route(pass.micro_batch, s_.plan.micro_batches);
   const int pos =
-      s_.map.position(pass.micro_batch, s_.micro_batches, {coords_.pp, pass.local_chunk});
+      s_.plan.map.position(pass.micro_batch, s_.plan.micro_batches, {coords_.pp, pass.local_chunk});
   const int mb = pass.micro_batch;
   if (pass.kind == PassKind::kForward && pos > 0) {
     writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
@@ -123,8 +124,8 @@ void RankStep::write_pass(ComputeChain& chain, const PassStreams& streams, const
                           int index, bool inputs_written) {
   if (!inputs_written) write_pass_input(chain, streams, pass);
   const ChunkRef chunk{coords_.pp, pass.local_chunk};
-  const auto& route = s_.map.route(pass.micro_batch, s_.micro_batches);
-  const int pos = s_.map.position(pass.micro_batch, s_.micro_batches, chunk);
+  const auto& route = s_.plan.map.route(pass.micro_batch, s_.plan.micro_batches);
+  const int pos = s_.plan.map.position(pass.micro_batch, s_.plan.micro_batches, chunk);
   if (pos < 0)
     throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
   const Visit visit{chain, streams, pass, route, pos, index == final_pass_[pass.local_chunk]};
@@ -145,13 +146,13 @@ void RankStep::write_pass(ComputeChain& chain, const PassStreams& streams, const
 RankId RankStep::rank_of_stage(int stage) const {
   RankCoords c = coords_;
   c.pp = stage;
-  return s_.layout.rank(c);
+  return s_.plan.layout.rank(c);
 }
 
 double RankStep::p2p_bytes() const {
   const TrainingSettings& t = s_.plan.training;
-  return static_cast<double>(t.micro_batch_size * t.seq_length * s_.model.hidden()) *
-         bytes_per_element(t.dtype) / (s_.layout.tp() * s_.layout.cp());
+  return static_cast<double>(t.micro_batch_size * t.seq_length * s_.plan.model.hidden()) *
+         bytes_per_element(t.dtype) / (s_.plan.layout.tp() * s_.plan.layout.cp());
 }
 
 bool RankStep::blocking_sends() const {
@@ -166,7 +167,7 @@ void RankStep::write_forward(const Visit& v) {
     sync_.gather_parameters(v.chain, block_params(s_.embedding), kNoOp, tag);
     previous_start = write_steps(v.chain, v.streams, s_.embedding.forward, tag);
   }
-  const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+  const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   for (int l = layers.first; l < layers.first + layers.count; ++l) {
     sync_.gather_parameters(v.chain, layer_params(l), previous_start, {Phase::kForward, mb, l});
     previous_start =
@@ -193,7 +194,7 @@ void RankStep::write_backward(const Visit& v) {
   OpId previous_layer_start = kNoOp;
   if (v.last())
     previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
-  const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+  const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   const auto recompute = s_.plan.training.recompute;
   for (int l = layers.first + layers.count; l-- > layers.first;) {
     const OpTag layer_tag{Phase::kBackward, mb, l};
@@ -236,7 +237,7 @@ void RankStep::write_weight(const Visit& v) {
     write_steps(v.chain, v.streams, s_.head.backward_weight, tag);
     sync_.gradients_ready(block_params(s_.head), v.chain.last_compute, v.final, tag);
   }
-  const LayerRange layers = s_.map.layers({coords_.pp, v.pass.local_chunk});
+  const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   for (int l = layers.first + layers.count; l-- > layers.first;) {
     const OpTag layer_tag{Phase::kBackwardWeight, mb, l};
     write_steps(v.chain, v.streams, s_.layers[l].backward_weight, layer_tag);

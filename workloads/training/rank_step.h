@@ -23,19 +23,13 @@ namespace racksim {
 class RankStep {
  public:
   struct Shared {
-    const TrainingPlan& plan;
-    const TransformerModel& model;
-    const ParallelLayout& layout;
-    const PipelineMap& map;
+    const TrainingPlan& plan;  // model, layout, pipeline map, micro-batches, expert shares
     const std::vector<BlockSteps>& layers;
     const BlockSteps& embedding;
     const BlockSteps& head;
-    int micro_batches;
     PassStreams main;
     PassStreams overlap;
     StreamId dp_stream;
-    // Per layer, the expert-parallel ranks' shares of the routed tokens (empty for dense layers).
-    const std::vector<std::vector<double>>& expert_rank_shares;
     OffloadStreams offload_streams;
     // Per layer, what it keeps for its backward (the bytes activation offload moves); empty
     // without activation offload.

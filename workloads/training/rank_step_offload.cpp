@@ -7,7 +7,7 @@ namespace racksim {
 uint32_t RankStep::numa_node_of(RankId rank) const {
   const HostSettings& host = s_.plan.host;
   if (host.pinned_offload_socket >= 0) return static_cast<uint32_t>(host.pinned_offload_socket);
-  const int per_node = std::max(1, host.gpus_per_node);
+  const int per_node = std::max(1, s_.plan.cluster.gpus_per_node);
   const int sockets = std::max(1, host.sockets);
   return static_cast<uint32_t>((static_cast<int>(rank) % per_node) * sockets / per_node);
 }

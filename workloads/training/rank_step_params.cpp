@@ -8,7 +8,7 @@ LayerStep RankStep::scaled_by_load(const LayerStep& step, const OpTag& tag) cons
   if (!step.scales_with_expert_load) return step;
   const auto& shares = layer_shares(tag);
   if (shares.empty()) return step;
-  const double factor = shares[s_.layout.ep_index(rank_)] * static_cast<double>(shares.size());
+  const double factor = shares[s_.plan.layout.ep_index(rank_)] * static_cast<double>(shares.size());
   LayerStep scaled = step;
   scaled.flops *= factor;
   scaled.hbm_bytes *= factor;
@@ -18,8 +18,8 @@ LayerStep RankStep::scaled_by_load(const LayerStep& step, const OpTag& tag) cons
 const std::vector<double>& RankStep::layer_shares(const OpTag& tag) const {
   // Multi-token-prediction modules (in the head, layer -1) route like the last layer.
   const size_t layer =
-      tag.layer >= 0 ? static_cast<size_t>(tag.layer) : s_.expert_rank_shares.size() - 1;
-  return s_.expert_rank_shares[layer];
+      tag.layer >= 0 ? static_cast<size_t>(tag.layer) : s_.plan.expert_shares.size() - 1;
+  return s_.plan.expert_shares[layer];
 }
 
 uint32_t RankStep::routing_weights(WeightedAllToAll weighting, const OpTag& tag) {
@@ -31,33 +31,33 @@ uint32_t RankStep::routing_weights(WeightedAllToAll weighting, const OpTag& tag)
 }
 
 RankParams RankStep::layer_params(int layer) const {
-  return split_params(s_.model, s_.layout, layer);
+  return split_params(s_.plan.model, s_.plan.layout, layer);
 }
 
 RankParams RankStep::block_params(const BlockSteps& block) const {
-  const double table = s_.model.embedding_params() / s_.layout.tp();
+  const double table = s_.plan.model.embedding_params() / s_.plan.layout.tp();
   if (&block != &s_.head) return {table, 0};
-  const bool shared_table = s_.model.tied_embeddings() && holds_embedding();
-  return {(shared_table ? 0 : table) + static_cast<double>(s_.model.hidden()) +
-              s_.model.mtp_params() / s_.layout.tp(),
+  const bool shared_table = s_.plan.model.tied_embeddings() && holds_embedding();
+  return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) +
+              s_.plan.model.mtp_params() / s_.plan.layout.tp(),
           0};
 }
 
 bool RankStep::holds_embedding() const {
-  for (int c = 0; c < s_.map.chunks_per_stage(); ++c) {
-    if (s_.map.starts_route({coords_.pp, c})) return true;
+  for (int c = 0; c < s_.plan.map.chunks_per_stage(); ++c) {
+    if (s_.plan.map.starts_route({coords_.pp, c})) return true;
   }
   return false;
 }
 
 void RankStep::write_tied_embedding_sync() {
-  if (!s_.model.tied_embeddings() || s_.layout.pp() == 1 || s_.map.dual()) return;
+  if (!s_.plan.model.tied_embeddings() || s_.plan.layout.pp() == 1 || s_.plan.map.dual()) return;
   const bool first = coords_.pp == 0;
-  const bool last = coords_.pp == s_.layout.pp() - 1;
+  const bool last = coords_.pp == s_.plan.layout.pp() - 1;
   if (!first && !last) return;
   const CommId pair =
-      writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.layout.pp() - 1)});
-  const double bytes = s_.model.embedding_params() / s_.layout.tp() *
+      writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.plan.layout.pp() - 1)});
+  const double bytes = s_.plan.model.embedding_params() / s_.plan.layout.tp() *
                        bytes_per_element(s_.plan.training.grad_reduce_dtype);
   writer_.collective(main_, s_.dp_stream, "embedding.grad.allreduce", CollectiveKind::kAllReduce,
                      pair, bytes, CommDim::kPp, {Phase::kOptimizer, -1, -1});

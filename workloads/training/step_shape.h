@@ -1,7 +1,7 @@
 // What one training step is made of, before any operation is written: the pipeline's shape and
 // pass orders, the micro-batches per replica, the per-rank shapes of a layer's kernels, and the
-// parameters each rank holds. The generator (training_step.h) and the memory ledger
-// (memory_ledger.h) both read it; neither needs the other for it.
+// parameters each rank holds. resolve_training_plan (training_plan.h) reads the scenario through
+// these once; the generator and the memory ledger use the per-rank parameter split.
 #pragma once
 
 #include <vector>

@@ -30,7 +30,6 @@ TrainingSettings training_settings(const config::Training& t) {
 
 HostSettings host_settings(const config::Hardware& hw) {
   HostSettings h;
-  h.gpus_per_node = hw.gpus_per_node();
   h.sockets = hw.host().sockets();
   h.pinned_offload_socket = hw.host().has_offload_socket() ? hw.host().offload_socket() : -1;
   h.cpu_optimizer_params_per_s = hw.host().cpu_optimizer_params_per_s();

@@ -42,7 +42,6 @@ struct TrainingSettings {
 
 // Where a rank's offloaded state lives and how fast the host updates it.
 struct HostSettings {
-  int gpus_per_node = 1;
   int sockets = 1;
   int pinned_offload_socket = -1;  // hardware.host.offload_socket; -1: the GPU's own socket
   double cpu_optimizer_params_per_s = 0;

@@ -61,17 +61,12 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
       add_offload_streams(graph, t.offload_optimizer || t.offload_activations);
   const std::vector<double> offloaded_bytes = offloaded_activation_bytes(plan);
   const RankStep::Shared shared{plan,
-                                model,
-                                layout,
-                                map,
                                 layers,
                                 embedding,
                                 head,
-                                m,
                                 main,
                                 overlap,
                                 dp_stream,
-                                plan.expert_shares,
                                 offload,
                                 offloaded_bytes,
                                 options.merge_ring_hops};
