@@ -18,6 +18,18 @@ KinetoTraceBuilder::KinetoTraceBuilder(int rank, int world_size) {
             {"traceEvents", json::array()}};
 }
 
+KinetoTraceBuilder& KinetoTraceBuilder::runtime_call(const std::string& name, double ts,
+                                                     int correlation) {
+  return raw({{"ph", "X"},
+              {"cat", "cuda_runtime"},
+              {"name", name},
+              {"pid", 1},
+              {"tid", 1},
+              {"ts", ts},
+              {"dur", 2},
+              {"args", {{"correlation", correlation}}}});
+}
+
 KinetoTraceBuilder& KinetoTraceBuilder::raw(json event) {
   trace_["traceEvents"].push_back(std::move(event));
   return *this;

@@ -22,6 +22,9 @@ class KinetoTraceBuilder {
   // An NCCL all-reduce kernel of `elements` floats over `ranks`, launched like a kernel.
   KinetoTraceBuilder& all_reduce(double elements, const std::vector<int>& ranks, double launch_ts,
                                  double ts, double dur, int stream = 20);
+  // A CUDA runtime call on the main thread (2 us) with its correlation id, e.g.
+  // cudaEventRecord or cudaStreamWaitEvent.
+  KinetoTraceBuilder& runtime_call(const std::string& name, double ts, int correlation);
   // Any event, as given.
   KinetoTraceBuilder& raw(nlohmann::json event);
 

@@ -12,21 +12,14 @@
 namespace racksim {
 namespace {
 
-nlohmann::json runtime_call(const std::string& name, double ts, int correlation) {
-  return {{"ph", "X"},    {"cat", "cuda_runtime"},
-          {"name", name}, {"pid", 1},
-          {"tid", 1},     {"ts", ts},
-          {"dur", 2},     {"args", {{"correlation", correlation}}}};
-}
-
 TEST(KinetoOverlap, KernelIssuedLaterButRunningEarlierCountsAsCompute) {
   testing::KinetoTraceBuilder b(0, 2);
   // A 1 GB all-reduce on stream 20; "after" on stream 7 waits for it (event record + stream
   // wait); "meanwhile" on stream 8, issued after "after", runs during the all-reduce.
   b.step(1, 1000, 5000)
       .all_reduce(2.5e8, {0, 1}, 1005, 1010, 4000)
-      .raw(runtime_call("cudaEventRecord", 1015, 900))
-      .raw(runtime_call("cudaStreamWaitEvent", 1020, 901))
+      .runtime_call("cudaEventRecord", 1015, 900)
+      .runtime_call("cudaStreamWaitEvent", 1020, 901)
       .kernel("after", 1030, 5020, 100, 7)
       .kernel("meanwhile", 1040, 1050, 1000, 8);
   testing::TempDir dir;

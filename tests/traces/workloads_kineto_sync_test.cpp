@@ -13,21 +13,14 @@
 namespace racksim {
 namespace {
 
-nlohmann::json runtime_call(const std::string& name, double ts, int correlation) {
-  return {{"ph", "X"},    {"cat", "cuda_runtime"},
-          {"name", name}, {"pid", 1},
-          {"tid", 1},     {"ts", ts},
-          {"dur", 2},     {"args", {{"correlation", correlation}}}};
-}
-
 // "producer" on stream 20, then a record (correlation 900) and a wait (901) for stream 8;
 // "x" launched next on stream 7, "y" on stream 8.
 std::string trace(bool with_sync_event) {
   testing::KinetoTraceBuilder b(0, 1);
   b.step(1, 1000, 2000)
       .kernel("producer", 1005, 1010, 500, 20)
-      .raw(runtime_call("cudaEventRecord", 1015, 900))
-      .raw(runtime_call("cudaStreamWaitEvent", 1020, 901))
+      .runtime_call("cudaEventRecord", 1015, 900)
+      .runtime_call("cudaStreamWaitEvent", 1020, 901)
       .kernel("x", 1030, 1040, 10, 7)
       .kernel("y", 1050, 1520, 10, 8);
   if (with_sync_event) {
