@@ -41,7 +41,7 @@ TrainingRun run_training(const config::Scenario& scenario, const SimFeedback& fe
       faults.empty() ? analysis::BaselineStep{} : simulate_without_faults(scenario);
   const TrainingPlan plan = resolve_training_plan(scenario);
   const std::vector<bool> simulated =
-      scenario.sim().fold_replicas() ? config::folded_ranks(scenario) : std::vector<bool>{};
+      scenario.sim().fold_replicas() ? config::folded_ranks(plan.layout) : std::vector<bool>{};
   const size_t simulated_ranks =
       simulated.empty() ? static_cast<size_t>(plan.cluster.gpus())
                         : static_cast<size_t>(std::count(simulated.begin(), simulated.end(), true));

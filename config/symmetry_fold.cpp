@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "workloads/training/layout.h"
-
 namespace racksim::config {
 
 namespace {
@@ -64,8 +62,7 @@ std::optional<std::string> fold_refusal(const config::Scenario& scenario) {
   return std::nullopt;
 }
 
-std::vector<bool> folded_ranks(const config::Scenario& scenario) {
-  const ParallelLayout layout = ParallelLayout::from_config(scenario.layout());
+std::vector<bool> folded_ranks(const ParallelLayout& layout) {
   std::vector<bool> simulated(layout.num_ranks(), false);
   for (RankId r = 0; r < layout.num_ranks(); ++r) simulated[r] = layout.coords(r).dp == 0;
   return simulated;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "proto/scenario.pb.h"
+#include "workloads/training/layout.h"
 
 namespace racksim::config {
 
@@ -18,6 +19,6 @@ namespace racksim::config {
 std::optional<std::string> fold_refusal(const config::Scenario& scenario);
 
 // The ranks a folded run simulates: those of data-parallel replica 0.
-std::vector<bool> folded_ranks(const config::Scenario& scenario);
+std::vector<bool> folded_ranks(const ParallelLayout& layout);
 
 }  // namespace racksim::config

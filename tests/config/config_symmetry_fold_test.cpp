@@ -114,7 +114,7 @@ TEST(FoldRefusalReason, SymmetricScenarioFoldsToReplicaZero) {
     hardware { gpus_per_node: 8 scale_out { nic_bits_per_s: 400e9 ports { index: 2 } } }
     layout { tp: 4 cp: 1 pp: 2 dp: 4 })");
   EXPECT_FALSE(config::fold_refusal(s).has_value());
-  const auto ranks = config::folded_ranks(s);
+  const auto ranks = config::folded_ranks(ParallelLayout::from_config(s.layout()));
   ASSERT_EQ(ranks.size(), 32u);
   // Ranks are tp-fastest, then dp, then pp: replica 0 is ranks 0-3 and 16-19.
   for (uint32_t r = 0; r < ranks.size(); ++r) EXPECT_EQ(ranks[r], r % 16 < 4) << r;
