@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <random>
@@ -34,14 +35,35 @@ void exec_in_child(const std::vector<std::string>& args, const std::filesystem::
   _exit(127);
 }
 
+pid_t fork_registered(const std::function<void()>& in_child, const std::string& what) {
+  // The child waits at a gate until the parent has registered it. Forking under the interrupt
+  // lock instead would hand the child a copy of a held lock, and a child that runs racksim code
+  // without exec would deadlock on it. An interrupt before registration ends the parent, which
+  // closes the gate's write end, and the child leaves without doing anything.
+  int gate[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(what + ": pipe failed");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(gate[1]);
+    char go = 0;
+    if (read(gate[0], &go, 1) != 1) _exit(128 + SIGTERM);
+    close(gate[0]);
+    in_child();
+    _exit(127);  // in_child must not return; leave without the parent's exit handlers
+  }
+  close(gate[0]);
+  if (pid > 0) register_child_process(pid);
+  const bool opened = pid > 0 && write(gate[1], "g", 1) == 1;
+  close(gate[1]);
+  if (pid < 0) throw std::runtime_error(what + ": fork failed");
+  if (!opened) throw std::runtime_error(what + ": cannot start the child process");
+  return pid;
+}
+
 namespace {
 
 pid_t spawn(const ChildJob& job) {
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) exec_in_child(job.argv, job.log);
-  register_child_process(pid);
-  return pid;
+  return fork_registered([&] { exec_in_child(job.argv, job.log); }, "running a point");
 }
 
 int exit_status(int status) {
@@ -84,6 +106,9 @@ int default_jobs() {
   return 1;
 }
 
+namespace {
+
+// A new directory under the system temp directory; the caller removes it.
 fs::path make_temp_dir(const std::string& prefix) {
   std::random_device rd;
   for (int i = 0; i < 100; ++i) {
@@ -93,8 +118,14 @@ fs::path make_temp_dir(const std::string& prefix) {
   throw std::runtime_error("cannot create a temporary directory");
 }
 
-ScopedTempDir::ScopedTempDir(const std::string& prefix)
-    : path_(make_temp_dir(prefix)), on_interrupt_(path_) {}
+}  // namespace
+
+ScopedTempDir::ScopedTempDir(const std::string& prefix) {
+  without_interrupts([&] {
+    path_ = make_temp_dir(prefix);
+    on_interrupt_ = std::make_unique<RemoveOnInterrupt>(path_);
+  });
+}
 
 ScopedTempDir::~ScopedTempDir() {
   std::error_code ignored;

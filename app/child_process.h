@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "common/interrupt.h"
 
@@ -24,6 +27,10 @@ void run_parallel(const std::vector<ChildJob>& jobs, int parallel,
 // The path of the running racksim binary (what children are started with).
 std::string self_executable();
 
+// Forks a child that runs `in_child` (which must not return: it execs or _exits) and registers
+// it to be stopped on interrupt, as one step. Throws if fork fails; `what` names the caller.
+pid_t fork_registered(const std::function<void()>& in_child, const std::string& what);
+
 // In a forked child: restores the interrupt signals, sends stdout and stderr to `log` and
 // executes args[0] with `args`; exits 127 if that fails. Never returns.
 [[noreturn]] void exec_in_child(const std::vector<std::string>& args,
@@ -31,9 +38,6 @@ std::string self_executable();
 
 // How many child processes to run at once by default: the CPUs this process may use.
 int default_jobs();
-
-// A new directory under the system temp directory; the caller removes it.
-std::filesystem::path make_temp_dir(const std::string& prefix);
 
 // A directory under the system temp directory, removed when this object goes away or the
 // process is interrupted.
@@ -47,7 +51,7 @@ class ScopedTempDir {
 
  private:
   std::filesystem::path path_;
-  RemoveOnInterrupt on_interrupt_;
+  std::unique_ptr<RemoveOnInterrupt> on_interrupt_;
 };
 
 // A shell word for `s`: as is when it is plain, else single-quoted.

@@ -44,10 +44,7 @@ analysis::BaselineStep simulate_without_faults(const config::Scenario& scenario)
   const ScopedTempDir temp("racksim-fault-baseline");
   const std::string file = (temp.path() / "baseline.json").string();
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fault baseline: fork failed");
-  if (pid == 0) run_baseline_child(scenario, file);
-  register_child_process(pid);
+  const pid_t pid = fork_registered([&] { run_baseline_child(scenario, file); }, "fault baseline");
   int status = 0;
   waitpid(pid, &status, 0);
   unregister_child_process(pid);

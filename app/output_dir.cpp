@@ -97,16 +97,18 @@ void OutputDir::discard() noexcept {
   on_interrupt_.reset();
 }
 
-void OutputDir::write(const std::string& name, const std::function<void(std::ostream&)>& writer) {
-  if (staging_.empty()) {
-    if (!fs::exists(path_)) {
-      fs::create_directories(path_);
-      created_ = true;
-    }
-    staging_ = path_ / fmt::format(".racksim-staging-{}", ::getpid());
-    on_interrupt_ = std::make_unique<RemoveOnInterrupt>(created_ ? path_ : staging_);
-    fs::create_directories(staging_);
+void OutputDir::create_staging() {
+  if (!fs::exists(path_)) {
+    fs::create_directories(path_);
+    created_ = true;
   }
+  staging_ = path_ / fmt::format(".racksim-staging-{}", ::getpid());
+  on_interrupt_ = std::make_unique<RemoveOnInterrupt>(created_ ? path_ : staging_);
+  fs::create_directories(staging_);
+}
+
+void OutputDir::write(const std::string& name, const std::function<void(std::ostream&)>& writer) {
+  if (staging_.empty()) without_interrupts([&] { create_staging(); });
   const std::string previous = set_interrupt_activity("writing " + (path_ / name).string());
   write_checked(staging_ / name, writer);
   set_interrupt_activity(previous);

@@ -48,6 +48,9 @@ class OutputDir {
   void commit(const std::vector<std::string>& replaces = {});
 
  private:
+  // Creates the staging directory (and `path_` when missing) and registers it for removal on
+  // interrupt, as one step.
+  void create_staging();
   void discard() noexcept;
 
   std::filesystem::path path_;

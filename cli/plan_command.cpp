@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -163,7 +164,9 @@ int plan_command(const std::vector<std::string>& args) {
   const fs::path out_dir = out ? out->path() : fs::path("plan-out");
   if (vm.count("emit-jobs"))
     return emit_plan_jobs(vm["emit-jobs"].as<std::string>(), work, out_dir);
-  const fs::path root = out ? out->path() : app::make_temp_dir("racksim-plan");
+  std::optional<app::ScopedTempDir> temp;
+  if (!out) temp.emplace("racksim-plan");
+  const fs::path root = out ? out->path() : temp->path();
   const bool collect = vm.count("collect") > 0;
   if (out && !collect) {
     out->write(".plan-started", [](std::ostream& os) { os << "racksim plan\n"; });
@@ -173,7 +176,6 @@ int plan_command(const std::vector<std::string>& args) {
   const std::string table = analysis::plan_table(rows, spec.tokens);
   std::fputs(table.c_str(), stdout);
   if (out) write_outputs(*out, work, rows, spec.tokens, table);
-  if (!out) fs::remove_all(root);
   return 0;
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 // The one registry of temporaries and children, shared with the watcher thread.
 struct InterruptState {
-  std::mutex mutex;
+  std::recursive_mutex mutex;  // recursive: without_interrupts() may register inside
   std::string activity = "starting";
   std::vector<std::filesystem::path> paths;
   std::vector<pid_t> children;
@@ -62,6 +62,11 @@ void install_interrupt_watcher() {
     }
     handle_interrupt(signal);
   }).detach();
+}
+
+void without_interrupts(const std::function<void()>& critical) {
+  std::lock_guard lock(state().mutex);
+  critical();
 }
 
 std::string set_interrupt_activity(std::string activity) {

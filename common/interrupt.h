@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <sys/types.h>
@@ -20,6 +21,11 @@ void install_interrupt_watcher();
 // What the process is doing, for the line printed on an interrupt ("simulating", "writing
 // timeline.json.gz"). Returns the previous activity.
 std::string set_interrupt_activity(std::string activity);
+
+// Runs `critical` while the watcher waits: an interrupt that arrives meanwhile is handled when
+// it returns. Creating a temporary and registering it must be one step, or an interrupt between
+// the two leaves the temporary behind. Never fork inside: the child would inherit a held lock.
+void without_interrupts(const std::function<void()>& critical);
 
 // A path removed (recursively) if the process is interrupted while this object lives.
 class RemoveOnInterrupt {

@@ -27,10 +27,7 @@ namespace {
 
 // Runs argv with stdout and stderr sent to `log`; returns the exit status and fills `usage`.
 int run_child(const std::vector<std::string>& args, const fs::path& log, struct rusage* usage) {
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("bench: fork failed");
-  if (pid == 0) exec_in_child(args, log);
-  register_child_process(pid);
+  const pid_t pid = fork_registered([&] { exec_in_child(args, log); }, "bench");
   int status = 0;
   wait4(pid, &status, 0, usage);
   unregister_child_process(pid);

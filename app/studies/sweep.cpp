@@ -150,7 +150,9 @@ void simulate_sweep(const SweepSpec& spec, SweepRun* run, const fs::path& out_di
   for (size_t i = 0; i < run->points.size(); ++i) {
     if (run->points[i].status != analysis::PointStatus::kPending) continue;
     const fs::path dir = out_dir / "points" / run->points[i].id;
-    fs::create_directories(dir.parent_path());
+    // Under the interrupt lock: an interrupt removes `out_dir` when it is a temporary, and a
+    // directory created during that removal would outlive it.
+    without_interrupts([&] { fs::create_directories(dir.parent_path()); });
     ChildJob job;
     job.argv = run_arguments(spec, run->overrides[i], dir);
     job.argv.insert(job.argv.begin(), self);
