@@ -29,7 +29,7 @@ nlohmann::json read_report(const std::string& path) {
   }
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large
     throw InputError({path, 0, 0}, "", fmt::format("not a JSON report: {}", e.what()));
   }
 }

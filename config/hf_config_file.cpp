@@ -45,6 +45,8 @@ config::Model read_hf_config(const config::Scenario& scenario, const SourceMap& 
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError({file, line_of_offset(text, e.byte > 0 ? e.byte - 1 : 0), 0}, kField,
                      fmt::format("not valid JSON: {}", e.what()));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw InputError({file, 0, 0}, kField, fmt::format("not valid JSON: {}", e.what()));
   }
   try {
     return model_from_hf_config(config);

@@ -96,7 +96,7 @@ void read_json_file(const std::string& path, RankTableBuilder& builder) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number too large for a double
     throw json_error(path, fmt::format("is not valid JSON: {}", e.what()));
   }
   if (!doc.is_object() || !doc.contains("workload_graph") || !doc["workload_graph"].is_array()) {

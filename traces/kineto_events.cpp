@@ -407,6 +407,8 @@ KinetoRank parse_kineto(std::string_view bytes, const std::string& file, size_t 
   } catch (const json::parse_error& e) {
     throw InputError({file, line_of(text, e.byte), 0}, "",
                      fmt::format("not valid JSON (truncated?): {}", e.what()));
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw InputError({file, 0, 0}, "", fmt::format("not valid JSON: {}", e.what()));
   }
   KinetoRank rank;
   rank.file = file;
