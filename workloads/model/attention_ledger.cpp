@@ -9,9 +9,6 @@ namespace racksim {
 
 namespace {
 
-constexpr double kNormFlopsPerElement = 8.0;
-constexpr double kFp32Bytes = 4;
-
 std::vector<AttentionKind> default_hybrid_pattern(const config::HybridAttention& h) {
   std::vector<AttentionKind> kinds(h.sliding_window_layers(), AttentionKind::kSlidingWindow);
   int64_t sparse = h.compressed_sparse_layers();

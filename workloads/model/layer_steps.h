@@ -59,6 +59,11 @@ struct BlockSteps {
   std::vector<LayerStep> selective_recompute;  // what selective recompute runs again
 };
 
+// LayerNorm / RMSNorm: about 8 FLOPs per element (mean, variance, scale, shift).
+inline constexpr double kNormFlopsPerElement = 8.0;
+// Bytes of an FP32 element (the loss's logits, master weights).
+inline constexpr double kFp32Bytes = 4;
+
 LayerStep compute_step(std::string name, OpClass op_class, double flops, double hbm_bytes);
 // C[m,n] = A[m,k] B[k,n]: 2mkn FLOPs; reads A and B and writes C once.
 LayerStep gemm_step(std::string name, double m, double k, double n, double elem_bytes);

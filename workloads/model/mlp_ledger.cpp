@@ -4,8 +4,6 @@ namespace racksim {
 
 namespace {
 
-constexpr double kNormFlopsPerElement = 8.0;
-
 double matrices(bool gated) {
   return gated ? 3.0 : 2.0;
 }

@@ -6,10 +6,6 @@ namespace racksim {
 
 namespace {
 
-// LayerNorm / RMSNorm: about 8 FLOPs per element (mean, variance, scale, shift).
-constexpr double kNormFlopsPerElement = 8.0;
-constexpr double kFp32Bytes = 4;
-
 double local_tokens(const RankShape& shape) {
   return static_cast<double>(shape.micro_batch * shape.seq_length) / shape.cp;
 }
