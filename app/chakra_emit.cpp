@@ -5,8 +5,7 @@
 
 namespace racksim::app {
 
-void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, OutputDir& dir) {
-  const sim::ComputeModel model = sim::ComputeModel::from_hardware(hardware);
+void emit_chakra(const EventGraph& graph, const sim::ComputeModel& model, OutputDir& dir) {
   chakra::WriteOptions options;
   // With the op's GEMM shape, so that the kernel model's durations are what the trace records.
   options.modelled_duration_s = [&model, &graph](const Op& op) {

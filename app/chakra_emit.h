@@ -6,12 +6,13 @@
 
 #include "app/output_dir.h"
 #include "graph/event_graph.h"
-#include "proto/scenario.pb.h"
+#include "sim/compute_model.h"
 
 namespace racksim::app {
 
 inline constexpr const char* kChakraTraceName = "trace";
 
-void emit_chakra(const EventGraph& graph, const config::Hardware& hardware, OutputDir& dir);
+// `compute`: the model that timed the step, whose durations the trace records.
+void emit_chakra(const EventGraph& graph, const sim::ComputeModel& compute, OutputDir& dir);
 
 }  // namespace racksim::app

@@ -20,14 +20,14 @@ namespace {
 
 // In the child: simulate, write the figures (or the error) to `file`, and leave without running
 // the parent's exit handlers or flushing its buffers.
-[[noreturn]] void run_baseline_child(const config::Scenario& scenario, const std::string& file) {
+[[noreturn]] void run_baseline_child(const TrainingRunPlan& plan, const std::string& file) {
   unblock_interrupts_in_child();
   int status = 0;
   nlohmann::json j;
   try {
-    config::Scenario clean = scenario;
-    clean.clear_faults();
-    const TrainingRun run = run_training(clean);
+    TrainingRunPlan healthy = plan;
+    healthy.faults = {};
+    const TrainingRun run = run_training(healthy);
     j["step_time_s"] = run.report.step_time_s;
     j["path_s"] = run.report.critical_path.by_kind_s;
   } catch (const std::exception& e) {
@@ -40,11 +40,11 @@ namespace {
 
 }  // namespace
 
-analysis::BaselineStep simulate_without_faults(const config::Scenario& scenario) {
+analysis::BaselineStep simulate_without_faults(const TrainingRunPlan& plan) {
   const ScopedTempDir temp("racksim-fault-baseline");
   const std::string file = (temp.path() / "baseline.json").string();
   std::fflush(nullptr);  // the child must not write the parent's buffered output again
-  const pid_t pid = fork_registered([&] { run_baseline_child(scenario, file); }, "fault baseline");
+  const pid_t pid = fork_registered([&] { run_baseline_child(plan, file); }, "fault baseline");
   int status = 0;
   waitpid(pid, &status, 0);
   unregister_child_process(pid);

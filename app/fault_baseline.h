@@ -4,12 +4,12 @@
 #pragma once
 
 #include "analysis/fault_report.h"
-#include "proto/scenario.pb.h"
+#include "app/training_run.h"
 
 namespace racksim::app {
 
-// Simulates `scenario` with its faults section cleared. Throws std::runtime_error when the
-// child fails. Call before any simulation in this process.
-analysis::BaselineStep simulate_without_faults(const config::Scenario& scenario);
+// Simulates `plan` without its faults. Throws std::runtime_error when the child fails. Call
+// before any simulation in this process.
+analysis::BaselineStep simulate_without_faults(const TrainingRunPlan& plan);
 
 }  // namespace racksim::app

@@ -17,16 +17,6 @@ namespace {
 constexpr double kSecondsPerHour = 3600;
 constexpr double kMillion = 1e6;
 
-double peak_flops(const config::Scenario& scenario) {
-  const auto& gpu = scenario.hardware().gpu();
-  return to_data_type(scenario.training().dtype()) == DataType::kFp8 ? gpu.fp8_flops_per_s()
-                                                                     : gpu.bf16_flops_per_s();
-}
-
-int gpus_of(const config::Scenario& s) {
-  return s.hardware().nodes() * s.hardware().gpus_per_node();
-}
-
 double ep_time_of_rank(const EventGraph& graph, const sim::SimResult& result, RankId rank) {
   double total = 0;
   for (OpId id = 0; id < graph.size(); ++id) {
@@ -40,14 +30,23 @@ double ep_time_of_rank(const EventGraph& graph, const sim::SimResult& result, Ra
 
 }  // namespace
 
-InferenceAlgebra inference_algebra(const config::Scenario& scenario) {
-  const InferenceStep step =
-      build_inference_step(scenario, inference_shape(scenario, InferencePhase::kDecode));
+InferenceRunPlan resolve_inference_run(const config::Scenario& scenario) {
+  InferenceRunPlan plan{resolve_inference_plan(scenario)};
+  plan.cluster = topo::cluster_spec(scenario.hardware());
+  plan.compute = sim::ComputeModel::from_hardware(scenario.hardware());
+  plan.engine = sim::sim_options(scenario.hardware());
+  plan.engine.fidelity = scenario.sim().fidelity();
+  plan.gpu_hour_price = scenario.inference().gpu_hour_price();
+  return plan;
+}
+
+InferenceAlgebra inference_algebra(const InferenceRunPlan& plan) {
+  const InferenceStep step = build_inference_step(plan.workload, plan.workload.decode);
   const auto& info = step.info;
-  const double hbm = scenario.hardware().gpu().hbm_bytes_per_s();
-  const double flops = peak_flops(scenario);
+  const double hbm = plan.hbm_bytes_per_s();
+  const double flops = plan.peak_flops_per_gpu();
   InferenceAlgebra a;
-  a.gpus = gpus_of(scenario);
+  a.gpus = plan.gpus();
   a.total_params = info.total_params;
   a.active_params = info.active_params;
   a.weight_bytes = info.total_params * info.weight_bytes_per_param;
@@ -56,32 +55,29 @@ InferenceAlgebra inference_algebra(const config::Scenario& scenario) {
   a.compute_time_per_token_s = compute_time_s(1, info.active_params, flops * a.gpus);
   a.break_even_batch = break_even_batch(flops, hbm, info.total_params, info.active_params,
                                         info.weight_bytes_per_param);
-  a.price_per_gpu_s = scenario.inference().gpu_hour_price() / kSecondsPerHour;
+  a.price_per_gpu_s = plan.gpu_hour_price / kSecondsPerHour;
   a.cost_floor_per_mtok =
       compute_cost_floor_per_token(info.active_params, flops, a.price_per_gpu_s) * kMillion;
   a.kv_bytes_per_sequence = info.kv_bytes_per_sequence;
-  const auto ctx = std::max<int64_t>(1, scenario.inference().context_tokens());
+  const auto ctx = std::max<int64_t>(1, plan.workload.decode.context);
   a.kv_bytes_per_token = info.kv_bytes_per_sequence / static_cast<double>(ctx);
   return a;
 }
 
-InferencePoint run_inference(const config::Scenario& scenario, InferencePhase phase) {
-  const InferenceShape shape = inference_shape(scenario, phase);
-  const InferenceStep step = build_inference_step(scenario, shape);
-  const topo::Topology topology = topo::build_cluster(scenario.hardware());
+InferencePoint run_inference(const InferenceRunPlan& plan, InferencePhase phase) {
+  const InferenceShape& shape = plan.workload.shape(phase);
+  const InferenceStep step = build_inference_step(plan.workload, shape);
+  const topo::Topology topology = topo::build_cluster(plan.cluster);
   std::vector<uint32_t> rank_to_gpu(step.graph.num_ranks());
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
-  sim::SimOptions options = sim::sim_options(scenario.hardware());
-  options.fidelity = scenario.sim().fidelity();
   const sim::SimResult result =
-      sim::simulate(step.graph, topology, rank_to_gpu,
-                    sim::ComputeModel::from_hardware(scenario.hardware()), options);
-  const InferenceAlgebra algebra = inference_algebra(scenario);
+      sim::simulate(step.graph, topology, rank_to_gpu, plan.compute, plan.engine);
+  const InferenceAlgebra algebra = inference_algebra(plan);
   InferencePoint p;
   p.phase = phase == InferencePhase::kDecode ? "decode" : "prefill";
   p.batch = shape.batch;
   p.context = phase == InferencePhase::kDecode ? shape.context : shape.prompt;
-  p.gpus = gpus_of(scenario);
+  p.gpus = plan.gpus();
   p.domain_size = topology.spec.scale_up.domain_size;
   p.step_time_s = result.makespan_s;
   p.tokens_per_s = step.info.tokens / result.makespan_s;
@@ -90,7 +86,7 @@ InferencePoint run_inference(const config::Scenario& scenario, InferencePhase ph
       p.gpus * algebra.price_per_gpu_s * result.makespan_s / step.info.tokens * kMillion;
   p.weight_floor_s = algebra.weight_read_floor_s;
   p.compute_floor_s =
-      compute_time_s(step.info.tokens, step.info.active_params, peak_flops(scenario) * p.gpus);
+      compute_time_s(step.info.tokens, step.info.active_params, plan.peak_flops_per_gpu() * p.gpus);
   p.max_weight_bytes =
       *std::max_element(step.info.weight_bytes.begin(), step.info.weight_bytes.end());
   p.max_kv_bytes = *std::max_element(step.info.kv_bytes.begin(), step.info.kv_bytes.end());

@@ -1,14 +1,35 @@
-// One inference step end to end (decode or prefill of scenario.inference's batch): the event
-// graph, the cluster, the simulation, and the numbers `racksim infer` and `racksim racks` print,
-// beside the lecture's algebra (workloads/inference/inference_ledger.h) for the same scenario.
+// One inference step end to end (decode or prefill of scenario.inference's batch): the scenario
+// resolved once into a plan, then the event graph, the cluster, the simulation, and the numbers
+// `racksim infer` and `racksim racks` print, beside the lecture's algebra
+// (workloads/inference/inference_ledger.h) for the same plan.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include "proto/scenario.pb.h"
+#include "sim/compute_model.h"
+#include "sim/engine.h"
+#include "topologies/cluster_spec.h"
+#include "workloads/inference/inference_plan.h"
 #include "workloads/inference/inference_step.h"
 
 namespace racksim::app {
+
+// Everything one inference run needs, resolved and checked.
+struct InferenceRunPlan {
+  InferencePlan workload;     // model, layout, dtypes, shapes, expert placement
+  topo::ClusterSpec cluster;  // the hardware to build, defaults applied
+  sim::ComputeModel compute;  // how long a kernel takes
+  sim::SimOptions engine;     // fidelity and collectives
+  double gpu_hour_price = 0;  // inference.gpu_hour_price, dollars
+  int gpus() const { return cluster.gpus(); }
+  // Peak FLOP/s of one GPU at the compute dtype, and its HBM bytes/s: the algebra's floors.
+  double peak_flops_per_gpu() const { return compute.peak_flops_per_s(workload.compute_dtype); }
+  double hbm_bytes_per_s() const { return compute.hbm_bytes_per_s; }
+};
+
+// Resolves a loaded, validated scenario with an inference section.
+InferenceRunPlan resolve_inference_run(const config::Scenario& scenario);
 
 // The closed-form figures of a scenario (no simulation). Peak rates, no efficiencies: these are
 // the lecture's floors.
@@ -46,10 +67,10 @@ struct InferencePoint {
   int domain_size = 0;
 };
 
-InferenceAlgebra inference_algebra(const config::Scenario& scenario);
+InferenceAlgebra inference_algebra(const InferenceRunPlan& plan);
 
 // Simulates one step. One simulation per process (SimGrid).
-InferencePoint run_inference(const config::Scenario& scenario, InferencePhase phase);
+InferencePoint run_inference(const InferenceRunPlan& plan, InferencePhase phase);
 
 nlohmann::ordered_json to_json(const InferencePoint& point);
 InferencePoint inference_point_from_json(const nlohmann::json& j);

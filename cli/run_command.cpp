@@ -92,10 +92,11 @@ int run_command(const std::vector<std::string>& args) {
   if (vm.count("emit-chakra")) chakra_dir.emplace(vm["emit-chakra"].as<std::string>());
 
   app::StderrProgress progress(isatty(STDERR_FILENO) != 0);
-  const app::TrainingRun run = app::run_training(loaded.scenario, progress.feedback());
+  const app::TrainingRunPlan plan = app::resolve_training_run(loaded.scenario);
+  const app::TrainingRun run = app::run_training(plan, progress.feedback());
   progress.finish();
   std::fputs(analysis::report_text(run.report).c_str(), stdout);
-  if (chakra_dir) app::emit_chakra(run.step.graph, loaded.scenario.hardware(), *chakra_dir);
+  if (chakra_dir) app::emit_chakra(run.step.graph, plan.compute, *chakra_dir);
   if (out) write_outputs(run, timeline, vm.count("report-only") > 0, *out);
   // Everything is written: now it all moves into place.
   if (chakra_dir) {

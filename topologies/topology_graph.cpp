@@ -68,8 +68,12 @@ void Topology::reindex_edges() {
 }
 
 Topology build_cluster(const config::Hardware& hw, const Faults& faults) {
+  return build_cluster(cluster_spec(hw), faults);
+}
+
+Topology build_cluster(const ClusterSpec& resolved, const Faults& faults) {
   Topology topology;  // returned in place (NRVO); a copy would also be correct, just slower
-  topology.spec = cluster_spec(hw);
+  topology.spec = resolved;
   const ClusterSpec& spec = topology.spec;
   topology.nodes = spec.nodes;
   topology.gpus_per_node = spec.node.gpus;

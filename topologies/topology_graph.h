@@ -118,6 +118,8 @@ struct Hop {
 // NCCL-style NIC choice of every GPU (nic_selection.h), and the scale-out networks
 // (fabric_builder.h). Throws std::invalid_argument naming the field for unusable values.
 // `faults` (validated): dead NICs are left out of the NIC choice, degraded ports built slower.
+Topology build_cluster(const ClusterSpec& spec, const Faults& faults = {});
+// The same for a hardware section not yet resolved (tools and tests): cluster_spec(hw) first.
 Topology build_cluster(const config::Hardware& hw, const Faults& faults = {});
 
 std::string_view to_string(VertexKind kind);

@@ -44,11 +44,12 @@ InferStudy run_infer_study(const InferStudySpec& spec) {
   config::require_inference_section(loaded, "infer");
   InferStudy study;
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
-  study.algebra = inference_algebra(loaded.scenario);
-  study.ep = std::max(1, loaded.scenario.layout().ep());
-  study.pp = std::max(1, loaded.scenario.layout().pp());
+  const InferenceRunPlan plan = resolve_inference_run(loaded.scenario);
+  study.algebra = inference_algebra(plan);
+  study.ep = plan.workload.layout.ep();
+  study.pp = plan.workload.layout.pp();
   std::vector<int64_t> contexts = spec.contexts;
-  if (contexts.empty()) contexts.push_back(loaded.scenario.inference().context_tokens());
+  if (contexts.empty()) contexts.push_back(plan.workload.decode.context);
   std::vector<PointJob> jobs;
   for (int64_t context : contexts) {
     for (int64_t batch : spec.batches) {
@@ -80,7 +81,7 @@ InferStudy run_infer_study(const InferStudySpec& spec) {
   const double largest =
       static_cast<double>(*std::max_element(spec.batches.begin(), spec.batches.end()));
   study.memory = memory_identity(study.algebra, largest);
-  study.placement = placement_rows(loaded.scenario);
+  study.placement = placement_rows(plan);
   return study;
 }
 

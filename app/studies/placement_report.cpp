@@ -83,43 +83,38 @@ struct LayerCost {
   }
 };
 
-double peak_flops_per_s(const config::Scenario& s) {
-  return to_data_type(s.training().dtype()) == DataType::kFp8
-             ? s.hardware().gpu().fp8_flops_per_s()
-             : s.hardware().gpu().bf16_flops_per_s();
+// Whether the MoE layers' expert shares differ (ZIPF and FROM_FILE training routing without a
+// sample): then every layer is costed, else one stands for all.
+bool shares_differ_per_layer(const std::vector<ExpertLayerPlan>& layers) {
+  return std::any_of(layers.begin(), layers.end(), [&](const ExpertLayerPlan& layer) {
+    return layer.expert_shares != layers.front().expert_shares;
+  });
 }
 
 }  // namespace
 
-std::vector<PlacementRow> placement_rows(const config::Scenario& s) {
-  const TransformerModel model(s.model());
-  std::vector<int> moe_layers;
-  for (int l = 0; l < model.layers(); ++l) {
-    if (model.mlp(l).moe) moe_layers.push_back(l);
-  }
-  if (moe_layers.empty()) return {};
-  const MlpSpec& spec = model.mlp(moe_layers.front());
+std::vector<PlacementRow> placement_rows(const InferenceRunPlan& plan) {
+  const InferencePlan& w = plan.workload;
+  const std::vector<ExpertLayerPlan>& layers = w.expert_layers;
+  if (layers.empty()) return {};
+  int first_moe = 0;
+  while (!w.model.mlp(first_moe).moe) ++first_moe;
+  const MlpSpec& spec = w.model.mlp(first_moe);
   LayerCost cost{spec};
-  cost.ep = std::max(1, s.layout().ep());
-  cost.per_domain = expert_domain_size(s);
-  cost.e_act = bytes_per_element(to_data_type(s.training().dtype()));
-  cost.e_w = s.inference().weight_dtype() == config::DTYPE_UNSPECIFIED
-                 ? cost.e_act
-                 : bytes_per_element(to_data_type(s.inference().weight_dtype()));
-  const int dp = std::max(1, s.layout().dp());
-  cost.routed = static_cast<double>(std::max<int64_t>(1, s.inference().batch())) * cost.ep / dp *
+  cost.ep = w.layout.ep();
+  cost.per_domain = w.ranks_per_node;
+  cost.e_act = bytes_per_element(w.compute_dtype);
+  cost.e_w = bytes_per_element(w.weight_dtype);
+  cost.routed = static_cast<double>(w.decode.batch) * cost.ep / w.layout.dp() *
                 static_cast<double>(spec.top_k);
-  cost.flops_per_s = peak_flops_per_s(s);
-  cost.hbm = s.hardware().gpu().hbm_bytes_per_s();
+  cost.flops_per_s = plan.peak_flops_per_gpu();
+  cost.hbm = plan.hbm_bytes_per_s();
 
-  const std::optional<TokenRouting> sample = scenario_token_routing(s);
+  const std::optional<TokenRouting>& sample = w.routing_sample;
   const CoOccurrence co = sample ? token_cooccurrence(*sample) : CoOccurrence{};
-  // Per-layer shares differ only under ZIPF and FROM_FILE training routing without a sample.
-  const auto routing = s.training().routing();
-  const bool per_layer =
-      !sample && (routing == config::Training::ZIPF || routing == config::Training::FROM_FILE);
-  const size_t costed = per_layer ? moe_layers.size() : 1;
-  const double weight = per_layer ? 1.0 : static_cast<double>(moe_layers.size());
+  const bool per_layer = shares_differ_per_layer(layers);
+  const size_t costed = per_layer ? layers.size() : 1;
+  const double weight = per_layer ? 1.0 : static_cast<double>(layers.size());
 
   std::vector<PlacementRow> rows;
   for (const auto& c : candidates(sample.has_value())) {
@@ -127,8 +122,7 @@ std::vector<PlacementRow> placement_rows(const config::Scenario& s) {
     row.map = c.name;
     row.imbalance = 0;
     for (size_t i = 0; i < costed; ++i) {
-      const auto shares = layer_expert_shares(s, sample, spec.experts, static_cast<int>(i));
-      cost.add(c, shares, sample, co, weight, &row);
+      cost.add(c, layers[i].expert_shares, sample, co, weight, &row);
     }
     rows.push_back(row);
   }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/scenario.pb.h"
+#include "app/inference_run.h"
 
 namespace racksim::app {
 
@@ -30,7 +30,7 @@ struct PlacementRow {
 };
 
 // Empty when the model has no MoE layer.
-std::vector<PlacementRow> placement_rows(const config::Scenario& scenario);
+std::vector<PlacementRow> placement_rows(const InferenceRunPlan& plan);
 std::string placement_table(const std::vector<PlacementRow>& rows);
 
 }  // namespace racksim::app

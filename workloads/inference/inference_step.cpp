@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "workloads/inference/inference_ledger.h"
+#include "workloads/model/layer_steps.h"
 #include "workloads/moe/expert_routing.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/layout.h"
@@ -15,12 +16,6 @@
 namespace racksim {
 
 namespace {
-
-constexpr double kNormFlopsPerElement = 8.0;
-
-DataType dtype_or(config::DType dtype, DataType fallback) {
-  return dtype == config::DTYPE_UNSPECIFIED ? fallback : to_data_type(dtype);
-}
 
 // QK^T and AV FLOPs per attended entry per head. MLA decodes with the up-projections absorbed
 // into the query and output (DeepSeek's FlashMLA): scores over the kv_lora_rank + rope latent,
@@ -45,14 +40,11 @@ struct Dtypes {
 
 class InferenceWriter {
  public:
-  InferenceWriter(const config::Scenario& scenario, const InferenceShape& shape,
-                  const TransformerModel& model, const ParallelLayout& layout, InferenceStep* out)
-      : scenario_(scenario), shape_(shape), model_(model), layout_(layout), out_(out) {
-    const DataType compute = to_data_type(scenario.training().dtype());
-    const DataType weight = dtype_or(scenario.inference().weight_dtype(), compute);
-    bytes_ = {bytes_per_element(compute), bytes_per_element(weight),
-              bytes_per_element(dtype_or(scenario.inference().kv_dtype(), weight))};
-    compute_dtype_ = compute;
+  InferenceWriter(const InferencePlan& plan, const InferenceShape& shape, InferenceStep* out)
+      : plan_(plan), shape_(shape), model_(plan.model), layout_(plan.layout), out_(out) {
+    bytes_ = {bytes_per_element(plan.compute_dtype), bytes_per_element(plan.weight_dtype),
+              bytes_per_element(plan.kv_dtype)};
+    compute_dtype_ = plan.compute_dtype;
     EventGraph& g = out->graph;
     streams_.compute = g.add_stream(kComputeStream, StreamKind::kCompute);
     streams_.tp = g.add_stream(kTpStream, StreamKind::kComm);
@@ -231,28 +223,20 @@ class InferenceWriter {
     return index;
   }
 
-  // Per MoE layer: the experts' token shares, the placement map over the EP group, the ranks'
-  // shares, and the dispatch/combine weight tables.
+  // Per MoE layer of the plan: the dispatch/combine weight tables of its placement, and the
+  // placement in the step's info.
   void plan_experts() {
     InferenceStepInfo& info = out_->info;
     const int ep = layout_.ep();
-    const int domain = expert_domain_size(scenario_);
-    const std::optional<TokenRouting> sample = scenario_token_routing(scenario_);
-    const CoOccurrence cooccurrence = sample ? token_cooccurrence(*sample) : CoOccurrence{};
-    int moe_index = 0;
-    for (int l = 0; l < model_.layers(); ++l) {
-      const MlpSpec& spec = model_.mlp(l);
-      if (!spec.moe) continue;
-      auto shares = layer_expert_shares(scenario_, sample, spec.experts, moe_index++);
-      ExpertPlacementMap map =
-          place_experts(scenario_.expert_placement(), shares, ep, domain, cooccurrence);
-      auto ranks = placed_rank_shares(map, shares);
+    const std::optional<TokenRouting>& sample = plan_.routing_sample;
+    for (const ExpertLayerPlan& layer : plan_.expert_layers) {
+      const std::vector<double>& ranks = layer.rank_shares;
       uint32_t dispatch = 0;
       uint32_t combine = 0;
-      if (ep > 1 && sample && scenario_.expert_placement().node_dedup_dispatch()) {
+      if (ep > 1 && sample && plan_.node_dedup_dispatch) {
         // One sample serves every layer: the map, and so the matrices, repeat.
-        if (info.placements.empty() || info.placements.back().share != map.share) {
-          std::tie(dispatch, combine) = add_dedup_weights(map, *sample, domain);
+        if (info.placements.empty() || info.placements.back().share != layer.map.share) {
+          std::tie(dispatch, combine) = add_dedup_weights(layer.map, *sample, plan_.ranks_per_node);
         } else {
           std::tie(dispatch, combine) = weights_.back();
         }
@@ -264,9 +248,9 @@ class InferenceWriter {
         combine = out_->graph.add_weights(table);
       }
       weights_.emplace_back(dispatch, combine);
-      expert_shares_.push_back(std::move(shares));
-      info.expert_rank_shares.push_back(std::move(ranks));
-      info.placements.push_back(std::move(map));
+      expert_shares_.push_back(layer.expert_shares);
+      info.expert_rank_shares.push_back(ranks);
+      info.placements.push_back(layer.map);
     }
   }
 
@@ -285,7 +269,7 @@ class InferenceWriter {
     return {out_->graph.add_weights(std::move(forward)), out_->graph.add_weights(std::move(back))};
   }
 
-  const config::Scenario& scenario_;
+  const InferencePlan& plan_;
   InferenceShape shape_;
   const TransformerModel& model_;
   const ParallelLayout& layout_;
@@ -300,9 +284,9 @@ class InferenceWriter {
 // What each rank holds: its layers' weights (dense parts split over TP, the experts the
 // placement gives it), the embedding on the first stage and the head on the last; and the KV
 // cache of its sequences for its layers.
-void fill_memory(const config::Scenario& scenario, const InferenceShape& shape,
-                 const TransformerModel& model, const ParallelLayout& layout, double weight_bytes,
-                 double kv_elem_bytes, InferenceStepInfo* info) {
+void fill_memory(const InferenceShape& shape, const TransformerModel& model,
+                 const ParallelLayout& layout, double weight_bytes, double kv_elem_bytes,
+                 InferenceStepInfo* info) {
   const double context =
       static_cast<double>(shape.phase == InferencePhase::kDecode ? shape.context : shape.prompt);
   const uint32_t ranks = layout.num_ranks();
@@ -344,7 +328,6 @@ void fill_memory(const config::Scenario& scenario, const InferenceShape& shape,
   for (int l = 0; l < model.layers(); ++l)
     kv_seq += kv_cache_bytes(model.attention(l), context, kv_elem_bytes);
   info->kv_bytes_per_sequence = kv_seq;
-  (void)scenario;
 }
 
 }  // namespace
@@ -356,22 +339,9 @@ std::pair<int, int> stage_layers(int layers, int stages, int stage) {
   return {first, first + base + (stage < extra ? 1 : 0)};
 }
 
-InferenceShape inference_shape(const config::Scenario& scenario, InferencePhase phase) {
-  const auto& inf = scenario.inference();
-  InferenceShape s;
-  s.phase = phase;
-  s.batch = inf.batch() > 0 ? inf.batch() : 1;
-  s.context = inf.context_tokens();
-  s.prompt =
-      inf.prompt_tokens() > 0 ? inf.prompt_tokens() : std::max<int64_t>(1, inf.context_tokens());
-  return s;
-}
-
-InferenceStep build_inference_step(const config::Scenario& scenario, const InferenceShape& shape) {
-  const auto& l = scenario.layout();
-  if (l.cp() > 1) throw std::invalid_argument("inference: layout.cp must be 1");
-  const ParallelLayout layout(l.tp(), 1, l.dp(), l.pp(), std::max(1, l.ep()));
-  const TransformerModel model(scenario.model());
+InferenceStep build_inference_step(const InferencePlan& plan, const InferenceShape& shape) {
+  const ParallelLayout& layout = plan.layout;
+  const TransformerModel& model = plan.model;
   InferenceStep step{EventGraph(layout.num_ranks()), {}};
   InferenceStepInfo& info = step.info;
   info.stages = layout.pp();
@@ -380,12 +350,10 @@ InferenceStep build_inference_step(const config::Scenario& scenario, const Infer
                 (shape.phase == InferencePhase::kDecode ? 1.0 : static_cast<double>(shape.prompt));
   info.total_params = model.total_params();
   info.active_params = model.active_params();
-  InferenceWriter writer(scenario, shape, model, layout, &step);
-  const DataType compute = to_data_type(scenario.training().dtype());
-  const DataType weight = dtype_or(scenario.inference().weight_dtype(), compute);
-  info.weight_bytes_per_param = bytes_per_element(weight);
-  fill_memory(scenario, shape, model, layout, bytes_per_element(weight),
-              bytes_per_element(dtype_or(scenario.inference().kv_dtype(), weight)), &info);
+  InferenceWriter writer(plan, shape, &step);
+  info.weight_bytes_per_param = bytes_per_element(plan.weight_dtype);
+  fill_memory(shape, model, layout, bytes_per_element(plan.weight_dtype),
+              bytes_per_element(plan.kv_dtype), &info);
   for (RankId r = 0; r < layout.num_ranks(); ++r) writer.write_rank(r);
   return step;
 }

@@ -1,4 +1,4 @@
-// The event graph of one inference step on the scenario's GPUs (scenario.inference):
+// The event graph of one inference step of a resolved plan (inference_plan.h):
 //   decode:  every sequence of the batch gets one token; each layer reads its weights once per
 //            micro-batch and each sequence's KV cache (by attention kind, inference_ledger.h);
 //   prefill: every sequence's prompt runs through the model once and writes its KV cache.
@@ -13,23 +13,10 @@
 #include <vector>
 
 #include "graph/event_graph.h"
-#include "proto/scenario.pb.h"
-#include "workloads/model/transformer.h"
+#include "workloads/inference/inference_plan.h"
 #include "workloads/moe/expert_placement.h"
 
 namespace racksim {
-
-enum class InferencePhase { kDecode, kPrefill };
-
-struct InferenceShape {
-  InferencePhase phase = InferencePhase::kDecode;
-  int64_t batch = 1;    // sequences on all GPUs
-  int64_t context = 0;  // decode: tokens already cached per sequence
-  int64_t prompt = 0;   // prefill: tokens per prompt
-};
-
-// The shape scenario.inference asks for.
-InferenceShape inference_shape(const config::Scenario& scenario, InferencePhase phase);
 
 struct InferenceStepInfo {
   int micro_batches = 1;
@@ -52,8 +39,8 @@ struct InferenceStep {
   InferenceStepInfo info;
 };
 
-// Builds the step for a resolved, validated scenario (layout.cp must be 1).
-InferenceStep build_inference_step(const config::Scenario& scenario, const InferenceShape& shape);
+// Builds the step of `plan` at `shape` (usually plan.shape(phase)).
+InferenceStep build_inference_step(const InferencePlan& plan, const InferenceShape& shape);
 
 // The stage's layers [first, end) when `layers` are split evenly over `stages` (the first
 // stages take one more when they do not divide).
