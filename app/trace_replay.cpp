@@ -39,12 +39,12 @@ topo::Topology build_switch(const TraceReplayRequest& request, uint32_t ranks,
   }
 }
 
-topo::Topology build_topology(const TraceReplayRequest& request, const config::Hardware& hw,
+topo::Topology build_topology(const TraceReplayRequest& request, const ReplayHardware& hw,
                               uint32_t ranks, std::string* platform) {
   if (request.topology == TraceTopology::kCluster) {
-    *platform = fmt::format("{} x {} ({} GPUs)", hw.nodes(), request.hardware_preset,
-                            hw.nodes() * hw.gpus_per_node());
-    return topo::build_cluster(hw);
+    *platform = fmt::format("{} x {} ({} GPUs)", hw.cluster.nodes, request.hardware_preset,
+                            hw.cluster.gpus());
+    return topo::build_cluster(hw.cluster);
   }
   if (request.topology == TraceTopology::kSwitch) return build_switch(request, ranks, platform);
   const int gpus = request.ring_gpus > 0 ? request.ring_gpus : static_cast<int>(ranks);
@@ -85,9 +85,9 @@ int nodes_for(const TraceReplayRequest& request, uint32_t ranks) {
 }
 
 sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topology& topology,
-                              const std::vector<uint32_t>& rank_to_gpu, const config::Hardware& hw,
+                              const std::vector<uint32_t>& rank_to_gpu, const ReplayHardware& hw,
                               config::Simulation::Fidelity fidelity, const SimFeedback& feedback) {
-  sim::SimOptions options = sim::sim_options(hw);
+  sim::SimOptions options = hw.engine;
   options.fidelity = fidelity;
   options.progress = feedback.progress;
   if (feedback.note) {
@@ -97,8 +97,7 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
     if (!hint.empty()) feedback.note(hint);
   }
   try {
-    return sim::simulate(trace.graph, topology, rank_to_gpu, sim::ComputeModel::from_hardware(hw),
-                         options);
+    return sim::simulate(trace.graph, topology, rank_to_gpu, hw.compute, options);
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     if (what.rfind("the replay deadlocked", 0) != 0) throw;
@@ -112,8 +111,7 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
 // --compute model for a Kineto trace: a GEMM kernel takes what sim/gemm_model.h gives its
 // shape on the preset's GPU (tiles in waves over the SMs), without launch overhead (a
 // recorded kernel's duration has none either).
-kineto::GemmTimer gemm_timer(const config::Hardware& hw) {
-  const sim::ComputeModel model = sim::ComputeModel::from_hardware(hw);
+kineto::GemmTimer gemm_timer(const sim::ComputeModel& model) {
   return [model](const KernelShape& s, DataType dtype) {
     const double peak = model.peak_flops_per_s(dtype);
     if (model.sm_count <= 0) return s.flops() / (peak * model.gemm_efficiency);
@@ -132,8 +130,9 @@ std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
   if (kineto::is_kineto_input(args)) {
     kineto::KinetoOptions options{request.step, request.expected_ranks, {}};
     if (request.compute == chakra::ComputeSource::kModel) {
-      options.gemm_seconds =
-          gemm_timer(resolve_hardware(request.hardware_preset, 1, request.overrides));
+      options.gemm_seconds = gemm_timer(
+          resolve_replay_hardware(resolve_hardware(request.hardware_preset, 1, request.overrides))
+              .compute);
     }
     kineto::KinetoTrace k = kineto::read_kineto_trace(args, options);
     *trace = std::move(k.trace);
@@ -185,6 +184,15 @@ config::Hardware resolve_hardware(const std::string& preset, int nodes,
   return scenario.hardware();
 }
 
+ReplayHardware resolve_replay_hardware(const config::Hardware& hardware) {
+  ReplayHardware hw;
+  hw.cluster = topo::cluster_spec(hardware);
+  hw.compute = sim::ComputeModel::from_hardware(hardware);
+  hw.engine = sim::sim_options(hardware);
+  hw.bf16_flops_per_gpu = hardware.gpu().bf16_flops_per_s();
+  return hw;
+}
+
 std::vector<uint32_t> read_rank_mapping(const std::string& path, uint32_t ranks, uint32_t gpus) {
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "--mapping", "cannot be opened");
@@ -233,13 +241,13 @@ TraceReplay replay_trace(const TraceReplayRequest& request) {
   run.read_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   const uint32_t ranks = run.trace.graph.num_ranks();
-  const config::Hardware hw =
-      resolve_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides);
+  const ReplayHardware hw = resolve_replay_hardware(
+      resolve_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides));
   analysis::TraceReportContext context;
   context.trace = request.trace;
   const topo::Topology topology = build_topology(request, hw, ranks, &context.platform);
   context.gpus = static_cast<uint32_t>(topology.num_gpus());
-  context.peak_flops_per_gpu = hw.gpu().bf16_flops_per_s();
+  context.peak_flops_per_gpu = hw.bf16_flops_per_gpu;
   const config::Simulation::Fidelity fidelity = replay_fidelity(request);
   context.fidelity = config::Simulation::Fidelity_Name(fidelity);
   const std::vector<uint32_t> rank_to_gpu = place_ranks(request, ranks, context.gpus);

@@ -10,7 +10,9 @@
 #include "analysis/trace_report.h"
 #include "app/sim_estimate.h"
 #include "proto/scenario.pb.h"
+#include "sim/compute_model.h"
 #include "sim/engine.h"
+#include "topologies/cluster_spec.h"
 #include "traces/chakra_reader.h"
 
 namespace racksim::app {
@@ -54,6 +56,17 @@ TraceReplay replay_trace(const TraceReplayRequest& request);
 // checked as `racksim run` does (errors name --set or the preset).
 config::Hardware resolve_hardware(const std::string& preset, int nodes,
                                   const std::vector<std::string>& overrides);
+
+// A replay's hardware resolved once (from resolve_hardware's checked section): the cluster to
+// build, the compute model that times modelled kernels, and the engine's options.
+struct ReplayHardware {
+  topo::ClusterSpec cluster;
+  sim::ComputeModel compute;
+  sim::SimOptions engine;  // collectives as the hardware says; fidelity FULL until the run sets it
+  double bf16_flops_per_gpu = 0;  // the report's peak
+};
+
+ReplayHardware resolve_replay_hardware(const config::Hardware& hardware);
 
 // Rank -> GPU from a mapping file: one GPU index per line for ranks 0, 1, ... in order; blank
 // lines and '#' comments are skipped. Throws InputError naming the file and line when there
