@@ -15,7 +15,7 @@ namespace racksim::analysis {
 
 namespace {
 
-std::string describe(const TrainingPlan& p, const TrainingStep& step) {
+std::string describe(const TrainingPlan& p) {
   const ClusterFigures& c = p.cluster;
   const ParallelLayout& l = p.layout;
   return fmt::format(
@@ -23,7 +23,7 @@ std::string describe(const TrainingPlan& p, const TrainingStep& step) {
       "per DP rank, recompute {}",
       c.model_name, c.nodes, c.hardware_name, c.gpus(), l.tp(), l.pp(), l.cp(), l.ep(), l.dp(),
       p.shape.sequence_parallel ? " +SP" : "", config::Training::Schedule_Name(p.training.schedule),
-      step.info.micro_batches, p.training.micro_batch_size, p.training.seq_length,
+      p.micro_batches, p.training.micro_batch_size, p.training.seq_length,
       config::Training::Recompute_Name(p.training.recompute));
 }
 
@@ -63,9 +63,9 @@ StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
                             const sim::SimResult& result) {
   StepReport r;
   r.scenario = plan.name;
-  r.description = describe(plan, step);
+  r.description = describe(plan);
   r.step_time_s = result.makespan_s;
-  r.tokens_per_step = step.info.tokens_per_step;
+  r.tokens_per_step = plan.tokens_per_step();
   r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;
   r.ms_per_1k_tokens = r.tokens_per_step > 0 ? r.step_time_s * 1e6 / r.tokens_per_step : 0;
   r.mfu = mfu_figures(plan, r.step_time_s);

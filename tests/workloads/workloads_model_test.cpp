@@ -156,9 +156,10 @@ config::Scenario small_scenario(int tp, int pp, int dp, config::Training::Recomp
 
 TEST(TrainingStep, GraphIsWellFormedAndCountsMatch) {
   const auto scenario = small_scenario(2, 2, 2, config::Training::NONE);
-  const TrainingStep step = build_training_step(resolve_training_plan(scenario));
+  const TrainingPlan plan = resolve_training_plan(scenario);
+  const TrainingStep step = build_training_step(plan);
   EXPECT_EQ(step.graph.num_ranks(), 8u);
-  EXPECT_EQ(step.info.micro_batches, 4);
+  EXPECT_EQ(plan.micro_batches, 4);
   EXPECT_NO_THROW(match_sends_to_recvs(step.graph));
   EXPECT_NO_THROW(check_collectives(step.graph));
   // Per rank: 2 layers x 4 micro-batches x (2 TP all-reduces forward + 2 backward), plus the

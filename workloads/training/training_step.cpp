@@ -85,11 +85,9 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
       reserved = true;
     }
   }
-  step.info.micro_batches = m;
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     step.info.params_per_rank.push_back(params_on_rank(model, layout, map, r));
   }
-  step.info.tokens_per_step = plan.tokens_per_step();
   return step;
 }
 

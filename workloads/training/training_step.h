@@ -37,10 +37,10 @@ struct OffloadStreams {
   StreamId host = 0;
 };
 
+// What the generator learns beyond the plan (the micro-batches and tokens per step are the
+// plan's: TrainingPlan::micro_batches, tokens_per_step()).
 struct TrainingStepInfo {
-  int micro_batches = 0;                // per data-parallel rank per step
   std::vector<double> params_per_rank;  // parameters held by each rank (after TP/PP split)
-  double tokens_per_step = 0;           // global batch x sequence length
 };
 
 struct TrainingStep {
