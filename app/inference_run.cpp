@@ -28,16 +28,28 @@ double ep_time_of_rank(const EventGraph& graph, const sim::SimResult& result, Ra
   return total;
 }
 
+// Reading every stage's largest weights once, stage after stage: the step's floor. Weights do
+// not depend on the phase, so any step of the plan gives the same figure.
+double stage_weight_read_floor_s(const InferenceStepInfo& info, double hbm_bytes_per_s) {
+  double floor_s = 0;
+  for (double bytes : info.stage_weight_bytes)
+    floor_s += weight_read_floor_s(bytes, hbm_bytes_per_s);
+  return floor_s;
+}
+
+double price_per_gpu_s(const InferenceRunPlan& plan) {
+  return plan.gpu_hour_price / kSecondsPerHour;
+}
+
 }  // namespace
 
 InferenceRunPlan resolve_inference_run(const config::Scenario& scenario) {
-  InferenceRunPlan plan{resolve_inference_plan(scenario)};
-  plan.cluster = topo::cluster_spec(scenario.hardware());
-  plan.compute = sim::ComputeModel::from_hardware(scenario.hardware());
-  plan.engine = sim::sim_options(scenario.hardware());
-  plan.engine.fidelity = scenario.sim().fidelity();
-  plan.gpu_hour_price = scenario.inference().gpu_hour_price();
-  return plan;
+  const config::Hardware& hardware = scenario.hardware();
+  sim::SimOptions engine = sim::sim_options(hardware);
+  engine.fidelity = scenario.sim().fidelity();
+  return InferenceRunPlan{resolve_inference_plan(scenario), topo::cluster_spec(hardware),
+                          sim::ComputeModel::from_hardware(hardware), std::move(engine),
+                          scenario.inference().gpu_hour_price()};
 }
 
 InferenceAlgebra inference_algebra(const InferenceRunPlan& plan) {
@@ -50,12 +62,11 @@ InferenceAlgebra inference_algebra(const InferenceRunPlan& plan) {
   a.total_params = info.total_params;
   a.active_params = info.active_params;
   a.weight_bytes = info.total_params * info.weight_bytes_per_param;
-  for (double bytes : info.stage_weight_bytes)
-    a.weight_read_floor_s += weight_read_floor_s(bytes, hbm);
+  a.weight_read_floor_s = stage_weight_read_floor_s(info, hbm);
   a.compute_time_per_token_s = compute_time_s(1, info.active_params, flops * a.gpus);
   a.break_even_batch = break_even_batch(flops, hbm, info.total_params, info.active_params,
                                         info.weight_bytes_per_param);
-  a.price_per_gpu_s = plan.gpu_hour_price / kSecondsPerHour;
+  a.price_per_gpu_s = price_per_gpu_s(plan);
   a.cost_floor_per_mtok =
       compute_cost_floor_per_token(info.active_params, flops, a.price_per_gpu_s) * kMillion;
   a.kv_bytes_per_sequence = info.kv_bytes_per_sequence;
@@ -72,7 +83,6 @@ InferencePoint run_inference(const InferenceRunPlan& plan, InferencePhase phase)
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
   const sim::SimResult result =
       sim::simulate(step.graph, topology, rank_to_gpu, plan.compute, plan.engine);
-  const InferenceAlgebra algebra = inference_algebra(plan);
   InferencePoint p;
   p.phase = phase == InferencePhase::kDecode ? "decode" : "prefill";
   p.batch = shape.batch;
@@ -83,8 +93,9 @@ InferencePoint run_inference(const InferenceRunPlan& plan, InferencePhase phase)
   p.tokens_per_s = step.info.tokens / result.makespan_s;
   p.latency_per_token_s = result.makespan_s;
   p.cost_per_mtok =
-      p.gpus * algebra.price_per_gpu_s * result.makespan_s / step.info.tokens * kMillion;
-  p.weight_floor_s = algebra.weight_read_floor_s;
+      p.gpus * price_per_gpu_s(plan) * result.makespan_s / step.info.tokens * kMillion;
+  // From this step's own info: the closed-form algebra would build a second step for it.
+  p.weight_floor_s = stage_weight_read_floor_s(step.info, plan.hbm_bytes_per_s());
   p.compute_floor_s =
       compute_time_s(step.info.tokens, step.info.active_params, plan.peak_flops_per_gpu() * p.gpus);
   p.max_weight_bytes =

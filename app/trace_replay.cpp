@@ -130,9 +130,9 @@ std::optional<kineto::KinetoTrace> read_trace(const TraceReplayRequest& request,
   if (kineto::is_kineto_input(args)) {
     kineto::KinetoOptions options{request.step, request.expected_ranks, {}};
     if (request.compute == chakra::ComputeSource::kModel) {
-      options.gemm_seconds = gemm_timer(
-          resolve_replay_hardware(resolve_hardware(request.hardware_preset, 1, request.overrides))
-              .compute);
+      // The compute model alone: the cluster is built once the trace says how many ranks.
+      options.gemm_seconds = gemm_timer(sim::ComputeModel::from_hardware(
+          resolve_hardware(request.hardware_preset, 1, request.overrides)));
     }
     kineto::KinetoTrace k = kineto::read_kineto_trace(args, options);
     *trace = std::move(k.trace);

@@ -64,16 +64,18 @@ sim::SimOptions engine_options(const TrainingRunPlan& plan, const topo::Topology
 }  // namespace
 
 TrainingRunPlan resolve_training_run(const config::Scenario& scenario) {
-  TrainingRunPlan plan{resolve_training_plan(scenario)};
-  plan.cluster = topo::cluster_spec(scenario.hardware());
-  plan.faults = topo::resolve_faults(scenario.faults());
-  plan.compute = sim::ComputeModel::from_hardware(scenario.hardware());
-  plan.engine = sim::sim_options(scenario.hardware());
-  plan.engine.fidelity = scenario.sim().fidelity();
-  plan.fold_replicas = scenario.sim().fold_replicas();
-  plan.power = analysis::PowerModel::from_hardware(scenario.hardware());
-  plan.cost = analysis::CostModel::from_hardware(scenario.hardware());
-  return plan;
+  const config::Hardware& hardware = scenario.hardware();
+  sim::SimOptions engine = sim::sim_options(hardware);
+  engine.fidelity = scenario.sim().fidelity();
+  // Braced: the members are resolved in the order they are declared.
+  return TrainingRunPlan{resolve_training_plan(scenario),
+                         topo::cluster_spec(hardware),
+                         topo::resolve_faults(scenario.faults()),
+                         sim::ComputeModel::from_hardware(hardware),
+                         std::move(engine),
+                         scenario.sim().fold_replicas(),
+                         analysis::PowerModel::from_hardware(hardware),
+                         analysis::CostModel::from_hardware(hardware)};
 }
 
 TrainingRun run_training(const TrainingRunPlan& plan, const SimFeedback& feedback) {
@@ -109,6 +111,7 @@ TrainingRun run_training(const TrainingRunPlan& plan, const SimFeedback& feedbac
   }
   return run;
 }
+
 analysis::PipelineSvgOptions pipeline_svg_options(const TrainingRun& run) {
   analysis::PipelineSvgOptions options;
   options.title = fmt::format("{}: step {:.4g} s, pipeline bubble and critical path",

@@ -111,7 +111,6 @@ std::vector<PlacementRow> placement_rows(const InferenceRunPlan& plan) {
   cost.hbm = plan.hbm_bytes_per_s();
 
   const std::optional<TokenRouting>& sample = w.routing_sample;
-  const CoOccurrence co = sample ? token_cooccurrence(*sample) : CoOccurrence{};
   const bool per_layer = shares_differ_per_layer(layers);
   const size_t costed = per_layer ? layers.size() : 1;
   const double weight = per_layer ? 1.0 : static_cast<double>(layers.size());
@@ -122,7 +121,7 @@ std::vector<PlacementRow> placement_rows(const InferenceRunPlan& plan) {
     row.map = c.name;
     row.imbalance = 0;
     for (size_t i = 0; i < costed; ++i) {
-      cost.add(c, layers[i].expert_shares, sample, co, weight, &row);
+      cost.add(c, layers[i].expert_shares, sample, w.cooccurrence, weight, &row);
     }
     rows.push_back(row);
   }

@@ -27,8 +27,6 @@ InferenceShape shape_of(const config::Inference& inference, InferencePhase phase
 // their placement over the EP group, and the ranks' shares under it.
 std::vector<ExpertLayerPlan> plan_expert_layers(const config::Scenario& scenario,
                                                 const InferencePlan& plan) {
-  const CoOccurrence cooccurrence =
-      plan.routing_sample ? token_cooccurrence(*plan.routing_sample) : CoOccurrence{};
   std::vector<ExpertLayerPlan> layers;
   for (int l = 0; l < plan.model.layers(); ++l) {
     const MlpSpec& spec = plan.model.mlp(l);
@@ -37,7 +35,7 @@ std::vector<ExpertLayerPlan> plan_expert_layers(const config::Scenario& scenario
     layer.expert_shares = layer_expert_shares(scenario, plan.routing_sample, spec.experts,
                                               static_cast<int>(layers.size()));
     layer.map = place_experts(scenario.expert_placement(), layer.expert_shares, plan.layout.ep(),
-                              plan.ranks_per_node, cooccurrence);
+                              plan.ranks_per_node, plan.cooccurrence);
     layer.rank_shares = placed_rank_shares(layer.map, layer.expert_shares);
     layers.push_back(std::move(layer));
   }
@@ -49,16 +47,23 @@ std::vector<ExpertLayerPlan> plan_expert_layers(const config::Scenario& scenario
 InferencePlan resolve_inference_plan(const config::Scenario& scenario) {
   const auto& l = scenario.layout();
   if (l.cp() > 1) throw std::invalid_argument("inference: layout.cp must be 1");
+  const config::Inference& inference = scenario.inference();
+  const DataType compute = to_data_type(scenario.training().dtype());
+  const DataType weight = dtype_or(inference.weight_dtype(), compute);
+  std::optional<TokenRouting> sample = scenario_token_routing(scenario);
+  CoOccurrence cooccurrence = sample ? token_cooccurrence(*sample) : CoOccurrence{};
   InferencePlan plan{TransformerModel(scenario.model()),
-                     ParallelLayout(l.tp(), 1, l.dp(), l.pp(), std::max(1, l.ep()))};
-  plan.compute_dtype = to_data_type(scenario.training().dtype());
-  plan.weight_dtype = dtype_or(scenario.inference().weight_dtype(), plan.compute_dtype);
-  plan.kv_dtype = dtype_or(scenario.inference().kv_dtype(), plan.weight_dtype);
-  plan.decode = shape_of(scenario.inference(), InferencePhase::kDecode);
-  plan.prefill = shape_of(scenario.inference(), InferencePhase::kPrefill);
-  plan.routing_sample = scenario_token_routing(scenario);
-  plan.node_dedup_dispatch = scenario.expert_placement().node_dedup_dispatch();
-  plan.ranks_per_node = expert_domain_size(scenario);
+                     ParallelLayout(l.tp(), 1, l.dp(), l.pp(), std::max(1, l.ep())),
+                     compute,
+                     weight,
+                     dtype_or(inference.kv_dtype(), weight),
+                     shape_of(inference, InferencePhase::kDecode),
+                     shape_of(inference, InferencePhase::kPrefill),
+                     {},  // expert_layers: below, from the plan's model, layout and sample
+                     std::move(sample),
+                     std::move(cooccurrence),
+                     scenario.expert_placement().node_dedup_dispatch(),
+                     expert_domain_size(scenario)};
   plan.expert_layers = plan_expert_layers(scenario, plan);
   return plan;
 }

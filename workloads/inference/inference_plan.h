@@ -45,6 +45,7 @@ struct InferencePlan {
   // The routing sample behind the shares (expert_placement.routing_file), if any, and whether
   // a node receives each token once (expert_placement.node_dedup_dispatch).
   std::optional<TokenRouting> routing_sample;
+  CoOccurrence cooccurrence;  // of the routing sample's experts; empty without one
   bool node_dedup_dispatch = false;
   int ranks_per_node = 1;  // the expert domain: GPUs that share a node's NICs
   // The shape of `phase`.

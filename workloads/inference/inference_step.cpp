@@ -187,8 +187,9 @@ class InferenceWriter {
     }
     // The tokens this rank's experts received, and the weights of the experts they touched.
     const double received = routed * ep * shares[j];
-    const double touched = expected_touched_experts(out_->info.placements[moe_index],
-                                                    expert_shares_[moe_index], j, routed * ep);
+    const double touched =
+        expected_touched_experts(out_->info.placements[moe_index],
+                                 plan_.expert_layers[moe_index].expert_shares, j, routed * ep);
     LayerStep experts =
         compute_step("moe.experts", OpClass::kGemm, 2 * received * expert_params,
                      touched * expert_params * bytes_.weight + received * 2 * h() * bytes_.act);
@@ -248,7 +249,6 @@ class InferenceWriter {
         combine = out_->graph.add_weights(table);
       }
       weights_.emplace_back(dispatch, combine);
-      expert_shares_.push_back(layer.expert_shares);
       info.expert_rank_shares.push_back(ranks);
       info.placements.push_back(layer.map);
     }
@@ -277,7 +277,6 @@ class InferenceWriter {
   Dtypes bytes_;
   DataType compute_dtype_ = DataType::kBf16;
   PassStreams streams_;
-  std::vector<std::vector<double>> expert_shares_;
   std::vector<std::pair<uint32_t, uint32_t>> weights_;
 };
 
