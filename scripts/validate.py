@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Simulates every row of a published-throughput table and compares racksim with the paper.
 
-usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...] [--set PATH=VALUE ...]
+usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...]
+                           [--config NAME,...] [--set PATH=VALUE ...]
 
 Default table: data/published/narayanan-sc21-table1.csv on
 scenarios/validation/megatron-gpt-a100.textproto. Columns with a dot are scenario overrides;
@@ -11,15 +12,28 @@ scenarios/validation/megatron-gpt-a100.textproto. Columns with a dot are scenari
     F = 96 B s l h^2 (1 + s / (6 h) + V / (16 l h))
     published step = F / (GPUs x published TFLOP/s);  predicted TFLOP/s = F / (GPUs x step)
 
+Every row is simulated under each configuration of the table (--config picks some):
+  datasheet  the base scenario as it is: datasheet preset, nothing fitted;
+  transfer   the same with a calibration fitted on other measurements (for the A100 table:
+             vTrain's 3.6B and 18.4B runs on another cluster, scenarios/calibration/
+             a100-kernel-calibration.textproto), applied unchanged: fit on small, predict large.
+
 Writes data/published/<table>-results.csv and prints the markdown table with the errors
-(predicted / published step time - 1; MAPE over the rows; the largest miss).
+(predicted / published step time - 1; per configuration the MAPE over the rows, the largest
+miss and how many rows are within 10%).
 """
 import csv, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 TABLES = {
-    "narayanan-sc21-table1": "scenarios/validation/megatron-gpt-a100.textproto",
+    "narayanan-sc21-table1": {
+        "base": "scenarios/validation/megatron-gpt-a100.textproto",
+        "configs": {
+            "datasheet": [],
+            "transfer": ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"],
+        },
+    },
 }
 SEQ, VOCAB, GPUS_PER_NODE = 2048, 51200, 8
 
@@ -47,59 +61,79 @@ def simulate(racksim, base, row, extra):
     return float(line.split()[2]), None
 
 
+def parse_args(argv):
+    opts = {"jobs": 1, "table": "narayanan-sc21-table1", "only": None, "config": None}
+    args = argv
+    while args[:1] in (["--jobs"], ["--table"], ["--only"], ["--config"]):
+        key, value = args[0][2:], args[1]
+        opts[key] = int(value) if key == "jobs" else value
+        args = args[2:]
+    return opts, args
+
+
+def summary(name, errors, total):
+    if not errors:
+        return f"{name}: no row simulated"
+    mape = 100 * sum(e for e, _ in errors) / len(errors)
+    worst = max(errors)
+    within = sum(1 for e, _ in errors if e <= 0.10)
+    return (f"{name}: rows {len(errors)} of {total}: MAPE {mape:.1f}%, worst "
+            f"{100 * worst[0]:.1f}% ({worst[1]}), within 10%: {within}")
+
+
 def main():
     racksim = os.path.abspath(sys.argv[1])
-    args = sys.argv[2:]
-    jobs, table, only = 1, "narayanan-sc21-table1", None
-    while args[:1] in (["--jobs"], ["--table"], ["--only"]):
-        if args[0] == "--jobs":
-            jobs = int(args[1])
-        elif args[0] == "--only":
-            only = args[1].split(",")
-        else:
-            table = args[1]
-        args = args[2:]
-    points = rows(os.path.join(ROOT, "data", "published", table + ".csv"))
-    if only:
-        points = [p for p in points if p["name"] in only]
-    base = TABLES[table]
-    with ThreadPoolExecutor(jobs) as pool:
-        sims = list(pool.map(lambda r: simulate(racksim, base, r, args), points))
-    print("| model | GPUs | TP | PP | DP | v | mb | batch | published TFLOP/s | predicted TFLOP/s"
-          " | published step (s) | predicted step (s) | error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    errors, out_rows = [], []
-    for p, (step, err) in zip(points, sims):
+    opts, extra = parse_args(sys.argv[2:])
+    table = TABLES[opts["table"]]
+    configs = {k: v for k, v in table["configs"].items()
+               if not opts["config"] or k in opts["config"].split(",")}
+    points = rows(os.path.join(ROOT, "data", "published", opts["table"] + ".csv"))
+    if opts["only"]:
+        points = [p for p in points if p["name"] in opts["only"].split(",")]
+    jobs = [(p, c) for p in points for c in configs]
+    with ThreadPoolExecutor(opts["jobs"]) as pool:
+        sims = list(pool.map(
+            lambda j: simulate(racksim, table["base"], j[0], configs[j[1]] + extra), jobs))
+    sim = {(p["name"], c): s for (p, c), s in zip(jobs, sims)}
+
+    head = ["model", "GPUs", "TP", "PP", "DP", "v", "mb", "batch", "published TFLOP/s",
+            "published step (s)"]
+    for c in configs:
+        head += [f"{c} TFLOP/s", f"{c} step (s)", f"{c} error"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    errors = {c: [] for c in configs}
+    out_rows = []
+    for p in points:
         gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
         flops = paper_flops(p)
         published_tflops = float(p["published_tflops_per_gpu"])
         published_step = flops / (gpus * published_tflops * 1e12)
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p["layout.dp"],
                  p["layout.virtual_stages"], p["training.micro_batch_size"],
-                 p["training.global_batch_size"], f"{published_tflops:.0f}"]
-        if step is None:
-            print("| " + " | ".join(map(str, cells)) + f" | not simulated: {err[0]} | | | |")
-            continue
-        predicted_tflops = flops / (gpus * step) / 1e12
-        error = step / published_step - 1
-        errors.append((abs(error), p["name"]))
-        cells += [f"{predicted_tflops:.1f}", f"{published_step:.2f}", f"{step:.2f}",
-                  f"{100 * error:+.1f}%"]
+                 p["training.global_batch_size"], f"{published_tflops:.0f}",
+                 f"{published_step:.2f}"]
+        record = {"name": p["name"], "gpus": gpus, "published_tflops_per_gpu": published_tflops,
+                  "published_step_time_s": f"{published_step:.4f}"}
+        for c in configs:
+            step, err = sim[(p["name"], c)]
+            if step is None:
+                cells += [f"not simulated: {err[0]}", "", ""]
+                continue
+            error = step / published_step - 1
+            errors[c].append((abs(error), p["name"]))
+            cells += [f"{flops / (gpus * step) / 1e12:.1f}", f"{step:.2f}", f"{100 * error:+.1f}%"]
+            record[f"{c}_step_time_s"] = f"{step:.4f}"
+            record[f"{c}_error_percent"] = f"{100 * error:+.2f}"
         print("| " + " | ".join(map(str, cells)) + " |")
-        out_rows.append({"name": p["name"], "gpus": gpus, "published_tflops_per_gpu":
-                         published_tflops, "predicted_tflops_per_gpu": f"{predicted_tflops:.2f}",
-                         "published_step_time_s": f"{published_step:.4f}",
-                         "predicted_step_time_s": f"{step:.4f}",
-                         "error_percent": f"{100 * error:+.2f}"})
-    if errors:
-        mape = 100 * sum(e for e, _ in errors) / len(errors)
-        worst = max(errors)
-        within = sum(1 for e, _ in errors if e <= 0.10)
-        print(f"\nrows {len(errors)} of {len(points)}: MAPE {mape:.1f}%, worst {100 * worst[0]:.1f}%"
-              f" ({worst[1]}), within 10%: {within}")
-    with open(os.path.join(ROOT, "data", "published", table + "-results.csv"), "w",
+        out_rows.append(record)
+    print()
+    for c in configs:
+        print(summary(c, errors[c], len(points)))
+    fields = list(dict.fromkeys(k for r in out_rows for k in r))
+    with open(os.path.join(ROOT, "data", "published", opts["table"] + "-results.csv"), "w",
               newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(out_rows[0].keys()) if out_rows else ["name"])
+        writer = csv.DictWriter(f, fieldnames=fields or ["name"])
         writer.writeheader()
         writer.writerows(out_rows)
 

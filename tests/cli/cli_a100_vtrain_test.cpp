@@ -24,7 +24,10 @@ const std::string kBase =
 struct Row {
   std::vector<std::string> sets;
   double measured_s;
-  double recorded_error;  // simulated / measured - 1 when the preset was fitted
+  // simulated / measured - 1 as recorded: when the preset was fitted, and again when the
+  // gradient checks before the optimizer (FP16 unscale, gradient norm) joined the step (+0.7 %
+  // on the first row; the other two moved less than the tolerance).
+  double recorded_error;
 };
 
 double simulate(const Row& row) {
@@ -51,7 +54,7 @@ TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
       // 3.6B, TP1 PP1 DP64, micro-batch 8 (fitted on)
       {{"layout.tp=1", "layout.pp=1", "layout.dp=64", "training.micro_batch_size=8"},
        3.5665,
-       0.0045},
+       0.0118},
       // 3.6B, TP1 PP2 DP32, micro-batch 2 (held out)
       {{"layout.tp=1", "layout.pp=2", "layout.dp=32", "training.micro_batch_size=2"},
        4.0349,

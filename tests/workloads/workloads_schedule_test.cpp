@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "graph/graph_check.h"
@@ -179,6 +180,43 @@ TEST(DataParallel, ZeroShardsTheStaticMemory) {
               1);
   s.mutable_training()->set_zero_stage(3);
   EXPECT_NEAR(memory_ledger(resolve_training_plan(s), 0).static_bytes(), full / 4, 1);
+}
+
+// Megatron's optimizer before the update: the gradient norm (clipping) reads the rank's FP32
+// gradients once and all-reduces one FP32 scalar over the model-parallel (TP x PP) group; FP16
+// adds the unscale-and-check pass, which reads and writes them, with its own scalar.
+std::map<std::string, double> gradient_checks(const config::Scenario& s) {
+  const auto step = build_training_step(resolve_training_plan(s));
+  std::map<std::string, double> seen;  // kernel: HBM bytes per parameter; reduction: group size
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank != 0) continue;
+    const std::string label(step.graph.label(op.label));
+    if (label == "optimizer.grad_norm" || label == "optimizer.unscale") {
+      seen[label] = op.hbm_bytes / step.info.params_per_rank[0];
+    }
+    if (label == "grad.norm" || label == "grad.found_inf") {
+      seen[label] = static_cast<double>(step.graph.communicator(op.peer).size());
+      EXPECT_EQ(op.amount, 4) << label << ": one FP32 scalar";
+    }
+  }
+  return seen;
+}
+
+TEST(DataParallel, GradientChecksBeforeTheOptimizer) {
+  auto s = scenario(2, 4, 2, config::Training::ONE_F_ONE_B);
+  auto bf16 = gradient_checks(s);
+  EXPECT_DOUBLE_EQ(bf16["optimizer.grad_norm"], 4);
+  EXPECT_EQ(bf16["grad.norm"], 8) << "TP2 x PP4";
+  EXPECT_FALSE(bf16.contains("optimizer.unscale")) << "BF16 needs no loss scaling";
+  s.mutable_training()->set_dtype(config::FP16);
+  auto fp16 = gradient_checks(s);
+  EXPECT_DOUBLE_EQ(fp16["optimizer.unscale"], 8);
+  EXPECT_EQ(fp16["grad.found_inf"], 8);
+  s.mutable_training()->set_clip_grad_norm(false);
+  auto unclipped = gradient_checks(s);
+  EXPECT_FALSE(unclipped.contains("optimizer.grad_norm"));
+  EXPECT_FALSE(unclipped.contains("grad.norm"));
+  EXPECT_TRUE(unclipped.contains("optimizer.unscale"));
 }
 
 TEST(MemoryLedger, KorthikantiActivationFormulas) {

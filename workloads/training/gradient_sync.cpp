@@ -8,6 +8,12 @@ namespace {
 // gradient (16 bytes), writes master weight and moments and the BF16 copy (14 bytes).
 constexpr double kAdamBytesPerParam = 30;
 constexpr double kAdamFlopsPerParam = 12;
+// The gradient checks: unscaling and the inf/NaN test read and write the FP32 gradients; the
+// norm reads them. One FP32 scalar per check crosses the model-parallel group.
+constexpr double kUnscaleBytesPerParam = 8;
+constexpr double kNormBytesPerParam = 4;
+constexpr double kCheckFlopsPerParam = 2;
+constexpr double kScalarBytes = 4;
 
 }  // namespace
 
@@ -85,6 +91,7 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
   if (config_.offload) {
     offloaded_step(chain, params, tag);
   } else {
+    gradient_checks(chain, compute_stream, params, tag);
     LayerStep adam = compute_step("optimizer.adam", OpClass::kElementwise,
                                   params * kAdamFlopsPerParam, params * kAdamBytesPerParam);
     writer_->kernel(chain, compute_stream, adam, tag);
@@ -97,6 +104,26 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
                           g->comm, p * config_.param_bytes, CommDim::kDp, tag);
     }
   }
+}
+
+// Megatron's mixed-precision optimizer before the update: with FP16 (loss scaling) the gradients
+// are unscaled and checked for inf/NaN in one pass, with clipping a second pass sums their
+// squares. Each pass's result is all-reduced over the model-parallel group, so every pipeline
+// stage waits there for the slowest before it updates.
+void GradientSync::gradient_checks(ComputeChain& chain, StreamId compute_stream, double params,
+                                   const OpTag& tag) {
+  auto check = [&](const char* kernel, double bytes_per_param, const char* reduction_name) {
+    writer_->kernel(chain, compute_stream,
+                    compute_step(kernel, OpClass::kElementwise, params * kCheckFlopsPerParam,
+                                 params * bytes_per_param),
+                    tag);
+    if (config_.model_parallel <= 1) return;
+    writer_->collective(chain, config_.stream, reduction_name, CollectiveKind::kAllReduce,
+                        config_.model_parallel_comm, kScalarBytes, config_.model_parallel_dim,
+                        tag);
+  };
+  if (config_.unscale_fp16) check("optimizer.unscale", kUnscaleBytesPerParam, "grad.found_inf");
+  if (config_.clip_grad_norm) check("optimizer.grad_norm", kNormBytesPerParam, "grad.norm");
 }
 
 void GradientSync::offloaded_step(ComputeChain& chain, double params, const OpTag& tag) {

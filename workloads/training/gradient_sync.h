@@ -27,6 +27,14 @@ struct GradientSyncConfig {
   CommId dp_comm = 0;
   int expert_dp = 1;  // replicas sharing the rank's experts
   CommId expert_comm = 0;
+  // Before the optimizer (mixed precision, as Megatron's optimizer does it): FP16 gradients are
+  // unscaled and checked for inf/NaN (loss scaling), and clipping computes the global norm; each
+  // result is all-reduced over the model-parallel group.
+  bool unscale_fp16 = false;
+  bool clip_grad_norm = false;
+  int model_parallel = 1;  // ranks holding one copy of the model (TP x PP)
+  CommId model_parallel_comm = 0;
+  CommDim model_parallel_dim = CommDim::kPp;  // what a wait for it is charged to
   StreamId stream = 0;
   // Optimizer offload: gradients to host memory (NUMA node `numa_node` of the rank's server),
   // the CPU updates at cpu_params_per_s, parameters back to the GPU.
@@ -79,6 +87,8 @@ class GradientSync {
   void flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag);
   CollectiveKind reduction() const;
   void offloaded_step(ComputeChain& chain, double params, const OpTag& tag);
+  void gradient_checks(ComputeChain& chain, StreamId compute_stream, double params,
+                       const OpTag& tag);
 
   RankWriter* writer_;
   GradientSyncConfig config_;

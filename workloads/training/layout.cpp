@@ -73,6 +73,20 @@ std::vector<RankId> ParallelLayout::pp_group(RankId rank) const {
   return group_along(*this, rank, pp_, [](RankCoords& c, int i) { c.pp = i; });
 }
 
+std::vector<RankId> ParallelLayout::model_parallel_group(RankId rank) const {
+  std::vector<RankId> members;
+  RankCoords c = coords(rank);
+  for (int pp = 0; pp < pp_; ++pp) {
+    for (int tp = 0; tp < tp_; ++tp) {
+      c.pp = pp;
+      c.tp = tp;
+      members.push_back(this->rank(c));
+    }
+  }
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
 std::vector<RankId> ParallelLayout::dp_cp_group(RankId rank) const {
   std::vector<RankId> members;
   RankCoords c = coords(rank);

@@ -46,6 +46,9 @@ class ParallelLayout {
   std::vector<RankId> pp_group(RankId rank) const;
   // The ranks holding the same parameters as `rank`: its data- and context-parallel peers.
   std::vector<RankId> dp_cp_group(RankId rank) const;
+  // The ranks that together hold one copy of the model: the rank's tensor- and pipeline-parallel
+  // peers (Megatron's model-parallel group, over which the gradient norm is summed).
+  std::vector<RankId> model_parallel_group(RankId rank) const;
   // Expert parallelism: the rank's group, its place in it, and the ranks holding the same
   // experts (over which expert gradients are reduced).
   std::vector<RankId> ep_group(RankId rank) const;

@@ -66,6 +66,12 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   const auto experts = s_.plan.layout.expert_dp_group(rank_);
   c.expert_dp = static_cast<int>(experts.size());
   c.expert_comm = graph->add_communicator(experts);
+  c.unscale_fp16 = t.dtype == DataType::kFp16;
+  c.clip_grad_norm = t.clip_grad_norm;
+  const auto model_parallel = s_.plan.layout.model_parallel_group(rank_);
+  c.model_parallel = static_cast<int>(model_parallel.size());
+  c.model_parallel_comm = graph->add_communicator(model_parallel);
+  c.model_parallel_dim = s_.plan.layout.pp() > 1 ? CommDim::kPp : CommDim::kTp;
   c.stream = s_.dp_stream;
   c.offload = t.offload_optimizer;
   c.cpu_params_per_s = s_.plan.host.cpu_optimizer_params_per_s;

@@ -38,6 +38,7 @@ struct TrainingSettings {
   // set to false).
   bool stores_attention_scores = false;
   bool flops_causal_halving = false;
+  bool clip_grad_norm = true;  // the gradient norm and its all-reduce before the optimizer
 };
 
 // Where a rank's offloaded state lives and how fast the host updates it.
