@@ -4,10 +4,13 @@
 usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...]
                            [--config NAME,...] [--set PATH=VALUE ...]
 
-Default table: data/published/narayanan-sc21-table1.csv on
-scenarios/validation/megatron-gpt-a100.textproto. Columns with a dot are scenario overrides;
-`published_tflops_per_gpu` is the paper's achieved TFLOP/s per GPU. The paper's FLOPs per step
-(its eq. 3, recompute included) turn both into step times:
+Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-table1.csv on
+scenarios/validation/megatron-gpt-a100.textproto) and megatron-bridge-h100
+(data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto).
+Columns with a dot are scenario overrides. `published_tokens_per_s_per_gpu` compares step times
+directly (global batch x sequence / (GPUs x tokens/s per GPU)); `published_tflops_per_gpu` is the
+paper's achieved TFLOP/s per GPU, and the paper's FLOPs per step (its eq. 3, recompute included)
+turn both into step times:
 
     F = 96 B s l h^2 (1 + s / (6 h) + V / (16 l h))
     published step = F / (GPUs x published TFLOP/s);  predicted TFLOP/s = F / (GPUs x step)
@@ -29,10 +32,16 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 TABLES = {
     "narayanan-sc21-table1": {
         "base": "scenarios/validation/megatron-gpt-a100.textproto",
+        "seq": 2048,
         "configs": {
             "datasheet": [],
             "transfer": ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"],
         },
+    },
+    "megatron-bridge-h100": {
+        "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
+        "seq": 8192,
+        "configs": {"datasheet": []},
     },
 }
 SEQ, VOCAB, GPUS_PER_NODE = 2048, 51200, 8
@@ -41,6 +50,15 @@ SEQ, VOCAB, GPUS_PER_NODE = 2048, 51200, 8
 def rows(path):
     with open(path) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def published_step_s(row, gpus, seq):
+    """The published step time, and what the table compares (TFLOP/s or tokens/s per GPU)."""
+    if "published_tokens_per_s_per_gpu" in row:
+        tokens = float(row["training.global_batch_size"]) * seq
+        return tokens / (gpus * float(row["published_tokens_per_s_per_gpu"])), tokens, "tokens/s"
+    flops = paper_flops(row)
+    return flops / (gpus * float(row["published_tflops_per_gpu"]) * 1e12), flops / 1e12, "TFLOP/s"
 
 
 def paper_flops(row):
@@ -96,33 +114,35 @@ def main():
             lambda j: simulate(racksim, table["base"], j[0], configs[j[1]] + extra), jobs))
     sim = {(p["name"], c): s for (p, c), s in zip(jobs, sims)}
 
-    head = ["model", "GPUs", "TP", "PP", "DP", "v", "mb", "batch", "published TFLOP/s",
+    unit = published_step_s(points[0], 1, table["seq"])[2] if points else "TFLOP/s"
+    head = ["model", "GPUs", "TP", "PP", "CP", "DP", "v", "mb", "batch", f"published {unit}",
             "published step (s)"]
     for c in configs:
-        head += [f"{c} TFLOP/s", f"{c} step (s)", f"{c} error"]
+        head += [f"{c} {unit}", f"{c} step (s)", f"{c} error"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     errors = {c: [] for c in configs}
     out_rows = []
     for p in points:
         gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
-        flops = paper_flops(p)
-        published_tflops = float(p["published_tflops_per_gpu"])
-        published_step = flops / (gpus * published_tflops * 1e12)
-        cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p["layout.dp"],
-                 p["layout.virtual_stages"], p["training.micro_batch_size"],
-                 p["training.global_batch_size"], f"{published_tflops:.0f}",
-                 f"{published_step:.2f}"]
-        record = {"name": p["name"], "gpus": gpus, "published_tflops_per_gpu": published_tflops,
+        published_step, work, _ = published_step_s(p, gpus, table["seq"])
+        published_rate = work / (gpus * published_step)
+        cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
+                 p["layout.dp"], p["layout.virtual_stages"],
+                 p.get("training.micro_batch_size", "1"), p["training.global_batch_size"],
+                 f"{published_rate:.0f}", f"{published_step:.2f}"]
+        rate_key = "published_tokens_per_s_per_gpu" if unit == "tokens/s" else "published_tflops_per_gpu"
+        record = {"name": p["name"], "gpus": gpus, rate_key: published_rate,
                   "published_step_time_s": f"{published_step:.4f}"}
         for c in configs:
             step, err = sim[(p["name"], c)]
             if step is None:
                 cells += [f"not simulated: {err[0]}", "", ""]
+                record[f"{c}_error_percent"] = f"not simulated: {err[0]}"
                 continue
             error = step / published_step - 1
             errors[c].append((abs(error), p["name"]))
-            cells += [f"{flops / (gpus * step) / 1e12:.1f}", f"{step:.2f}", f"{100 * error:+.1f}%"]
+            cells += [f"{work / (gpus * step):.1f}", f"{step:.2f}", f"{100 * error:+.1f}%"]
             record[f"{c}_step_time_s"] = f"{step:.4f}"
             record[f"{c}_error_percent"] = f"{100 * error:+.2f}"
         print("| " + " | ".join(map(str, cells)) + " |")

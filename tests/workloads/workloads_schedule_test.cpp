@@ -219,6 +219,23 @@ TEST(DataParallel, GradientChecksBeforeTheOptimizer) {
   EXPECT_TRUE(unclipped.contains("optimizer.unscale"));
 }
 
+// FP8 training as Transformer Engine runs it: the GEMMs in FP8, attention, norms and the
+// element-wise kernels (and the activations they read) in BF16.
+TEST(TrainingStep, Fp8RunsOnlyTheGemmsInFp8) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_dtype(config::FP8);
+  const auto step = build_training_step(resolve_training_plan(s));
+  std::set<std::pair<OpClass, DataType>> seen;
+  for (const Op& op : step.graph.ops()) {
+    if (op.kind == OpKind::kCompute) seen.insert({op.op_class, op.dtype});
+  }
+  EXPECT_TRUE(seen.contains({OpClass::kGemm, DataType::kFp8}));
+  EXPECT_FALSE(seen.contains({OpClass::kGemm, DataType::kBf16}));
+  EXPECT_TRUE(seen.contains({OpClass::kAttention, DataType::kBf16}));
+  EXPECT_FALSE(seen.contains({OpClass::kAttention, DataType::kFp8}));
+  EXPECT_FALSE(seen.contains({OpClass::kElementwise, DataType::kFp8}));
+}
+
 TEST(MemoryLedger, KorthikantiActivationFormulas) {
   auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
   s.mutable_training()->set_flash_attention(false);

@@ -14,8 +14,9 @@ OpContext RankWriter::context(StreamId stream, const OpTag& tag) const {
 
 OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& step,
                         const OpTag& tag) {
+  const DataType dtype = step.op_class == OpClass::kGemm ? gemm_dtype_ : dtype_;
   const OpId id = graph_->add_compute(context(stream, tag), step.name, step.op_class, step.flops,
-                                      step.hbm_bytes, dtype_, chain.pending, step.shape);
+                                      step.hbm_bytes, dtype, chain.pending, step.shape);
   chain.pending.clear();
   chain.last_compute = id;
   return id;

@@ -39,8 +39,13 @@ struct OpTag {
 
 class RankWriter {
  public:
+  // Every kernel in `dtype`.
   RankWriter(EventGraph* graph, RankId rank, DataType dtype)
-      : graph_(graph), rank_(rank), dtype_(dtype) {}
+      : RankWriter(graph, rank, dtype, dtype) {}
+  // GEMMs in `gemm_dtype`, every other kernel in `other_dtype` (FP8 training: only the GEMMs
+  // run in FP8).
+  RankWriter(EventGraph* graph, RankId rank, DataType gemm_dtype, DataType other_dtype)
+      : graph_(graph), rank_(rank), gemm_dtype_(gemm_dtype), dtype_(other_dtype) {}
 
   RankId rank() const { return rank_; }
   EventGraph& graph() { return *graph_; }
@@ -68,6 +73,7 @@ class RankWriter {
 
   EventGraph* graph_;
   RankId rank_;
+  DataType gemm_dtype_;
   DataType dtype_;
 };
 

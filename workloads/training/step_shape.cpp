@@ -19,6 +19,10 @@ DataType to_data_type(config::DType dtype) {
   }
 }
 
+DataType activation_dtype(DataType training_dtype) {
+  return training_dtype == DataType::kFp8 ? DataType::kBf16 : training_dtype;
+}
+
 int micro_batches_per_replica(const config::Scenario& s) {
   const auto& t = s.training();
   return static_cast<int>(t.global_batch_size() / (t.micro_batch_size() * s.layout().dp()));
@@ -40,7 +44,7 @@ RankShape rank_shape(const config::Scenario& s) {
   shape.seq_length = t.seq_length();
   shape.tp = s.layout().tp();
   shape.sequence_parallel = s.layout().sequence_parallel();
-  shape.dtype = to_data_type(t.dtype());
+  shape.dtype = activation_dtype(to_data_type(t.dtype()));
   shape.cp = std::max(1, s.layout().cp());
   shape.ulysses = s.layout().cp_algorithm() == config::Layout::ULYSSES;
   shape.ep = std::max(1, s.layout().ep());

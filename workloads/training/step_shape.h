@@ -16,6 +16,10 @@
 namespace racksim {
 
 DataType to_data_type(config::DType dtype);
+// What activations and the kernels other than GEMMs run in. FP8 training (Transformer Engine's
+// recipes, DeepSeek-V3's) runs only the GEMMs in FP8: activations, attention, norms and
+// element-wise kernels stay in BF16.
+DataType activation_dtype(DataType training_dtype);
 
 // The pipeline shape the scenario asks for, and every stage's pass order.
 PipelineMap pipeline_map(const config::Scenario& scenario);
