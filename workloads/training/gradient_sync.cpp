@@ -119,8 +119,7 @@ void GradientSync::gradient_checks(ComputeChain& chain, StreamId compute_stream,
                     tag);
     if (config_.model_parallel <= 1) return;
     writer_->collective(chain, config_.stream, reduction_name, CollectiveKind::kAllReduce,
-                        config_.model_parallel_comm, kScalarBytes, config_.model_parallel_dim,
-                        tag);
+                        config_.model_parallel_comm, kScalarBytes, config_.model_parallel_dim, tag);
   };
   if (config_.unscale_fp16) check("optimizer.unscale", kUnscaleBytesPerParam, "grad.found_inf");
   if (config_.clip_grad_norm) check("optimizer.grad_norm", kNormBytesPerParam, "grad.norm");

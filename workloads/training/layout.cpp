@@ -55,6 +55,23 @@ std::vector<RankId> group_along(const ParallelLayout& layout, RankId rank, int s
   return members;
 }
 
+// The ranks along two dimensions at once: `set(c, i, j)` places the first coordinate at i and
+// the second at j; ascending rank order.
+template <typename Setter>
+std::vector<RankId> group_along_two(const ParallelLayout& layout, RankId rank, int size_a,
+                                    int size_b, Setter set) {
+  std::vector<RankId> members;
+  for (int i = 0; i < size_a; ++i) {
+    RankCoords c = layout.coords(rank);
+    set(c, i, 0);
+    const auto row =
+        group_along(layout, layout.rank(c), size_b, [&](RankCoords& d, int j) { set(d, i, j); });
+    members.insert(members.end(), row.begin(), row.end());
+  }
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
 }  // namespace
 
 std::vector<RankId> ParallelLayout::tp_group(RankId rank) const {
@@ -74,31 +91,17 @@ std::vector<RankId> ParallelLayout::pp_group(RankId rank) const {
 }
 
 std::vector<RankId> ParallelLayout::model_parallel_group(RankId rank) const {
-  std::vector<RankId> members;
-  RankCoords c = coords(rank);
-  for (int pp = 0; pp < pp_; ++pp) {
-    for (int tp = 0; tp < tp_; ++tp) {
-      c.pp = pp;
-      c.tp = tp;
-      members.push_back(this->rank(c));
-    }
-  }
-  std::sort(members.begin(), members.end());
-  return members;
+  return group_along_two(*this, rank, pp_, tp_, [](RankCoords& c, int pp, int tp) {
+    c.pp = pp;
+    c.tp = tp;
+  });
 }
 
 std::vector<RankId> ParallelLayout::dp_cp_group(RankId rank) const {
-  std::vector<RankId> members;
-  RankCoords c = coords(rank);
-  for (int dp = 0; dp < dp_; ++dp) {
-    for (int cp = 0; cp < cp_; ++cp) {
-      c.dp = dp;
-      c.cp = cp;
-      members.push_back(this->rank(c));
-    }
-  }
-  std::sort(members.begin(), members.end());
-  return members;
+  return group_along_two(*this, rank, dp_, cp_, [](RankCoords& c, int dp, int cp) {
+    c.dp = dp;
+    c.cp = cp;
+  });
 }
 
 namespace {
