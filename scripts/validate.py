@@ -44,7 +44,7 @@ TABLES = {
         "configs": {"datasheet": []},
     },
 }
-SEQ, VOCAB, GPUS_PER_NODE = 2048, 51200, 8
+VOCAB, GPUS_PER_NODE = 51200, 8
 
 
 def rows(path):
@@ -53,19 +53,19 @@ def rows(path):
 
 
 def published_step_s(row, gpus, seq):
-    """The published step time, and what the table compares (TFLOP/s or tokens/s per GPU)."""
+    """The published step time, and the work per step its rate counts (tokens or TFLOPs)."""
     if "published_tokens_per_s_per_gpu" in row:
         tokens = float(row["training.global_batch_size"]) * seq
-        return tokens / (gpus * float(row["published_tokens_per_s_per_gpu"])), tokens, "tokens/s"
-    flops = paper_flops(row)
-    return flops / (gpus * float(row["published_tflops_per_gpu"]) * 1e12), flops / 1e12, "TFLOP/s"
+        return tokens / (gpus * float(row["published_tokens_per_s_per_gpu"])), tokens
+    flops = paper_flops(row, seq)
+    return flops / (gpus * float(row["published_tflops_per_gpu"]) * 1e12), flops / 1e12
 
 
-def paper_flops(row):
+def paper_flops(row, seq):
     b = float(row["training.global_batch_size"])
     l = float(row["model.num_layers"])
     h = float(row["model.hidden_size"])
-    return 96 * b * SEQ * l * h * h * (1 + SEQ / (6 * h) + VOCAB / (16 * l * h))
+    return 96 * b * seq * l * h * h * (1 + seq / (6 * h) + VOCAB / (16 * l * h))
 
 
 def simulate(racksim, base, row, extra):
@@ -114,7 +114,7 @@ def main():
             lambda j: simulate(racksim, table["base"], j[0], configs[j[1]] + extra), jobs))
     sim = {(p["name"], c): s for (p, c), s in zip(jobs, sims)}
 
-    unit = published_step_s(points[0], 1, table["seq"])[2] if points else "TFLOP/s"
+    unit = "tokens/s" if points and "published_tokens_per_s_per_gpu" in points[0] else "TFLOP/s"
     head = ["model", "GPUs", "TP", "PP", "CP", "DP", "v", "mb", "batch", f"published {unit}",
             "published step (s)"]
     for c in configs:
@@ -125,7 +125,7 @@ def main():
     out_rows = []
     for p in points:
         gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
-        published_step, work, _ = published_step_s(p, gpus, table["seq"])
+        published_step, work = published_step_s(p, gpus, table["seq"])
         published_rate = work / (gpus * published_step)
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
                  p["layout.dp"], p["layout.virtual_stages"],

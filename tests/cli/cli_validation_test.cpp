@@ -24,11 +24,54 @@ using testing::TempDir;
 const std::string kBase =
     std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/megatron-gpt-a100.textproto";
 
-struct Row {
+// A pinned row of the table: the layout data/published/narayanan-sc21-table1.csv gives it, the
+// paper's figures, and the error the table records in each configuration.
+struct PinnedRow {
   std::vector<std::string> sets;
+  double batch, layers, hidden, gpus;
   double published_tflops_per_gpu;
-  double recorded_error;  // predicted / published step time - 1, as in the table
+  double datasheet_error;  // predicted / published step time - 1, as in the table
+  double transfer_error;
 };
+
+const std::vector<PinnedRow>& pinned_rows() {
+  static const std::vector<PinnedRow> rows = {
+      {{"model.hidden_size=3072", "model.num_heads=32", "model.num_layers=30",
+        "model.ffn_hidden_size=12288", "hardware.nodes=8", "layout.tp=2", "layout.pp=1",
+        "layout.dp=32", "training.micro_batch_size=16", "training.global_batch_size=512",
+        "training.overlap_grad_reduce=true", "training.grad_bucket_elements=13107200"},
+       512,
+       30,
+       3072,
+       64,
+       138,
+       -0.1798,
+       0.0059},
+      {{"model.hidden_size=6144", "model.num_heads=48", "model.num_layers=40",
+        "model.ffn_hidden_size=24576", "hardware.nodes=32", "layout.tp=8", "layout.pp=1",
+        "layout.dp=32", "training.micro_batch_size=8", "training.global_batch_size=1024",
+        "training.overlap_grad_reduce=true", "training.grad_bucket_elements=13107200"},
+       1024,
+       40,
+       6144,
+       256,
+       135,
+       -0.1728,
+       0.0175},
+      {{"model.hidden_size=12288", "model.num_heads=96", "model.num_layers=80",
+        "model.ffn_hidden_size=49152", "hardware.nodes=192", "layout.tp=8", "layout.pp=8",
+        "layout.dp=24", "layout.virtual_stages=2", "training.schedule=INTERLEAVED_1F1B",
+        "training.micro_batch_size=2", "training.global_batch_size=2304"},
+       2304,
+       80,
+       12288,
+       1536,
+       148,
+       -0.1455,
+       0.0876},
+  };
+  return rows;
+}
 
 // The paper's FLOPs per step (its eq. 3, recompute counted), sequence 2048, vocabulary 51,200.
 double paper_flops(double batch, double layers, double hidden) {
@@ -37,9 +80,9 @@ double paper_flops(double batch, double layers, double hidden) {
          (1 + s / (6 * hidden) + v / (16 * layers * hidden));
 }
 
-double simulate(const std::vector<std::string>& sets) {
+double simulate(const std::string& base, const std::vector<std::string>& sets) {
   TempDir out;
-  std::vector<std::string> args = {"run", kBase, "--report-only", "--out",
+  std::vector<std::string> args = {"run", base, "--report-only", "--out",
                                    (out.path() / "o").string()};
   for (const std::string& set : sets) {
     args.push_back("--set");
@@ -52,83 +95,28 @@ double simulate(const std::vector<std::string>& sets) {
       .get<double>();
 }
 
-struct Case {
-  double batch, layers, hidden, gpus;
-  Row row;
-};
-
-// The rows' layouts as data/published/narayanan-sc21-table1.csv gives them.
-std::vector<std::string> sets_3_6b() {
-  return {"model.hidden_size=3072",
-          "model.num_heads=32",
-          "model.num_layers=30",
-          "model.ffn_hidden_size=12288",
-          "hardware.nodes=8",
-          "layout.tp=2",
-          "layout.pp=1",
-          "layout.dp=32",
-          "training.micro_batch_size=16",
-          "training.global_batch_size=512",
-          "training.overlap_grad_reduce=true",
-          "training.grad_bucket_elements=13107200"};
-}
-
-std::vector<std::string> sets_18_4b() {
-  return {"model.hidden_size=6144",
-          "model.num_heads=48",
-          "model.num_layers=40",
-          "model.ffn_hidden_size=24576",
-          "hardware.nodes=32",
-          "layout.tp=8",
-          "layout.pp=1",
-          "layout.dp=32",
-          "training.micro_batch_size=8",
-          "training.global_batch_size=1024",
-          "training.overlap_grad_reduce=true",
-          "training.grad_bucket_elements=13107200"};
-}
-
-std::vector<std::string> sets_145_6b() {
-  return {"model.hidden_size=12288",
-          "model.num_heads=96",
-          "model.num_layers=80",
-          "model.ffn_hidden_size=49152",
-          "hardware.nodes=192",
-          "layout.tp=8",
-          "layout.pp=8",
-          "layout.dp=24",
-          "layout.virtual_stages=2",
-          "training.schedule=INTERLEAVED_1F1B",
-          "training.micro_batch_size=2",
-          "training.global_batch_size=2304"};
-}
-
-void expect_recorded_errors(const std::vector<Case>& cases, const std::vector<std::string>& extra) {
-  for (const Case& c : cases) {
-    const double published_s =
-        paper_flops(c.batch, c.layers, c.hidden) / (c.gpus * c.row.published_tflops_per_gpu * 1e12);
-    std::vector<std::string> sets = c.row.sets;
+// Every pinned row under one configuration (`extra` overrides) against its recorded error.
+void expect_recorded_errors(double PinnedRow::*recorded, const std::vector<std::string>& extra) {
+  for (const PinnedRow& row : pinned_rows()) {
+    const double published_s = paper_flops(row.batch, row.layers, row.hidden) /
+                               (row.gpus * row.published_tflops_per_gpu * 1e12);
+    std::vector<std::string> sets = row.sets;
     sets.insert(sets.end(), extra.begin(), extra.end());
-    const double error = simulate(sets) / published_s - 1;
+    const double error = simulate(kBase, sets) / published_s - 1;
     // The model is deterministic: the tolerance covers rounding of the recorded value only.
-    EXPECT_NEAR(error, c.row.recorded_error, 0.005) << c.row.sets[0];
+    EXPECT_NEAR(error, row.*recorded, 0.005) << row.sets[0];
   }
 }
 
 // The datasheet preset, nothing fitted: the table's "datasheet" column.
 TEST(NarayananSc21, DatasheetA100ErrorsOfThreeRowsArePinned) {
-  expect_recorded_errors({{512, 30, 3072, 64, {sets_3_6b(), 138, -0.1798}},
-                          {1024, 40, 6144, 256, {sets_18_4b(), 135, -0.1728}},
-                          {2304, 80, 12288, 1536, {sets_145_6b(), 148, -0.1455}}},
-                         {});
+  expect_recorded_errors(&PinnedRow::datasheet_error, {});
 }
 
 // The achievable GEMM fraction fitted on vTrain's A100 cluster (3.6B and 18.4B, another
 // framework), applied unchanged to Selene: the table's "transfer" column.
 TEST(NarayananSc21, TransferFromVtrainFitErrorsOfThreeRowsArePinned) {
-  expect_recorded_errors({{512, 30, 3072, 64, {sets_3_6b(), 138, 0.0059}},
-                          {1024, 40, 6144, 256, {sets_18_4b(), 135, 0.0175}},
-                          {2304, 80, 12288, 1536, {sets_145_6b(), 148, 0.0876}}},
+  expect_recorded_errors(&PinnedRow::transfer_error,
                          {"calibration=" + std::string(RACKSIM_SOURCE_DIR) +
                           "/scenarios/calibration/a100-kernel-calibration.textproto"});
 }
@@ -137,15 +125,9 @@ TEST(NarayananSc21, TransferFromVtrainFitErrorsOfThreeRowsArePinned) {
 // 1,602 tokens/s per GPU; data/published/megatron-bridge-h100.csv) on the datasheet dgx-h100
 // preset: the base scenario is that row. Published step = 128 x 8192 / (64 x 1602) s.
 TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
-  TempDir out;
-  const auto r = run_racksim({"run",
-                              std::string(RACKSIM_SOURCE_DIR) +
-                                  "/scenarios/validation/megatron-bridge-llama3-h100.textproto",
-                              "--report-only", "--out", (out.path() / "o").string()});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const double step = nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
-                          .at("step_time_s")
-                          .get<double>();
+  const double step = simulate(std::string(RACKSIM_SOURCE_DIR) +
+                                   "/scenarios/validation/megatron-bridge-llama3-h100.textproto",
+                               {});
   const double published_s = 128.0 * 8192 / (64 * 1602.0);
   EXPECT_NEAR(step / published_s - 1, -0.178, 0.005);
 }
