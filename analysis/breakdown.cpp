@@ -215,12 +215,17 @@ Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, 
   return b;
 }
 
-RankId critical_rank(const EventGraph& graph, const sim::SimResult& result) {
+std::vector<double> rank_end_times(const EventGraph& graph, const sim::SimResult& result) {
   std::vector<double> end(graph.num_ranks(), 0);
   for (OpId id = 0; id < graph.size(); ++id) {
     RankId r = graph.op(id).rank;
     end[r] = std::max(end[r], result.timing[id].end_s);
   }
+  return end;
+}
+
+RankId critical_rank(const EventGraph& graph, const sim::SimResult& result) {
+  const std::vector<double> end = rank_end_times(graph, result);
   return static_cast<RankId>(std::max_element(end.begin(), end.end()) - end.begin());
 }
 

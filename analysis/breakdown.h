@@ -66,6 +66,9 @@ std::vector<WaitPiece> wait_pieces(const EventGraph& graph, const sim::SimResult
 Breakdown rank_breakdown(const EventGraph& graph, const sim::SimResult& result, RankId rank,
                          double step_time_s);
 
+// When each rank's last operation ends (0 for a rank without operations).
+std::vector<double> rank_end_times(const EventGraph& graph, const sim::SimResult& result);
+
 // The rank whose last operation ends last (the lowest such rank on ties).
 RankId critical_rank(const EventGraph& graph, const sim::SimResult& result);
 

@@ -1,5 +1,7 @@
 #include "analysis/critical_path.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -224,10 +226,13 @@ std::vector<PathOperation> top_path_operations(const EventGraph& graph, const Cr
   }
   std::vector<PathOperation> ops;
   for (auto& [key, g] : groups) ops.push_back(std::move(g));
-  std::stable_sort(ops.begin(), ops.end(),
-                   [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+  std::stable_sort(ops.begin(), ops.end(), longer_on_path);
   if (ops.size() > limit) ops.resize(limit);
   return ops;
+}
+
+bool longer_on_path(const PathOperation& a, const PathOperation& b) {
+  return std::llround(a.seconds * 1e9) > std::llround(b.seconds * 1e9);
 }
 
 }  // namespace racksim::analysis

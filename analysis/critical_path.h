@@ -75,4 +75,8 @@ struct PathOperation {
 std::vector<PathOperation> top_path_operations(const EventGraph& graph, const CriticalPath& path,
                                                size_t limit);
 
+// The order of that list: longer first, to the nanosecond, so that groups of equal length keep
+// their label order whatever the rounding of their sums.
+bool longer_on_path(const PathOperation& a, const PathOperation& b);
+
 }  // namespace racksim::analysis

@@ -72,22 +72,27 @@ LinkSummary link_usage(const topo::Topology& topology, const std::vector<uint32_
     LinkUsage u = describe(topology, link);
     u.bytes = bytes[link];
     u.busy_s = union_length(intervals);
-    if (step_time_s > 0) {
-      u.busy_fraction = u.busy_s / step_time_s;
-      u.mean_utilisation = u.bytes / (u.capacity_bytes_per_s * step_time_s);
-    }
     all.push_back(std::move(u));
   }
   LinkSummary summary;
   summary.links_used = all.size();
   summary.resolution_s = resolution_s;
-  std::stable_sort(all.begin(), all.end(), [](const LinkUsage& a, const LinkUsage& b) {
+  summary.top = std::move(all);
+  keep_busiest(&summary, step_time_s, top_n);
+  return summary;
+}
+
+void keep_busiest(LinkSummary* summary, double step_time_s, size_t top_n) {
+  std::vector<LinkUsage>& links = summary->top;
+  for (LinkUsage& u : links) {
+    u.busy_fraction = step_time_s > 0 ? u.busy_s / step_time_s : 0;
+    u.mean_utilisation = step_time_s > 0 ? u.bytes / (u.capacity_bytes_per_s * step_time_s) : 0;
+  }
+  std::stable_sort(links.begin(), links.end(), [](const LinkUsage& a, const LinkUsage& b) {
     return a.busy_fraction != b.busy_fraction ? a.busy_fraction > b.busy_fraction
                                               : a.bytes > b.bytes;
   });
-  if (all.size() > top_n) all.resize(top_n);
-  summary.top = std::move(all);
-  return summary;
+  if (links.size() > top_n) links.resize(top_n);
 }
 
 }  // namespace racksim::analysis

@@ -35,4 +35,8 @@ LinkSummary link_usage(const topo::Topology& topology, const std::vector<uint32_
                        const std::vector<sim::PairTraffic>& traffic, double resolution_s,
                        double step_time_s, size_t top_n);
 
+// Sets each link's busy fraction and mean utilisation for a step of `step_time_s`, orders the
+// links by busy fraction then bytes, and keeps the `top_n` first.
+void keep_busiest(LinkSummary* summary, double step_time_s, size_t top_n);
+
 }  // namespace racksim::analysis

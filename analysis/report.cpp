@@ -6,6 +6,7 @@
 
 #include "analysis/algorithm_table.h"
 #include "analysis/memory_report.h"
+#include "analysis/steady_state.h"
 #include "common/units.h"
 #include "sim/engine.h"
 #include "workloads/model/transformer.h"
@@ -59,27 +60,31 @@ MfuFigures mfu_figures(const TrainingPlan& p, double step_time_s) {
   return m;
 }
 
+void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* r) {
+  r->scenario = plan.name;
+  r->description = describe(plan);
+  r->step_time_s = step_time_s;
+  r->tokens_per_step = plan.tokens_per_step();
+  r->tokens_per_s = step_time_s > 0 ? r->tokens_per_step / step_time_s : 0;
+  r->ms_per_1k_tokens = r->tokens_per_step > 0 ? step_time_s * 1e6 / r->tokens_per_step : 0;
+  r->mfu = mfu_figures(plan, step_time_s);
+  r->memory = worst_memory_ledger(plan);
+}
+
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
-                            const sim::SimResult& result) {
+                            const sim::SimResult& result, size_t top_operations) {
   StepReport r;
-  r.scenario = plan.name;
-  r.description = describe(plan);
-  r.step_time_s = result.makespan_s;
-  r.tokens_per_step = plan.tokens_per_step();
-  r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;
-  r.ms_per_1k_tokens = r.tokens_per_step > 0 ? r.step_time_s * 1e6 / r.tokens_per_step : 0;
-  r.mfu = mfu_figures(plan, r.step_time_s);
+  set_plan_figures(plan, result.makespan_s, &r);
   const RankId critical = critical_rank(step.graph, result);
   r.breakdown = rank_breakdown(step.graph, result, critical, r.step_time_s);
   const ParallelLayout& layout = plan.layout;
   r.critical_stage = layout.coords(critical).pp;
   r.critical_path = critical_path(step.graph, result);
-  r.path_operations = top_path_operations(step.graph, r.critical_path, 10);
+  r.path_operations = top_path_operations(step.graph, r.critical_path, top_operations);
   r.stage_of_rank.resize(step.graph.num_ranks());
   for (RankId rank = 0; rank < step.graph.num_ranks(); ++rank) {
     r.stage_of_rank[rank] = layout.coords(rank).pp;
   }
-  r.memory = worst_memory_ledger(plan);
   r.sim_events = result.activities;
   r.sim_ops = step.graph.size();
   r.sim_flows = result.flows;
@@ -208,6 +213,15 @@ nlohmann::ordered_json breakdown_json(const StepReport& r) {
           {"other", b.other_s}};
 }
 
+nlohmann::ordered_json steady_state_json(const SteadyStateUse& s) {
+  if (!s.extended) return {{"extended", false}, {"not_extended", s.not_extended}};
+  return {{"extended", true},
+          {"micro_batches", s.micro_batches},
+          {"simulated_micro_batches", {s.small_micro_batches, s.large_micro_batches}},
+          {"period_s", s.period_s},
+          {"spacing_error", s.spacing_error}};
+}
+
 nlohmann::ordered_json sim_json(const StepReport& r) {
   return {{"fidelity", r.fidelity},
           {"fidelity_error_budget", r.fidelity_error_budget},
@@ -219,7 +233,8 @@ nlohmann::ordered_json sim_json(const StepReport& r) {
           {"flow_collectives", r.flow_collectives},
           {"folded_replicas", r.folded_replicas},
           {"routes_computed", r.routes_computed},
-          {"gpu_pairs", r.gpu_pairs}};
+          {"gpu_pairs", r.gpu_pairs},
+          {"steady_state", steady_state_json(r.steady_state)}};
 }
 
 }  // namespace
@@ -351,7 +366,22 @@ std::string breakdown_text(const StepReport& r) {
   return out;
 }
 
-// How the simulation ran: its size, fidelity, routes and folding.
+std::string steady_state_text(const SteadyStateUse& s) {
+  if (!s.extended) {
+    return s.not_extended.empty()
+               ? ""
+               : fmt::format("Steady state: every micro-batch replayed ({})\n", s.not_extended);
+  }
+  return fmt::format(
+      "Steady state: {} micro-batches extended from simulated steps of {} and {} (warm-up, steady "
+      "micro-batches, cool-down):\n  each further micro-batch adds {:.6g} s; every rank's "
+      "micro-batch spacing agrees with it within {:g}%; the timeline shows the {}-micro-batch "
+      "step\n",
+      s.micro_batches, s.small_micro_batches, s.large_micro_batches, s.period_s,
+      100 * kSpacingTolerance, s.large_micro_batches);
+}
+
+// How the simulation ran: its size, fidelity, routes, folding and steady state.
 std::string simulation_text(const StepReport& r) {
   const std::string budget =
       r.fidelity_error_budget > 0
@@ -369,7 +399,7 @@ std::string simulation_text(const StepReport& r) {
         "analytic on the real fabric)\n",
         r.folded_replicas);
   }
-  return out;
+  return out + steady_state_text(r.steady_state);
 }
 
 }  // namespace

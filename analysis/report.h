@@ -36,6 +36,17 @@ struct MfuFigures {
   int64_t seq_length = 0;
 };
 
+// How the reported step was obtained (StepReport::steady_state; analysis/steady_state.h).
+struct SteadyStateUse {
+  bool extended = false;
+  int micro_batches = 0;        // the step's, per data-parallel replica
+  int small_micro_batches = 0;  // the two steps simulated
+  int large_micro_batches = 0;
+  double period_s = 0;       // the step time each further micro-batch adds
+  double spacing_error = 0;  // the worst relative disagreement found by the check
+  std::string not_extended;  // why every micro-batch was replayed, when not extended (or empty)
+};
+
 struct StepReport {
   std::string scenario;
   std::string description;  // model, hardware, layout in one line
@@ -70,12 +81,18 @@ struct StepReport {
   uint64_t routes_computed = 0;       // by the platform's router, on demand
   uint64_t gpu_pairs = 0;             // ordered GPU pairs (what an all-pairs table would hold)
   std::vector<sim::AlgorithmUse> algorithms;  // which algorithm each kind of collective ran
+  SteadyStateUse steady_state;                // whether the step was extended from shorter ones
 };
 
 MfuFigures mfu_figures(const TrainingPlan& plan, double step_time_s);
 
+// The figures that follow from the plan and the step time alone: title, description, step time,
+// throughput, MFU and the memory ledger.
+void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* report);
+
+// The report of a simulated step; the critical path's `top_operations` longest operation groups.
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
-                            const sim::SimResult& result);
+                            const sim::SimResult& result, size_t top_operations = 10);
 
 nlohmann::ordered_json report_json(const StepReport& report);
 std::string report_text(const StepReport& report);

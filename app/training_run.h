@@ -9,6 +9,7 @@
 #include "analysis/report.h"
 #include "analysis/run_cost.h"
 #include "app/sim_estimate.h"
+#include "app/steady_state.h"
 #include "proto/scenario.pb.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -29,6 +30,10 @@ struct TrainingRunPlan {
   bool fold_replicas = false;  // simulate one data-parallel replica per identical group
   analysis::PowerModel power;  // watts per part, for the step's energy
   analysis::CostModel cost;    // prices, for the step's cost
+  // The two shorter steps that stand for this one (sim.steady_state), or nothing; and why not,
+  // when that is worth reporting.
+  std::optional<SteadyStateWindow> steady_state;
+  std::string steady_state_note;
 };
 
 // Resolves a loaded, validated scenario. Throws std::invalid_argument naming the field for what
@@ -42,8 +47,10 @@ struct TrainingRun {
 };
 
 // Simulates one step of `plan`. Ranks sit on GPUs in order (rank r on GPU r). One simulation per
-// process (SimGrid). `feedback`: progress while it runs, and the note that FULL fidelity would
-// take long (app/sim_estimate.h).
+// process (SimGrid). With a steady-state window, the two shorter steps run in child processes and
+// the step is extended from them when the check finds a period (report.steady_state); else
+// every micro-batch is replayed here. `feedback`: progress while it runs, and the note that FULL
+// fidelity would take long (app/sim_estimate.h).
 TrainingRun run_training(const TrainingRunPlan& plan, const SimFeedback& feedback = {});
 
 // How pipeline.svg draws `run`: titled by the scenario, ranks grouped by pipeline stage, the
