@@ -221,19 +221,44 @@ TEST(DataParallel, GradientChecksBeforeTheOptimizer) {
 
 // FP8 training as Transformer Engine runs it: the GEMMs in FP8, attention, norms and the
 // element-wise kernels (and the activations they read) in BF16.
-TEST(TrainingStep, Fp8RunsOnlyTheGemmsInFp8) {
+// FP8 training as Transformer Engine runs it: the linear layers' GEMMs in FP8, each after a
+// cast kernel (BF16 in, FP8 and its transpose out: 4 B per element; the transpose alone where
+// the norm wrote FP8), everything else in BF16, including the output layer's GEMM.
+TEST(TrainingStep, Fp8RunsOnlyTheLinearLayersInFp8AfterTheirCasts) {
   auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
   s.mutable_training()->set_dtype(config::FP8);
   const auto step = build_training_step(resolve_training_plan(s));
+  const EventGraph& g = step.graph;
   std::set<std::pair<OpClass, DataType>> seen;
-  for (const Op& op : step.graph.ops()) {
-    if (op.kind == OpKind::kCompute) seen.insert({op.op_class, op.dtype});
+  std::map<std::pair<std::string, int>, const Op*> rank0;  // (label, micro-batch), forward passes
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::kCompute) continue;
+    seen.insert({op.op_class, op.dtype});
+    if (g.label(op.label) == "lm_head") {
+      EXPECT_EQ(op.dtype, DataType::kBf16);
+    }
+    if (op.rank == 0 && op.phase != Phase::kRecompute)
+      rank0[{g.label(op.label), op.micro_batch}] = &op;
   }
   EXPECT_TRUE(seen.contains({OpClass::kGemm, DataType::kFp8}));
-  EXPECT_FALSE(seen.contains({OpClass::kGemm, DataType::kBf16}));
   EXPECT_TRUE(seen.contains({OpClass::kAttention, DataType::kBf16}));
   EXPECT_FALSE(seen.contains({OpClass::kAttention, DataType::kFp8}));
   EXPECT_FALSE(seen.contains({OpClass::kElementwise, DataType::kFp8}));
+  const Op* qkv = rank0.at({"attn.qkv", 1});
+  ASSERT_EQ(qkv->dtype, DataType::kFp8);
+  const KernelShape& x = g.shape(qkv->shape);
+  // The input norm already wrote FP8: micro-batch 1 only transposes the input (m x k, 2 B per
+  // element); micro-batch 0 casts the weights (k x n) too.
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.fp8_cast", 1})->hbm_bytes, 2.0 * x.m * x.k);
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.fp8_cast", 0})->hbm_bytes,
+                   2.0 * x.m * x.k + 4.0 * x.k * x.n);
+  // The attention's output is BF16: its projection casts it in full.
+  const KernelShape& proj = g.shape(rank0.at({"attn.proj", 1})->shape);
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.proj.fp8_cast", 1})->hbm_bytes, 4.0 * proj.m * proj.k);
+  // The backward casts the output gradient (m x n) once for both gradient GEMMs.
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.bwd.fp8_cast", 1})->hbm_bytes, 4.0 * x.m * x.n);
+  EXPECT_EQ(rank0.at({"attn.qkv.fp8_cast", 1})->dtype, DataType::kBf16);
+  EXPECT_FALSE(rank0.contains({"lm_head.fp8_cast", 1}));
 }
 
 TEST(MemoryLedger, KorthikantiActivationFormulas) {

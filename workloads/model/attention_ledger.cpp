@@ -312,7 +312,9 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
     const double width = static_cast<double>((spec.heads + spec.kv_heads) * spec.head_dim +
                                              spec.kv_heads * spec.v_head_dim) /
                          tp;
-    fw.push_back(gemm_step("attn.qkv", tokens, h, width, e));
+    LayerStep qkv = gemm_step("attn.qkv", tokens, h, width, e);
+    qkv.fp8_input_fused = true;  // the input norm writes FP8 (LayerNormLinear)
+    fw.push_back(qkv);
     return;
   }
   const double q_width = heads * static_cast<double>(spec.qk_dim());

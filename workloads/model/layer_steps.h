@@ -36,6 +36,15 @@ struct LayerStep {
   // GEMMs: the forward product's shape (the backward steps carry their pass); the kernel
   // compute model times the GEMM from it.
   KernelShape shape;
+  // A linear layer's GEMM (activations x weights, gemm_step): FP8 training runs it in FP8, with
+  // Transformer Engine's casts of its operands (training/rank_writer.h). False for the other
+  // GEMMs, which Megatron-Core keeps in BF16 under FP8: attention's score and context products,
+  // the output layer (not a Transformer Engine module) and the MoE router.
+  bool fp8_linear = false;
+  // Its FP8 input comes from the kernel before it (Transformer Engine's LayerNormLinear and
+  // LayerNormMLP write the norm's and the activation's output in FP8): only the transposed copy
+  // for the weight gradient is left to write.
+  bool fp8_input_fused = false;
   // collective (`forward` / `backward` absent: nothing in that direction)
   std::optional<CollectiveKind> forward;
   std::optional<CollectiveKind> backward;

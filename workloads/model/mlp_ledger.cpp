@@ -16,6 +16,8 @@ void append_dense(const std::string& name, double ffn, bool gated, double tokens
   // SwiGLU reads gate and up and writes their product; GELU reads and writes one tensor.
   LayerStep act = elementwise_step(name + ".act", (gated ? 3 : 2) * tokens * f, 8 * tokens * f, e);
   LayerStep down = gemm_step(name + ".down", tokens, f, hidden, e);
+  up.fp8_input_fused = true;    // LayerNormMLP: the norm writes FP8
+  down.fp8_input_fused = true;  // and so does the activation
   fw.push_back(up);
   fw.push_back(act);
   fw.push_back(down);
@@ -80,7 +82,9 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   const double routed = moe_tokens * static_cast<double>(spec.top_k);  // token copies sent out
   const double experts_local = static_cast<double>(spec.experts) / shape.ep;
   const double f = static_cast<double>(spec.expert_ffn);
-  fw.push_back(gemm_step("moe.router", moe_tokens, h, static_cast<double>(spec.experts), e));
+  LayerStep router = gemm_step("moe.router", moe_tokens, h, static_cast<double>(spec.experts), e);
+  router.fp8_linear = false;  // the router's scores stay in high precision
+  fw.push_back(router);
   fw.push_back(elementwise_step("moe.permute", 2 * routed * h, routed, e));
   if (shape.ep > 1) {
     LayerStep dispatch = collective_step("moe.dispatch", CollectiveKind::kAllToAll,

@@ -147,7 +147,9 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
     fw.push_back(elementwise_step(name + ".norm", 2 * norm_tokens * h,
                                   kNormFlopsPerElement * norm_tokens * h, e));
     open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
-    fw.push_back(gemm_step(name, tokens, h, v, e));
+    LayerStep head = gemm_step(name, tokens, h, v, e);
+    head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
+    fw.push_back(head);
     // Vocabulary-parallel cross-entropy in FP32: the logits are read and the softmax written
     // about three times; the backward reads the softmax once and writes the gradient.
     LayerStep loss =

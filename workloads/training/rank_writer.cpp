@@ -12,9 +12,54 @@ OpContext RankWriter::context(StreamId stream, const OpTag& tag) const {
   return OpContext{rank_, stream, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)};
 }
 
+namespace {
+
+// Bytes Transformer Engine's cast kernels move for an FP8 linear GEMM of `step` (delayed
+// scaling): the forward casts its input activations to FP8 with a transposed copy for the
+// weight gradient (read 2 B, write 1 + 1 B per element; only the transpose, read 1 B and write
+// 1 B, where the kernel before already wrote FP8), and in the step's first micro-batch the
+// weights likewise (cached for the others: is_first_microbatch); the backward casts the output
+// gradient with its transpose once for both gradient GEMMs. Expert GEMMs scale with the tokens
+// their experts received, as their FLOPs do.
+constexpr double kBytesPerCastElement = 2 + 1 + 1;
+
+double fp8_cast_bytes(const LayerStep& step, const OpTag& tag) {
+  const KernelShape& s = step.shape;
+  if (!s.known() || s.flops() <= 0) return 0;
+  constexpr double kBytesPerElement = kBytesPerCastElement;
+  const double load = step.flops / s.flops();
+  switch (s.pass) {
+    case GemmPass::kForward: {
+      const bool weights = tag.phase == Phase::kForward && tag.micro_batch == 0;
+      const double input_bytes = step.fp8_input_fused ? 1 + 1 : kBytesPerElement;
+      return s.batch *
+             (input_bytes * s.m * s.k * load + (weights ? kBytesPerElement * s.k * s.n : 0));
+    }
+    case GemmPass::kBackward:
+    case GemmPass::kInputGrad:
+      return kBytesPerElement * s.batch * s.m * s.n * load;
+    case GemmPass::kWeightGrad:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& step,
                         const OpTag& tag) {
-  const DataType dtype = step.op_class == OpClass::kGemm ? gemm_dtype_ : dtype_;
+  const bool gemm_dtype =
+      step.op_class == OpClass::kGemm && (step.fp8_linear || gemm_dtype_ != DataType::kFp8);
+  const DataType dtype = gemm_dtype ? gemm_dtype_ : dtype_;
+  if (step.fp8_linear && gemm_dtype_ == DataType::kFp8 && dtype_ != DataType::kFp8) {
+    const double bytes = fp8_cast_bytes(step, tag);
+    if (bytes > 0) {
+      const OpId cast =
+          graph_->add_compute(context(stream, tag), step.name + ".fp8_cast", OpClass::kElementwise,
+                              bytes / kBytesPerCastElement, bytes, dtype_, chain.pending);
+      chain.pending.assign(1, cast);
+    }
+  }
   const OpId id = graph_->add_compute(context(stream, tag), step.name, step.op_class, step.flops,
                                       step.hbm_bytes, dtype, chain.pending, step.shape);
   chain.pending.clear();
