@@ -289,6 +289,14 @@ Sizes check_layout_values(const config::Scenario& scenario, const Checker& check
   return sizes;
 }
 
+// The layers the pipeline split counts: the model's, plus the embedding and the loss where the
+// layout counts them as layers.
+int64_t counted_layers(const config::Scenario& scenario) {
+  const config::Layout& layout = scenario.layout();
+  return scenario.model().num_layers() + (layout.account_for_embedding_in_split() ? 1 : 0) +
+         (layout.account_for_loss_in_split() ? 1 : 0);
+}
+
 void check_divisible(const Checker& check, const std::string& field, int64_t value, int64_t divisor,
                      const std::string& what) {
   if (value % divisor != 0) check.fail(field, fmt::format(fmt::runtime(what), value, divisor));
@@ -313,6 +321,14 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                     "ffn_hidden_size {} is not divisible by tp {}");
   }
   const int first_stage = scenario.layout().first_stage_layers();
+  const int64_t counted = counted_layers(scenario);
+  if (counted != model.num_layers() && first_stage > 0) {
+    check.fail(scenario.layout().account_for_embedding_in_split()
+                   ? "layout.account_for_embedding_in_split"
+                   : "layout.account_for_loss_in_split",
+               "counting the embedding or the loss as a layer does not combine with "
+               "layout.first_stage_layers");
+  }
   if (first_stage > 0 && sizes.pp > 1) {
     if (first_stage >= model.num_layers() ||
         (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
@@ -322,9 +338,12 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                              first_stage, model.num_layers() - first_stage, sizes.pp - 1));
     }
   } else {
-    check_divisible(check, "layout.pp", model.num_layers(), sizes.pp,
-                    "num_layers {} is not divisible by pp {}: pipeline stages hold equal numbers "
-                    "of layers (or set layout.first_stage_layers)");
+    check_divisible(check, "layout.pp", counted, sizes.pp,
+                    counted == model.num_layers()
+                        ? "num_layers {} is not divisible by pp {}: pipeline stages hold equal "
+                          "numbers of layers (or set layout.first_stage_layers)"
+                        : "num_layers with the embedding and loss counted, {}, is not divisible "
+                          "by pp {}: pipeline stages hold equal numbers of layers");
   }
   const int64_t per_step = training.micro_batch_size() * sizes.dp;
   if (training.global_batch_size() % per_step != 0) {
@@ -432,7 +451,6 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
   const auto schedule = training.schedule();
   const int64_t micro_batches =
       training.global_batch_size() / (training.micro_batch_size() * sizes.dp);
-  const int64_t layers = scenario.model().num_layers();
   const std::string name = config::Training::Schedule_Name(schedule);
   if (sizes.vp > 1 && schedule != config::Training::INTERLEAVED_1F1B) {
     check.fail("layout.virtual_stages",
@@ -441,9 +459,11 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                            sizes.vp, name));
   }
   if (schedule == config::Training::INTERLEAVED_1F1B) {
-    check_divisible(check, "layout.virtual_stages", layers, int64_t{sizes.pp} * sizes.vp,
-                    "num_layers {} is not divisible by pp x virtual_stages = {}: every virtual "
-                    "stage holds the same number of layers");
+    check_divisible(check, "layout.virtual_stages", counted_layers(scenario),
+                    int64_t{sizes.pp} * sizes.vp,
+                    "num_layers {} (with the embedding and loss where counted) is not divisible "
+                    "by pp x virtual_stages = {}: every virtual stage holds the same number of "
+                    "layers");
     if (micro_batches % sizes.pp != 0) {
       check.fail(
           "training.global_batch_size",

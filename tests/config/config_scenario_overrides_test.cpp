@@ -219,6 +219,21 @@ TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
   EXPECT_FALSE(load_error(text, "s", {"layout.pp=4", "layout.first_stage_layers=0"}).thrown);
 }
 
+TEST(app_scenario_loader, EmbeddingAndLossCountedAsLayersSplitOrNameTheirField) {
+  // llama3-8b: 32 layers. Counting the embedding and the loss makes 34, which pp 2 splits
+  // (17 + 17: 16 transformer layers on each stage) and pp 4 does not.
+  const std::string counted =
+      "  account_for_embedding_in_split: true\n  account_for_loss_in_split: true\n";
+  EXPECT_FALSE(load_error(small_scenario("  pp: 2\n" + counted)).thrown);
+  const Caught uneven = load_error(small_scenario("  pp: 4\n" + counted));
+  ASSERT_TRUE(uneven.thrown);
+  EXPECT_EQ(uneven.field, "layout.pp");
+  EXPECT_NE(uneven.detail.find("embedding and loss counted"), std::string::npos) << uneven.detail;
+  const Caught pinned = load_error(small_scenario("  pp: 2\n  first_stage_layers: 8\n" + counted));
+  ASSERT_TRUE(pinned.thrown);
+  EXPECT_EQ(pinned.field, "layout.account_for_embedding_in_split");
+}
+
 TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {
   // gpt3-175b has 96 heads and 96 KV heads; overriding num_heads alone leaves the preset's KV
   // heads, which the user never wrote.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -84,6 +85,30 @@ TEST(PipelineMap, InterleavedAndDualChunks) {
   EXPECT_EQ(dual.layers({3, 1}).first, 0);       // stage 3's reverse chunk holds the first layers
   EXPECT_TRUE(dual.starts_route({3, 1}));
   EXPECT_TRUE(dual.ends_route({0, 1}));
+}
+
+// Llama 3.1 405B as Megatron-Bridge splits it: 126 layers plus the embedding and the loss,
+// counted as layers, make 128 = 64 chunks of 2 over PP8 x VP8; the first and the last chunk
+// hold one transformer layer each.
+TEST(PipelineMap, EmbeddingAndLossCountedAsLayers) {
+  PipelineSplit split;
+  split.embedding_as_layer = true;
+  split.loss_as_layer = true;
+  const PipelineMap map(8, 8, false, 126, split);
+  EXPECT_EQ(map.layers({0, 0}).first, 0);
+  EXPECT_EQ(map.layers({0, 0}).count, 1);
+  EXPECT_EQ(map.layers({1, 0}).first, 1);
+  EXPECT_EQ(map.layers({1, 0}).count, 2);
+  EXPECT_EQ(map.layers({7, 7}).first, 125);  // the last chunk: stage 7's last virtual chunk
+  EXPECT_EQ(map.layers({7, 7}).count, 1);
+  int total = 0;
+  for (int stage = 0; stage < 8; ++stage) {
+    for (int chunk = 0; chunk < 8; ++chunk) total += map.layers({stage, chunk}).count;
+  }
+  EXPECT_EQ(total, 126);
+  EXPECT_THROW(PipelineMap(8, 8, false, 127, split), std::invalid_argument);
+  split.loss_as_layer = false;  // 127 counted: no even split
+  EXPECT_THROW(PipelineMap(8, 8, false, 126, split), std::invalid_argument);
 }
 
 config::Scenario scenario(int tp, int pp, int dp, config::Training::Schedule schedule) {

@@ -1,13 +1,52 @@
 #include "workloads/training/pipeline_map.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace racksim {
 
+namespace {
+
+// Layers per chunk, in model order.
+std::vector<int> chunk_sizes(int chunks, int stages, int virtual_stages, bool dual, int layers,
+                             const PipelineSplit& split) {
+  if (split.first_stage_layers > 0 && stages > 1) {
+    const int first = split.first_stage_layers;
+    if (dual || virtual_stages != 1 || first >= layers || (layers - first) % (stages - 1) != 0 ||
+        split.embedding_as_layer || split.loss_as_layer) {
+      throw std::invalid_argument(fmt::format(
+          "pipeline: {} layers with {} on the first stage do not split evenly over the other {} "
+          "stages (a plain pipeline only)",
+          layers, first, stages - 1));
+    }
+    std::vector<int> sizes(chunks, (layers - first) / (stages - 1));
+    sizes.front() = first;
+    return sizes;
+  }
+  const int embedding = split.embedding_as_layer ? 1 : 0;
+  const int loss = split.loss_as_layer ? 1 : 0;
+  const int counted = layers + embedding + loss;
+  std::vector<int> sizes(chunks, counted / chunks);
+  sizes.front() -= embedding;
+  sizes.back() -= loss;
+  const bool empty = std::any_of(sizes.begin(), sizes.end(), [](int n) { return n < 1; });
+  if (counted % chunks != 0 || empty) {
+    throw std::invalid_argument(fmt::format(
+        "pipeline: {} layers{} do not split into {} equal chunks of at least one layer", layers,
+        embedding + loss > 0
+            ? fmt::format(" and {} counted for the embedding and the loss", embedding + loss)
+            : "",
+        chunks));
+  }
+  return sizes;
+}
+
+}  // namespace
+
 PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers,
-                         int first_stage_layers)
+                         const PipelineSplit& split)
     : stages_(stages), virtual_stages_(virtual_stages), dual_(dual) {
   if (stages < 1 || virtual_stages < 1 || layers < 1) {
     throw std::invalid_argument("pipeline: stages, virtual stages and layers must be >= 1");
@@ -16,23 +55,10 @@ PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers,
     throw std::invalid_argument("pipeline: DualPipe does not combine with virtual stages");
   }
   const int chunks = dual ? stages : stages * virtual_stages;
-  if (first_stage_layers > 0 && stages > 1) {
-    if (dual || virtual_stages != 1 || first_stage_layers >= layers ||
-        (layers - first_stage_layers) % (stages - 1) != 0) {
-      throw std::invalid_argument(fmt::format(
-          "pipeline: {} layers with {} on the first stage do not split evenly over the other {} "
-          "stages (a plain pipeline only)",
-          layers, first_stage_layers, stages - 1));
-    }
-    layers_per_chunk_ = (layers - first_stage_layers) / (stages - 1);
-    first_chunk_layers_ = first_stage_layers;
-  } else {
-    if (layers % chunks != 0) {
-      throw std::invalid_argument(
-          fmt::format("pipeline: {} layers do not split into {} equal chunks", layers, chunks));
-    }
-    layers_per_chunk_ = layers / chunks;
-    first_chunk_layers_ = layers_per_chunk_;
+  int first = 0;
+  for (int size : chunk_sizes(chunks, stages, virtual_stages, dual, layers, split)) {
+    chunk_layers_.push_back({first, size});
+    first += size;
   }
   if (dual) {
     for (int s = 0; s < stages; ++s) forward_route_.push_back({s, 0});
@@ -86,8 +112,7 @@ LayerRange PipelineMap::layers(const ChunkRef& chunk) const {
   } else {
     model_chunk = chunk.local_chunk * stages_ + chunk.stage;
   }
-  if (model_chunk == 0) return {0, first_chunk_layers_};
-  return {first_chunk_layers_ + (model_chunk - 1) * layers_per_chunk_, layers_per_chunk_};
+  return chunk_layers_[model_chunk];
 }
 
 }  // namespace racksim

@@ -21,12 +21,20 @@ struct LayerRange {
   int count = 0;
 };
 
+// How the layers split over the chunks, besides evenly.
+struct PipelineSplit {
+  int first_stage_layers = 0;  // plain pipelines: that many on the first stage, the rest even
+  // The embedding and the output layer with its loss each count as one layer of the first and
+  // the last chunk (Megatron's account-for-embedding/loss-in-pipeline-split).
+  bool embedding_as_layer = false;
+  bool loss_as_layer = false;
+};
+
 class PipelineMap {
  public:
-  // `dual`: DualPipe. `first_stage_layers` (plain pipelines only, 0: even split) puts that many
-  // layers on the first stage and splits the rest evenly. Throws std::invalid_argument if the
-  // layers do not split.
-  PipelineMap(int stages, int virtual_stages, bool dual, int layers, int first_stage_layers = 0);
+  // `dual`: DualPipe. Throws std::invalid_argument if the layers do not split.
+  PipelineMap(int stages, int virtual_stages, bool dual, int layers,
+              const PipelineSplit& split = {});
 
   int stages() const { return stages_; }
   int chunks_per_stage() const { return dual_ ? 2 : virtual_stages_; }
@@ -48,8 +56,7 @@ class PipelineMap {
   int stages_;
   int virtual_stages_;
   bool dual_;
-  int layers_per_chunk_;
-  int first_chunk_layers_;  // the first chunk's layers (uneven first stage)
+  std::vector<LayerRange> chunk_layers_;  // by the chunk's place in the model
   std::vector<ChunkRef> forward_route_;
   std::vector<ChunkRef> reverse_route_;  // DualPipe's second pipeline
 };

@@ -33,8 +33,11 @@ PipelineMap pipeline_map(const config::Scenario& s) {
   const int v = s.training().schedule() == config::Training::INTERLEAVED_1F1B
                     ? std::max(1, s.layout().virtual_stages())
                     : 1;
-  return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()),
-                     s.layout().first_stage_layers());
+  PipelineSplit split;
+  split.first_stage_layers = s.layout().first_stage_layers();
+  split.embedding_as_layer = s.layout().account_for_embedding_in_split();
+  split.loss_as_layer = s.layout().account_for_loss_in_split();
+  return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()), split);
 }
 
 RankShape rank_shape(const config::Scenario& s) {
