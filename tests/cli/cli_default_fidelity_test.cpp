@@ -77,20 +77,11 @@ training {
 
 nlohmann::json report_of(const TempDir& dir, const Case& c, std::vector<std::string> sets) {
   sets.insert(sets.end(), c.sets.begin(), c.sets.end());
-  if (!c.file) {
-    const auto r = testing::run_scenario_report(dir, c.scenario, sets);
-    EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
-    return r.report;
-  }
-  static int runs = 0;
-  const std::string out = (dir.path() / ("file" + std::to_string(runs++))).string();
-  std::vector<std::string> args{"run", std::string(RACKSIM_SOURCE_DIR) + "/" + c.scenario, "--out",
-                                out, "--report-only"};
-  for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-  const auto r = testing::run_racksim(args);
+  const auto r = c.file ? testing::run_file_report(
+                              dir, std::string(RACKSIM_SOURCE_DIR) + "/" + c.scenario, sets)
+                        : testing::run_scenario_report(dir, c.scenario, sets);
   EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(testing::read_file(out + "/report.json"))
-                          : nlohmann::json{};
+  return r.report;
 }
 
 class DefaultFidelity : public ::testing::TestWithParam<Case> {};

@@ -101,8 +101,12 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
 
 ReportRun run_scenario_report(const TempDir& dir, const std::string& scenario_text,
                               const std::vector<std::string>& sets) {
+  return run_file_report(dir, dir.write("s.textproto", scenario_text), sets);
+}
+
+ReportRun run_file_report(const TempDir& dir, const std::string& path,
+                          const std::vector<std::string>& sets) {
   static int runs = 0;  // each run its own output folder (the CLI refuses foreign folders)
-  const std::string path = dir.write("s.textproto", scenario_text);
   const std::string out = (dir.path() / ("out" + std::to_string(runs++))).string();
   std::vector<std::string> args{"run", path, "--out", out, "--report-only"};
   for (const auto& s : sets) {

@@ -57,5 +57,8 @@ struct ReportRun {
 };
 ReportRun run_scenario_report(const TempDir& dir, const std::string& scenario_text,
                               const std::vector<std::string>& sets);
+// The same for a scenario file at `path`.
+ReportRun run_file_report(const TempDir& dir, const std::string& path,
+                          const std::vector<std::string>& sets);
 
 }  // namespace racksim::testing
