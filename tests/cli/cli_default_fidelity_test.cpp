@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_racksim.h"
+#include "tests/support/scenario_case.h"
 #include "tests/support/test_scenarios.h"
 
 namespace racksim {
@@ -24,17 +25,8 @@ using testing::TempDir;
 
 constexpr double kBudget = 0.005;  // report.json sim.fidelity_error_budget of the default
 
-struct Case {
-  const char* name;
-  std::string scenario;           // scenario text, or a path in the source tree when `file`
-  std::vector<std::string> sets;  // reductions that keep FULL within seconds
-  bool file = false;
-};
-
-// gtest names the cases by `name` (the default printer would dump the struct's bytes).
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.name;
-}
+using Case = testing::ScenarioCase;
+using testing::report_of;
 
 std::vector<Case> cases() {
   return {
@@ -47,21 +39,7 @@ training { global_batch_size: 16 micro_batch_size: 1 seq_length: 4096 schedule: 
 )",
        {}},
       {"MoeEp16TwoNodes", testing::kMoeEp16TwoNodes, {}},
-      {"OverlappedDpAcrossOversubscribedSpine",
-       R"(
-model { preset: "llama3-8b" num_layers: 8 }
-hardware {
-  preset: "dgx-h100"
-  nodes: 4
-  scale_out { nodes_per_leaf: 2 spines: 2 oversubscription: 4 }
-}
-layout { tp: 4 pp: 2 dp: 4 }
-training {
-  global_batch_size: 16 micro_batch_size: 1 seq_length: 4096 schedule: ONE_F_ONE_B
-  overlap_grad_reduce: true
-}
-)",
-       {}},
+      {"OverlappedDpAcrossOversubscribedSpine", testing::kOverlappedDpAcrossSpine, {}},
       {"SeedMoeRingAttentionOffload",
        "scenarios/seed-290b-moe/512k.textproto",
        {"model.num_layers=4", "model.hybrid.sliding_window_layers=0",
@@ -73,15 +51,6 @@ training {
        {"model.num_layers=8", "training.global_batch_size=8"},
        true},
   };
-}
-
-nlohmann::json report_of(const TempDir& dir, const Case& c, std::vector<std::string> sets) {
-  sets.insert(sets.end(), c.sets.begin(), c.sets.end());
-  const auto r = c.file ? testing::run_file_report(
-                              dir, std::string(RACKSIM_SOURCE_DIR) + "/" + c.scenario, sets)
-                        : testing::run_scenario_report(dir, c.scenario, sets);
-  EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
-  return r.report;
 }
 
 class DefaultFidelity : public ::testing::TestWithParam<Case> {};

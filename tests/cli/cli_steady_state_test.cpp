@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_racksim.h"
+#include "tests/support/scenario_case.h"
 #include "tests/support/test_scenarios.h"
 
 namespace racksim {
@@ -25,36 +26,14 @@ using testing::TempDir;
 // figures; the check tolerates 1e-4 of one period.
 constexpr double kExact = 1e-6;
 
-struct Case {
-  const char* name;
-  std::string scenario;  // scenario text, or a path in the source tree when `file`
-  std::vector<std::string> sets;
-  bool file = false;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.name;
-}
+using Case = testing::ScenarioCase;
+using testing::report_of;
 
 constexpr const char* kDense = R"(
 model { preset: "llama3-8b" num_layers: 8 }
 hardware { preset: "dgx-h100" nodes: 2 }
 layout { tp: 4 pp: 2 dp: 2 }
 training { global_batch_size: 64 micro_batch_size: 1 seq_length: 4096 schedule: ONE_F_ONE_B }
-)";
-
-constexpr const char* kOverlappedDpAcrossSpine = R"(
-model { preset: "llama3-8b" num_layers: 8 }
-hardware {
-  preset: "dgx-h100"
-  nodes: 4
-  scale_out { nodes_per_leaf: 2 spines: 2 oversubscription: 4 }
-}
-layout { tp: 4 pp: 2 dp: 4 }
-training {
-  global_batch_size: 128 micro_batch_size: 1 seq_length: 4096 schedule: ONE_F_ONE_B
-  overlap_grad_reduce: true
-}
 )";
 
 constexpr const char* kDeepPipeline = R"(
@@ -68,7 +47,9 @@ std::vector<Case> cases() {
   return {
       {"Dense1F1B", kDense, {}},
       {"MoeEp16AcrossTheRails", testing::kMoeEp16TwoNodes, {"training.global_batch_size=512"}},
-      {"OverlappedDpAcrossOversubscribedSpine", kOverlappedDpAcrossSpine, {}},
+      {"OverlappedDpAcrossOversubscribedSpine",
+       testing::kOverlappedDpAcrossSpine,
+       {"training.global_batch_size=128"}},
       // The first stage holds 7 layers, the others 3: the later stages settle to its pace only
       // after a few micro-batches.
       {"UnequalStages", kDeepPipeline, {"layout.first_stage_layers=7"}},
@@ -84,15 +65,6 @@ std::vector<Case> cases() {
         "training.global_batch_size=32"},
        true},
   };
-}
-
-nlohmann::json report_of(const TempDir& dir, const Case& c, std::vector<std::string> sets) {
-  sets.insert(sets.begin(), c.sets.begin(), c.sets.end());
-  const auto r = c.file ? testing::run_file_report(
-                              dir, std::string(RACKSIM_SOURCE_DIR) + "/" + c.scenario, sets)
-                        : testing::run_scenario_report(dir, c.scenario, sets);
-  EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
-  return r.report;
 }
 
 // Every figure of the breakdown, the critical path by kind and the energy, against the whole
