@@ -208,8 +208,9 @@ TEST(DataParallel, ZeroShardsTheStaticMemory) {
 }
 
 // Megatron's optimizer before the update: the gradient norm (clipping) reads the rank's FP32
-// gradients once and all-reduces one FP32 scalar over the model-parallel (TP x PP) group; FP16
-// adds the unscale-and-check pass, which reads and writes them, with its own scalar.
+// gradients once and all-reduces one FP32 scalar over the model-parallel (TP x PP) group, or
+// over every rank under a sharded optimizer; FP16 adds the unscale-and-check pass, which reads
+// and writes them, with its own scalar.
 std::map<std::string, double> gradient_checks(const config::Scenario& s) {
   const auto step = build_training_step(resolve_training_plan(s));
   std::map<std::string, double> seen;  // kernel: HBM bytes per parameter; reduction: group size
@@ -242,10 +243,16 @@ TEST(DataParallel, GradientChecksBeforeTheOptimizer) {
   EXPECT_FALSE(unclipped.contains("optimizer.grad_norm"));
   EXPECT_FALSE(unclipped.contains("grad.norm"));
   EXPECT_TRUE(unclipped.contains("optimizer.unscale"));
+  // A sharded optimizer (ZeRO-1, Megatron's distributed optimizer): each data-parallel rank
+  // checks its shard, half the gradients, and the scalars are reduced over every rank.
+  s.mutable_training()->set_clip_grad_norm(true);
+  s.mutable_training()->set_zero_stage(1);
+  auto sharded = gradient_checks(s);
+  EXPECT_DOUBLE_EQ(sharded["optimizer.grad_norm"], 2);
+  EXPECT_EQ(sharded["grad.norm"], 16) << "TP2 x PP4 x DP2";
+  EXPECT_EQ(sharded["grad.found_inf"], 16);
 }
 
-// FP8 training as Transformer Engine runs it: the GEMMs in FP8, attention, norms and the
-// element-wise kernels (and the activations they read) in BF16.
 // FP8 training as Transformer Engine runs it: the linear layers' GEMMs in FP8, each after a
 // cast kernel (BF16 in, FP8 and its transpose out: 4 B per element; the transpose alone where
 // the norm wrote FP8), everything else in BF16, including the output layer's GEMM.

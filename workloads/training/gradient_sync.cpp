@@ -108,8 +108,8 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
 
 // Megatron's mixed-precision optimizer before the update: with FP16 (loss scaling) the gradients
 // are unscaled and checked for inf/NaN in one pass, with clipping a second pass sums their
-// squares. Each pass's result is all-reduced over the model-parallel group, so every pipeline
-// stage waits there for the slowest before it updates.
+// squares. Each pass's result is all-reduced over the model-parallel group (every rank under a
+// sharded optimizer), so every pipeline stage waits there for the slowest before it updates.
 void GradientSync::gradient_checks(ComputeChain& chain, StreamId compute_stream, double params,
                                    const OpTag& tag) {
   auto check = [&](const char* kernel, double bytes_per_param, const char* reduction_name) {
@@ -117,9 +117,9 @@ void GradientSync::gradient_checks(ComputeChain& chain, StreamId compute_stream,
                     compute_step(kernel, OpClass::kElementwise, params * kCheckFlopsPerParam,
                                  params * bytes_per_param),
                     tag);
-    if (config_.model_parallel <= 1) return;
+    if (config_.check_ranks <= 1) return;
     writer_->collective(chain, config_.stream, reduction_name, CollectiveKind::kAllReduce,
-                        config_.model_parallel_comm, kScalarBytes, config_.model_parallel_dim, tag);
+                        config_.check_comm, kScalarBytes, config_.check_dim, tag);
   };
   if (config_.unscale_fp16) check("optimizer.unscale", kUnscaleBytesPerParam, "grad.found_inf");
   if (config_.clip_grad_norm) check("optimizer.grad_norm", kNormBytesPerParam, "grad.norm");

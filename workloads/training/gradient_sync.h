@@ -32,9 +32,11 @@ struct GradientSyncConfig {
   // result is all-reduced over the model-parallel group.
   bool unscale_fp16 = false;
   bool clip_grad_norm = false;
-  int model_parallel = 1;  // ranks holding one copy of the model (TP x PP)
-  CommId model_parallel_comm = 0;
-  CommDim model_parallel_dim = CommDim::kPp;  // what a wait for it is charged to
+  // The ranks the gradient checks' scalars are all-reduced over: the model-parallel group
+  // (TP x PP), or every rank under a sharded optimizer.
+  int check_ranks = 1;
+  CommId check_comm = 0;
+  CommDim check_dim = CommDim::kPp;  // what a wait for it is charged to
   StreamId stream = 0;
   // Optimizer offload: gradients to host memory (NUMA node `numa_node` of the rank's server),
   // the CPU updates at cpu_params_per_s, parameters back to the GPU.

@@ -1,5 +1,7 @@
 #include "workloads/training/rank_step.h"
 
+#include <numeric>
+
 #include <stdexcept>
 
 namespace racksim {
@@ -69,10 +71,18 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   c.expert_comm = graph->add_communicator(experts);
   c.unscale_fp16 = t.dtype == DataType::kFp16;
   c.clip_grad_norm = t.clip_grad_norm;
-  const auto model_parallel = s_.plan.layout.model_parallel_group(rank_);
-  c.model_parallel = static_cast<int>(model_parallel.size());
-  c.model_parallel_comm = graph->add_communicator(model_parallel);
-  c.model_parallel_dim = s_.plan.layout.pp() > 1 ? CommDim::kPp : CommDim::kTp;
+  // The checks' scalars are reduced over the model-parallel group; with a sharded optimizer
+  // (Megatron's distributed optimizer) each data-parallel rank holds a shard of the gradients,
+  // so over every rank (get_grad_stats_parallel_group).
+  const bool sharded = t.zero_stage >= 1 && c.dp > 1;
+  std::vector<RankId> check_group = s_.plan.layout.model_parallel_group(rank_);
+  if (sharded) {
+    check_group.resize(s_.plan.layout.num_ranks());
+    std::iota(check_group.begin(), check_group.end(), RankId{0});
+  }
+  c.check_ranks = static_cast<int>(check_group.size());
+  c.check_comm = graph->add_communicator(check_group);
+  c.check_dim = sharded ? CommDim::kDp : s_.plan.layout.pp() > 1 ? CommDim::kPp : CommDim::kTp;
   c.stream = s_.dp_stream;
   c.offload = t.offload_optimizer;
   c.cpu_params_per_s = s_.plan.host.cpu_optimizer_params_per_s;
