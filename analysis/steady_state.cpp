@@ -97,7 +97,7 @@ std::vector<PathOperation> extend_operations(const std::vector<PathOperation>& s
                                              const std::vector<PathOperation>& l,
                                              const Extension& ext, size_t limit) {
   std::vector<PathOperation> ops;
-  const auto key = [](const PathOperation& o) { return std::tie(o.label, o.kind, o.dim); };
+  const auto key = [](const PathOperation& o) { return std::tuple(o.label, o.kind, o.dim); };
   for (const auto& pair : matched(s, l, key)) {
     PathOperation op = pair.second ? *pair.second : *pair.first;
     op.seconds = extended(pair, &PathOperation::seconds, ext);

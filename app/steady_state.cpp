@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -18,17 +19,11 @@ namespace racksim::app {
 
 namespace {
 
-// The pipeline depth a steady stretch must cover, rounded to what the schedule accepts.
-// Interleaved 1F1B fills the pipeline with its model chunks in turn: its warm-up spans
-// pp x virtual stages micro-batches.
-int window_unit(const config::Scenario& scenario) {
-  const auto schedule = scenario.training().schedule();
-  int unit = std::max(2, static_cast<int>(scenario.layout().pp()));
-  if (schedule == config::Training::INTERLEAVED_1F1B) {
-    unit *= std::max(1, static_cast<int>(scenario.layout().virtual_stages()));
-  }
-  if (schedule == config::Training::DUALPIPE && unit % 2 != 0) unit *= 2;
-  return unit;
+// The pipeline depth a steady stretch must cover. Interleaved 1F1B fills the pipeline with its
+// model chunks in turn: its warm-up spans pp x virtual stages micro-batches (a multiple of pp,
+// as its groups need). DualPipe, whose stages hold two chunks, is never extended.
+int window_unit(const PipelineMap& map) {
+  return std::max(2, map.stages()) * (map.dual() ? 1 : map.chunks_per_stage());
 }
 
 TrainingPlan with_micro_batches(const config::Scenario& scenario, int micro_batches) {
@@ -66,8 +61,7 @@ int wait_for(pid_t pid) {
 }
 
 sim::SimResult read_result(const std::string& file, int status, const std::string& what) {
-  std::ifstream error(file + ".error");
-  if (error) {
+  if (std::filesystem::exists(file + ".error")) {
     throw std::runtime_error(
         fmt::format("simulating the {} failed: {}", what, read_text_file(file + ".error")));
   }
@@ -88,7 +82,7 @@ std::optional<SteadyStateWindow> steady_state_window(const config::Scenario& sce
   const config::Simulation& sim = scenario.sim();
   const bool on =
       sim.has_steady_state() ? sim.steady_state() : sim.fidelity() != config::Simulation::FULL;
-  const int unit = window_unit(scenario);
+  const int unit = window_unit(full.map);
   // Simulating 3u + 4u micro-batches must save at least half of the step's.
   if (!on || full.micro_batches < 14 * unit) return std::nullopt;
   switch (full.training.schedule) {

@@ -16,9 +16,9 @@
 namespace racksim::app {
 
 // The same step with fewer micro-batches: 3u and 4u, where u is the pipeline depth (at least
-// 2; times the virtual stages for interleaved 1F1B, whose warm-up is that long; even for
-// DualPipe), so each holds warm-up, at least u steady micro-batches and cool-down, and each is a
-// legal step of its schedule (interleaved 1F1B runs groups of pp).
+// 2; times the virtual stages for interleaved 1F1B, whose warm-up is that long), so each holds
+// warm-up, at least u steady micro-batches and cool-down, and each is a legal step of its
+// schedule (interleaved 1F1B runs groups of pp).
 struct SteadyStateWindow {
   TrainingPlan small;
   TrainingPlan large;

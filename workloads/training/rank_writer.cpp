@@ -26,18 +26,17 @@ constexpr double kBytesPerCastElement = 2 + 1 + 1;
 double fp8_cast_bytes(const LayerStep& step, const OpTag& tag) {
   const KernelShape& s = step.shape;
   if (!s.known() || s.flops() <= 0) return 0;
-  constexpr double kBytesPerElement = kBytesPerCastElement;
   const double load = step.flops / s.flops();
   switch (s.pass) {
     case GemmPass::kForward: {
       const bool weights = tag.phase == Phase::kForward && tag.micro_batch == 0;
-      const double input_bytes = step.fp8_input_fused ? 1 + 1 : kBytesPerElement;
+      const double input_bytes = step.fp8_input_fused ? 1 + 1 : kBytesPerCastElement;
       return s.batch *
-             (input_bytes * s.m * s.k * load + (weights ? kBytesPerElement * s.k * s.n : 0));
+             (input_bytes * s.m * s.k * load + (weights ? kBytesPerCastElement * s.k * s.n : 0));
     }
     case GemmPass::kBackward:
     case GemmPass::kInputGrad:
-      return kBytesPerElement * s.batch * s.m * s.n * load;
+      return kBytesPerCastElement * s.batch * s.m * s.n * load;
     case GemmPass::kWeightGrad:
       return 0;
   }
@@ -48,10 +47,12 @@ double fp8_cast_bytes(const LayerStep& step, const OpTag& tag) {
 
 OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& step,
                         const OpTag& tag) {
-  const bool gemm_dtype =
-      step.op_class == OpClass::kGemm && (step.fp8_linear || gemm_dtype_ != DataType::kFp8);
-  const DataType dtype = gemm_dtype ? gemm_dtype_ : dtype_;
-  if (step.fp8_linear && gemm_dtype_ == DataType::kFp8 && dtype_ != DataType::kFp8) {
+  // Mixed precision (FP8 training): only the linear layers' GEMMs take the GEMM dtype, each after
+  // its casts; otherwise every GEMM does.
+  const bool mixed = gemm_dtype_ != dtype_;
+  const bool in_gemm_dtype = step.op_class == OpClass::kGemm && (step.fp8_linear || !mixed);
+  const DataType dtype = in_gemm_dtype ? gemm_dtype_ : dtype_;
+  if (mixed && in_gemm_dtype && gemm_dtype_ == DataType::kFp8) {
     const double bytes = fp8_cast_bytes(step, tag);
     if (bytes > 0) {
       const OpId cast =
