@@ -355,6 +355,9 @@ void resolve_training(config::Training* training) {
   if (training->grad_reduce_dtype() == config::DTYPE_UNSPECIFIED) {
     training->set_grad_reduce_dtype(config::FP32);
   }
+  if (training->grad_accumulation() == config::Training::GRAD_ACCUMULATION_UNSPECIFIED) {
+    training->set_grad_accumulation(config::Training::FUSED_IN_WGRAD);
+  }
   if (!training->has_pp_comm_overlap()) training->set_pp_comm_overlap(false);
   if (!training->has_flops_causal_halving()) training->set_flops_causal_halving(false);
 }

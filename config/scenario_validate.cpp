@@ -289,12 +289,43 @@ Sizes check_layout_values(const config::Scenario& scenario, const Checker& check
   return sizes;
 }
 
-// The layers the pipeline split counts: the model's, plus the embedding and the loss where the
-// layout counts them as layers.
+// The layers the pipeline split counts: the model's, plus the embedding, the loss and the
+// multi-token-prediction modules where the layout counts them as layers.
 int64_t counted_layers(const config::Scenario& scenario) {
   const config::Layout& layout = scenario.layout();
   return scenario.model().num_layers() + (layout.account_for_embedding_in_split() ? 1 : 0) +
-         (layout.account_for_loss_in_split() ? 1 : 0);
+         (layout.account_for_loss_in_split() ? 1 : 0) +
+         (layout.account_for_mtp_in_split() ? scenario.model().mtp_depth() : 0);
+}
+
+// The field that made the split count more than the model's layers.
+const char* counted_layers_field(const config::Layout& layout) {
+  if (layout.account_for_embedding_in_split()) return "layout.account_for_embedding_in_split";
+  if (layout.account_for_loss_in_split()) return "layout.account_for_loss_in_split";
+  return "layout.account_for_mtp_in_split";
+}
+
+// layout.first_stage_layers pins the first stage of a plain pipeline, whose other stages share
+// the rest; layers counted for the embedding, the loss or MTP do not combine with it.
+void check_first_stage_pin(const config::Scenario& scenario, const Sizes& sizes,
+                           const Checker& check) {
+  const config::Layout& layout = scenario.layout();
+  const int first_stage = layout.first_stage_layers();
+  if (first_stage <= 0) return;
+  if (counted_layers(scenario) != scenario.model().num_layers()) {
+    check.fail(counted_layers_field(layout),
+               "counting the embedding, the loss or the MTP modules as layers does not combine "
+               "with layout.first_stage_layers");
+  }
+  const auto schedule = scenario.training().schedule();
+  if (sizes.pp > 1 &&
+      (schedule == config::Training::DUALPIPE ||
+       (schedule == config::Training::INTERLEAVED_1F1B && layout.virtual_stages() > 1))) {
+    check.fail("layout.first_stage_layers",
+               "pins the first stage of a plain pipeline; DualPipe and virtual stages split the "
+               "layers into equal chunks (count the embedding, loss or MTP modules as layers "
+               "instead)");
+  }
 }
 
 void check_divisible(const Checker& check, const std::string& field, int64_t value, int64_t divisor,
@@ -322,12 +353,10 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   }
   const int first_stage = scenario.layout().first_stage_layers();
   const int64_t counted = counted_layers(scenario);
-  if (counted != model.num_layers() && first_stage > 0) {
-    check.fail(scenario.layout().account_for_embedding_in_split()
-                   ? "layout.account_for_embedding_in_split"
-                   : "layout.account_for_loss_in_split",
-               "counting the embedding or the loss as a layer does not combine with "
-               "layout.first_stage_layers");
+  check_first_stage_pin(scenario, sizes, check);
+  if (scenario.layout().account_for_mtp_in_split() && model.mtp_depth() == 0) {
+    check.fail("layout.account_for_mtp_in_split",
+               "counts the multi-token-prediction modules as layers, but model.mtp_depth is 0");
   }
   if (first_stage > 0 && sizes.pp > 1) {
     if (first_stage >= model.num_layers() ||
@@ -342,8 +371,8 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                     counted == model.num_layers()
                         ? "num_layers {} is not divisible by pp {}: pipeline stages hold equal "
                           "numbers of layers (or set layout.first_stage_layers)"
-                        : "num_layers with the embedding and loss counted, {}, is not divisible "
-                          "by pp {}: pipeline stages hold equal numbers of layers");
+                        : "num_layers with the embedding, loss or MTP modules counted, {}, is not "
+                          "divisible by pp {}: pipeline stages hold equal numbers of layers");
   }
   const int64_t per_step = training.micro_batch_size() * sizes.dp;
   if (training.global_batch_size() % per_step != 0) {

@@ -5,8 +5,10 @@ usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...]
                            [--config NAME,...] [--set PATH=VALUE ...]
 
 Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-table1.csv on
-scenarios/validation/megatron-gpt-a100.textproto) and megatron-bridge-h100
-(data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto).
+scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
+(data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto)
+and deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
+scenarios/validation/deepseek-v3-h800.textproto).
 Columns with a dot are scenario overrides. `published_tokens_per_s_per_gpu` compares step times
 directly (global batch x sequence / (GPUs x tokens/s per GPU)); `published_tflops_per_gpu` is the
 paper's achieved TFLOP/s per GPU, and the paper's FLOPs per step (its eq. 3, recompute included)
@@ -41,6 +43,11 @@ TABLES = {
     "megatron-bridge-h100": {
         "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
         "seq": 8192,
+        "configs": {"datasheet": []},
+    },
+    "deepseek-v3-h800": {
+        "base": "scenarios/validation/deepseek-v3-h800.textproto",
+        "seq": 4096,
         "configs": {"datasheet": []},
     },
 }

@@ -24,9 +24,11 @@ const std::string kBase =
 struct Row {
   std::vector<std::string> sets;
   double measured_s;
-  // simulated / measured - 1 as recorded: when the preset was fitted, and again when the
+  // simulated / measured - 1 as recorded: when the preset was fitted, again when the
   // gradient checks before the optimizer (FP16 unscale, gradient norm) joined the step (+0.7 %
-  // on the first row; the other two moved less than the tolerance).
+  // on the first row; the other two moved less than the tolerance), and again when autograd's
+  // sum of the micro-batches' weight gradients did (+1.6 % on the second row, 16 micro-batches
+  // of 2; +1.1 % on the third, 8 of 4; the first has one micro-batch).
   double recorded_error;
 };
 
@@ -58,11 +60,11 @@ TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
       // 3.6B, TP1 PP2 DP32, micro-batch 2 (held out)
       {{"layout.tp=1", "layout.pp=2", "layout.dp=32", "training.micro_batch_size=2"},
        4.0349,
-       0.0087},
+       0.0248},
   };
   // 18.4B, TP1 PP8 DP32, micro-batch 4 (fitted on): racksim's worst row, a third too slow (the
   // eight-stage pipeline's bubble and sends weigh more than on the real cluster).
-  Row big{gpt_18b, 12.379, 0.3258};
+  Row big{gpt_18b, 12.379, 0.3368};
   for (const char* set :
        {"layout.tp=1", "layout.pp=8", "layout.dp=32", "training.micro_batch_size=4"}) {
     big.sets.push_back(set);

@@ -46,7 +46,7 @@ const std::vector<PinnedRow>& pinned_rows() {
        64,
        138,
        -0.1798,
-       0.0059},
+       -0.0224},
       {{"model.hidden_size=6144", "model.num_heads=48", "model.num_layers=40",
         "model.ffn_hidden_size=24576", "hardware.nodes=32", "layout.tp=8", "layout.pp=1",
         "layout.dp=32", "training.micro_batch_size=8", "training.global_batch_size=1024",
@@ -56,8 +56,8 @@ const std::vector<PinnedRow>& pinned_rows() {
        6144,
        256,
        135,
-       -0.1728,
-       0.0175},
+       -0.1701,
+       -0.0073},
       {{"model.hidden_size=12288", "model.num_heads=96", "model.num_layers=80",
         "model.ffn_hidden_size=49152", "hardware.nodes=192", "layout.tp=8", "layout.pp=8",
         "layout.dp=24", "layout.virtual_stages=2", "training.schedule=INTERLEAVED_1F1B",
@@ -67,8 +67,8 @@ const std::vector<PinnedRow>& pinned_rows() {
        12288,
        1536,
        148,
-       -0.1455,
-       0.0876},
+       -0.1288,
+       0.0710},
   };
   return rows;
 }
@@ -130,6 +130,17 @@ TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
                                {});
   const double published_s = 128.0 * 8192 / (64 * 1602.0);
   EXPECT_NEAR(step / published_s - 1, -0.0885, 0.005);
+}
+
+// DeepSeek-V3's reported 180K H800 GPU hours per trillion tokens (data/published/
+// deepseek-v3-h800.csv) on the datasheet hgx-h800 preset: the base scenario is that row (2,048
+// GPUs, DualPipe PP16, EP64, batch 15,360 of 4,096 tokens). Published step = 15360 x 4096 x
+// 2048 x 180e3 x 3600 / 1e12 / 2048 s.
+TEST(DeepSeekV3H800, DatasheetErrorOfTheReportedThroughputIsPinned) {
+  const double step = simulate(
+      std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/deepseek-v3-h800.textproto", {});
+  const double published_s = 15360.0 * 4096 * 180e3 * 3600 / 1e12 / 2048;
+  EXPECT_NEAR(step / published_s - 1, -0.028, 0.005);
 }
 
 }  // namespace

@@ -228,10 +228,30 @@ TEST(app_scenario_loader, EmbeddingAndLossCountedAsLayersSplitOrNameTheirField) 
   const Caught uneven = load_error(small_scenario("  pp: 4\n" + counted));
   ASSERT_TRUE(uneven.thrown);
   EXPECT_EQ(uneven.field, "layout.pp");
-  EXPECT_NE(uneven.detail.find("embedding and loss counted"), std::string::npos) << uneven.detail;
+  EXPECT_NE(uneven.detail.find("loss or MTP modules counted, 34"), std::string::npos)
+      << uneven.detail;
   const Caught pinned = load_error(small_scenario("  pp: 2\n  first_stage_layers: 8\n" + counted));
   ASSERT_TRUE(pinned.thrown);
   EXPECT_EQ(pinned.field, "layout.account_for_embedding_in_split");
+  // llama3-8b has no multi-token-prediction module to count.
+  const Caught no_mtp = load_error(small_scenario("  pp: 2\n  account_for_mtp_in_split: true\n"));
+  ASSERT_TRUE(no_mtp.thrown);
+  EXPECT_EQ(no_mtp.field, "layout.account_for_mtp_in_split");
+}
+
+TEST(app_scenario_loader, FirstStagePinOnlyForAPlainPipeline) {
+  // DualPipe and virtual stages cut the layers into equal chunks: a pin used to reach the
+  // pipeline map and fail there as an internal error.
+  const Caught dual = load_error(small_scenario("  pp: 4\n  first_stage_layers: 8\n"), "s",
+                                 {"training.schedule=DUALPIPE", "training.global_batch_size=64"});
+  ASSERT_TRUE(dual.thrown);
+  EXPECT_EQ(dual.field, "layout.first_stage_layers");
+  EXPECT_NE(dual.detail.find("DualPipe"), std::string::npos) << dual.detail;
+  const Caught interleaved =
+      load_error(small_scenario("  pp: 4\n  virtual_stages: 2\n  first_stage_layers: 8\n"), "s",
+                 {"training.schedule=INTERLEAVED_1F1B", "training.global_batch_size=64"});
+  ASSERT_TRUE(interleaved.thrown);
+  EXPECT_EQ(interleaved.field, "layout.first_stage_layers");
 }
 
 TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {

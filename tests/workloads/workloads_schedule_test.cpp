@@ -111,6 +111,24 @@ TEST(PipelineMap, EmbeddingAndLossCountedAsLayers) {
   EXPECT_THROW(PipelineMap(8, 8, false, 126, split), std::invalid_argument);
 }
 
+// DeepSeek-V3's 61 layers over DualPipe's 16 stages with the embedding, the loss and the MTP
+// module counted as layers: 64 = 16 x 4; stage 0 holds 3 layers, the last 2. Each DualPipe rank
+// also holds the mirror stage (its chunk 1), so rank 0 holds the first and the last.
+TEST(PipelineMap, MtpModulesCountedAsLayersOfTheLastChunk) {
+  PipelineSplit split;
+  split.embedding_as_layer = true;
+  split.loss_as_layer = true;
+  split.mtp_layers = 1;
+  const PipelineMap map(16, 1, true, 61, split);
+  EXPECT_EQ(map.layers({0, 0}).count, 3);
+  EXPECT_EQ(map.layers({1, 0}).first, 3);
+  EXPECT_EQ(map.layers({1, 0}).count, 4);
+  EXPECT_EQ(map.layers({0, 1}).first, 59);  // the reverse route's stage 15: the model's last
+  EXPECT_EQ(map.layers({0, 1}).count, 2);
+  split.mtp_layers = 0;  // 63 counted: no even split over 16
+  EXPECT_THROW(PipelineMap(16, 1, true, 61, split), std::invalid_argument);
+}
+
 config::Scenario scenario(int tp, int pp, int dp, config::Training::Schedule schedule) {
   config::Scenario s;
   *s.mutable_model() = *model_preset("llama3-8b");
@@ -291,6 +309,36 @@ TEST(TrainingStep, Fp8RunsOnlyTheLinearLayersInFp8AfterTheirCasts) {
   EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.bwd.fp8_cast", 1})->hbm_bytes, 4.0 * x.m * x.n);
   EXPECT_EQ(rank0.at({"attn.qkv.fp8_cast", 1})->dtype, DataType::kBf16);
   EXPECT_FALSE(rank0.contains({"lm_head.fp8_cast", 1}));
+}
+
+// The weight gradient of every micro-batch joins the step's gradient as the framework does it
+// (training.grad_accumulation), per weight element W of a linear layer: fused into the
+// weight-gradient GEMM (it reads and writes the FP32 buffer: 2 x 4 - 2 B more than writing its
+// BF16 output); a hook's kernel every micro-batch (reads the BF16 gradient and the FP32 buffer,
+// writes the buffer: 2 + 2 x 4 B); autograd from the second micro-batch (3 x 2 B).
+TEST(TrainingStep, GradientAccumulationCostsWhatTheFrameworkMoves) {
+  auto s = scenario(1, 1, 1, config::Training::ONE_F_ONE_B);
+  auto ops = [&](config::Training::GradAccumulation mode) {
+    s.mutable_training()->set_grad_accumulation(mode);
+    const auto step = build_training_step(resolve_training_plan(s));
+    std::map<std::pair<std::string, int>, double> bytes;  // (label, micro-batch) on rank 0
+    for (const Op& op : step.graph.ops()) {
+      if (op.kind == OpKind::kCompute && op.rank == 0 && op.layer == 0) {
+        bytes[{step.graph.label(op.label), op.micro_batch}] = op.hbm_bytes;
+      }
+    }
+    return bytes;
+  };
+  const auto autograd = ops(config::Training::AUTOGRAD);
+  const auto hook = ops(config::Training::MAIN_GRAD_ADD);
+  const auto fused = ops(config::Training::FUSED_IN_WGRAD);
+  const double w = 4096.0 * 14336 * 2;  // llama3-8b's gated MLP up-projection
+  EXPECT_FALSE(autograd.contains({"mlp.up.bwd.grad_accumulate", 0}));
+  EXPECT_DOUBLE_EQ(autograd.at({"mlp.up.bwd.grad_accumulate", 1}), 3 * 2 * w);
+  EXPECT_DOUBLE_EQ(hook.at({"mlp.up.bwd.grad_accumulate", 0}), (2 + 2 * 4) * w);
+  EXPECT_FALSE(fused.contains({"mlp.up.bwd.grad_accumulate", 1}));
+  EXPECT_DOUBLE_EQ(fused.at({"mlp.up.bwd", 1}) - hook.at({"mlp.up.bwd", 1}), (2 * 4 - 2) * w);
+  EXPECT_FALSE(fused.contains({"attn.scores.bwd.grad_accumulate", 1}));  // no weights
 }
 
 TEST(MemoryLedger, KorthikantiActivationFormulas) {

@@ -15,6 +15,7 @@ LayerStep compute_step(std::string name, OpClass op_class, double flops, double 
 LayerStep gemm_step(std::string name, double m, double k, double n, double elem_bytes) {
   LayerStep s = batched_gemm_step(std::move(name), 1, m, k, n, elem_bytes);
   s.fp8_linear = true;
+  s.weight_elements = k * n;
   return s;
 }
 

@@ -45,6 +45,9 @@ struct LayerStep {
   // LayerNormMLP write the norm's and the activation's output in FP8): only the transposed copy
   // for the weight gradient is left to write.
   bool fp8_input_fused = false;
+  // A linear layer's weight elements on this rank (all its local experts' for grouped expert
+  // GEMMs): what the weight gradient accumulates into across micro-batches. 0: no weights.
+  double weight_elements = 0;
   // collective (`forward` / `backward` absent: nothing in that direction)
   std::optional<CollectiveKind> forward;
   std::optional<CollectiveKind> backward;

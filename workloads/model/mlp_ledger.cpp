@@ -103,6 +103,7 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   for (LayerStep* s : {&up, &act, &down}) {
     s->scales_with_expert_load = true;
     s->expert_params = s->op_class == OpClass::kGemm;
+    s->weight_elements *= experts_local;
   }
   fw.push_back(up);
   fw.push_back(act);

@@ -15,7 +15,7 @@ std::vector<int> chunk_sizes(int chunks, int stages, int virtual_stages, bool du
   if (split.first_stage_layers > 0 && stages > 1) {
     const int first = split.first_stage_layers;
     if (dual || virtual_stages != 1 || first >= layers || (layers - first) % (stages - 1) != 0 ||
-        split.embedding_as_layer || split.loss_as_layer) {
+        split.embedding_as_layer || split.loss_as_layer || split.mtp_layers > 0) {
       throw std::invalid_argument(fmt::format(
           "pipeline: {} layers with {} on the first stage do not split evenly over the other {} "
           "stages (a plain pipeline only)",
@@ -26,17 +26,18 @@ std::vector<int> chunk_sizes(int chunks, int stages, int virtual_stages, bool du
     return sizes;
   }
   const int embedding = split.embedding_as_layer ? 1 : 0;
-  const int loss = split.loss_as_layer ? 1 : 0;
-  const int counted = layers + embedding + loss;
+  const int last = (split.loss_as_layer ? 1 : 0) + split.mtp_layers;
+  const int counted = layers + embedding + last;
   std::vector<int> sizes(chunks, counted / chunks);
   sizes.front() -= embedding;
-  sizes.back() -= loss;
+  sizes.back() -= last;
   const bool empty = std::any_of(sizes.begin(), sizes.end(), [](int n) { return n < 1; });
   if (counted % chunks != 0 || empty) {
     throw std::invalid_argument(fmt::format(
         "pipeline: {} layers{} do not split into {} equal chunks of at least one layer", layers,
-        embedding + loss > 0
-            ? fmt::format(" and {} counted for the embedding and the loss", embedding + loss)
+        embedding + last > 0
+            ? fmt::format(" and {} counted for the embedding, the loss and the MTP modules",
+                          embedding + last)
             : "",
         chunks));
   }

@@ -28,6 +28,8 @@ struct PipelineSplit {
   // the last chunk (Megatron's account-for-embedding/loss-in-pipeline-split).
   bool embedding_as_layer = false;
   bool loss_as_layer = false;
+  // Multi-token-prediction modules counted as layers of the last chunk (Megatron-Core's 'm').
+  int mtp_layers = 0;
 };
 
 class PipelineMap {

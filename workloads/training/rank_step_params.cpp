@@ -38,9 +38,9 @@ RankParams RankStep::block_params(const BlockSteps& block) const {
   const double table = s_.plan.model.embedding_params() / s_.plan.layout.tp();
   if (&block != &s_.head) return {table, 0};
   const bool shared_table = s_.plan.model.tied_embeddings() && holds_embedding();
-  return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) +
-              s_.plan.model.mtp_params() / s_.plan.layout.tp(),
-          0};
+  const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
+  return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) + mtp.dense,
+          mtp.expert};
 }
 
 bool RankStep::holds_embedding() const {

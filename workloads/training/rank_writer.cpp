@@ -43,6 +43,33 @@ double fp8_cast_bytes(const LayerStep& step, const OpTag& tag) {
   return 0;
 }
 
+bool computes_weight_gradient(const LayerStep& step) {
+  return step.weight_elements > 0 && step.op_class == OpClass::kGemm &&
+         (step.shape.pass == GemmPass::kWeightGrad || step.shape.pass == GemmPass::kBackward);
+}
+
+// HBM bytes the accumulation of a weight gradient adds per weight element: to the GEMM itself
+// when fused (it reads and writes the buffer instead of writing its own output), or as a kernel
+// of its own (reads the GEMM's output and the buffer, writes the buffer; autograd skips a rank's
+// first micro-batch, whose gradient it stores as it is).
+struct AccumulationBytes {
+  double in_gemm = 0;
+  double own_kernel = 0;
+};
+
+AccumulationBytes accumulation_bytes(const GradAccumulation& a, DataType output, const OpTag& tag) {
+  const double out = bytes_per_element(output);
+  const double buffer = bytes_per_element(a.buffer);
+  switch (a.mode) {
+    case config::Training::MAIN_GRAD_ADD:
+      return {0, out + 2 * buffer};
+    case config::Training::AUTOGRAD:
+      return {0, tag.micro_batch > 0 ? 3 * out : 0};
+    default:
+      return {2 * buffer - out, 0};
+  }
+}
+
 }  // namespace
 
 OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& step,
@@ -61,8 +88,18 @@ OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& s
       chain.pending.assign(1, cast);
     }
   }
-  const OpId id = graph_->add_compute(context(stream, tag), step.name, step.op_class, step.flops,
-                                      step.hbm_bytes, dtype, chain.pending, step.shape);
+  const AccumulationBytes accumulation = computes_weight_gradient(step)
+                                             ? accumulation_bytes(accumulation_, dtype_, tag)
+                                             : AccumulationBytes{};
+  OpId id = graph_->add_compute(context(stream, tag), step.name, step.op_class, step.flops,
+                                step.hbm_bytes + accumulation.in_gemm * step.weight_elements, dtype,
+                                chain.pending, step.shape);
+  if (accumulation.own_kernel > 0) {
+    const OpId gemm[] = {id};
+    id = graph_->add_compute(context(stream, tag), step.name + ".grad_accumulate",
+                             OpClass::kElementwise, step.weight_elements,
+                             accumulation.own_kernel * step.weight_elements, dtype_, gemm);
+  }
   chain.pending.clear();
   chain.last_compute = id;
   return id;

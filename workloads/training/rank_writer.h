@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/event_graph.h"
+#include "proto/scenario.pb.h"
 #include "workloads/model/layer_steps.h"
 
 namespace racksim {
@@ -37,15 +38,27 @@ struct OpTag {
   int layer = -1;
 };
 
+// How a rank sums its micro-batches' weight gradients (training.grad_accumulation) and the dtype
+// of the buffer they accumulate in (training.grad_reduce_dtype).
+struct GradAccumulation {
+  config::Training::GradAccumulation mode = config::Training::FUSED_IN_WGRAD;
+  DataType buffer = DataType::kFp32;
+};
+
 class RankWriter {
  public:
   // Every kernel in `dtype`.
   RankWriter(EventGraph* graph, RankId rank, DataType dtype)
       : RankWriter(graph, rank, dtype, dtype) {}
   // GEMMs in `gemm_dtype`, every other kernel in `other_dtype` (FP8 training: only the GEMMs
-  // run in FP8).
-  RankWriter(EventGraph* graph, RankId rank, DataType gemm_dtype, DataType other_dtype)
-      : graph_(graph), rank_(rank), gemm_dtype_(gemm_dtype), dtype_(other_dtype) {}
+  // run in FP8); weight gradients accumulate as `accumulation` says.
+  RankWriter(EventGraph* graph, RankId rank, DataType gemm_dtype, DataType other_dtype,
+             GradAccumulation accumulation = {})
+      : graph_(graph),
+        rank_(rank),
+        gemm_dtype_(gemm_dtype),
+        dtype_(other_dtype),
+        accumulation_(accumulation) {}
 
   RankId rank() const { return rank_; }
   EventGraph& graph() { return *graph_; }
@@ -75,6 +88,7 @@ class RankWriter {
   RankId rank_;
   DataType gemm_dtype_;
   DataType dtype_;
+  GradAccumulation accumulation_;
 };
 
 }  // namespace racksim

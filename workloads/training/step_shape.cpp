@@ -37,6 +37,7 @@ PipelineMap pipeline_map(const config::Scenario& s) {
   split.first_stage_layers = s.layout().first_stage_layers();
   split.embedding_as_layer = s.layout().account_for_embedding_in_split();
   split.loss_as_layer = s.layout().account_for_loss_in_split();
+  split.mtp_layers = s.layout().account_for_mtp_in_split() ? s.model().mtp_depth() : 0;
   return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()), split);
 }
 
@@ -127,6 +128,15 @@ RankParams split_params(const TransformerModel& model, const ParallelLayout& lay
   return {(model.layer_params(layer) - experts) / layout.tp(), experts / layout.ep()};
 }
 
+RankParams mtp_split_params(const TransformerModel& model, const ParallelLayout& layout) {
+  const int depth = model.mtp_depth();
+  if (depth == 0) return {};
+  const int last = static_cast<int>(model.layers()) - 1;
+  const RankParams layer = split_params(model, layout, last);
+  const double projection = (model.mtp_params() / depth - model.layer_params(last)) / layout.tp();
+  return {depth * (projection + layer.dense), depth * layer.expert};
+}
+
 RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
                        const PipelineMap& map, RankId rank) {
   const int stage = layout.coords(rank).pp;
@@ -148,7 +158,11 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
   // The output head: its own matrix, or with tied embeddings a copy of the table unless this
   // stage already holds the table; the final norm; the multi-token-prediction modules.
   if (head && (!model.tied_embeddings() || !embedding)) params.dense += table;
-  if (head) params.dense += static_cast<double>(model.hidden()) + model.mtp_params() / layout.tp();
+  if (head) {
+    const RankParams mtp = mtp_split_params(model, layout);
+    params.dense += static_cast<double>(model.hidden()) + mtp.dense;
+    params.expert += mtp.expert;
+  }
   return params;
 }
 

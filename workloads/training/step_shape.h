@@ -41,5 +41,8 @@ double params_on_rank(const TransformerModel& model, const ParallelLayout& layou
                       const PipelineMap& map, RankId rank);
 // One layer's parameters on a rank.
 RankParams split_params(const TransformerModel& model, const ParallelLayout& layout, int layer);
+// The multi-token-prediction modules' parameters on the last stage's ranks: each module's
+// projection and norms split over TP, its layer (one like the last) as that layer splits.
+RankParams mtp_split_params(const TransformerModel& model, const ParallelLayout& layout);
 
 }  // namespace racksim

@@ -26,6 +26,7 @@ TrainingSettings training_settings(const config::Training& t) {
   s.stores_attention_scores = t.has_flash_attention() && !t.flash_attention();
   s.flops_causal_halving = t.flops_causal_halving();
   s.clip_grad_norm = !t.has_clip_grad_norm() || t.clip_grad_norm();
+  s.grad_accumulation = t.grad_accumulation();
   return s;
 }
 

@@ -39,6 +39,7 @@ struct TrainingSettings {
   bool stores_attention_scores = false;
   bool flops_causal_halving = false;
   bool clip_grad_norm = true;  // the gradient norm and its all-reduce before the optimizer
+  config::Training::GradAccumulation grad_accumulation = config::Training::FUSED_IN_WGRAD;
 };
 
 // Where a rank's offloaded state lives and how fast the host updates it.
