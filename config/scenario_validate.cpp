@@ -298,22 +298,21 @@ int64_t counted_layers(const config::Scenario& scenario) {
          (layout.account_for_mtp_in_split() ? scenario.model().mtp_depth() : 0);
 }
 
-// The field that made the split count more than the model's layers.
-const char* counted_layers_field(const config::Layout& layout) {
-  if (layout.account_for_embedding_in_split()) return "layout.account_for_embedding_in_split";
-  if (layout.account_for_loss_in_split()) return "layout.account_for_loss_in_split";
-  return "layout.account_for_mtp_in_split";
-}
-
-// layout.first_stage_layers pins the first stage of a plain pipeline, whose other stages share
-// the rest; layers counted for the embedding, the loss or MTP do not combine with it.
-void check_first_stage_pin(const config::Scenario& scenario, const Sizes& sizes,
-                           const Checker& check) {
+// How the layers split over the pipeline: MTP modules count as layers only where the model has
+// them; layout.first_stage_layers pins the first stage of a plain pipeline (the other stages
+// share the rest) and does not combine with layers counted for the embedding, the loss or MTP.
+void check_pipeline_split(const config::Scenario& scenario, const Sizes& sizes,
+                          const Checker& check) {
   const config::Layout& layout = scenario.layout();
-  const int first_stage = layout.first_stage_layers();
-  if (first_stage <= 0) return;
+  if (layout.account_for_mtp_in_split() && scenario.model().mtp_depth() == 0) {
+    check.fail("layout.account_for_mtp_in_split",
+               "counts the multi-token-prediction modules as layers, but model.mtp_depth is 0");
+  }
+  if (layout.first_stage_layers() <= 0) return;
   if (counted_layers(scenario) != scenario.model().num_layers()) {
-    check.fail(counted_layers_field(layout),
+    check.fail(layout.account_for_embedding_in_split() ? "layout.account_for_embedding_in_split"
+               : layout.account_for_loss_in_split()    ? "layout.account_for_loss_in_split"
+                                                       : "layout.account_for_mtp_in_split",
                "counting the embedding, the loss or the MTP modules as layers does not combine "
                "with layout.first_stage_layers");
   }
@@ -353,11 +352,7 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   }
   const int first_stage = scenario.layout().first_stage_layers();
   const int64_t counted = counted_layers(scenario);
-  check_first_stage_pin(scenario, sizes, check);
-  if (scenario.layout().account_for_mtp_in_split() && model.mtp_depth() == 0) {
-    check.fail("layout.account_for_mtp_in_split",
-               "counts the multi-token-prediction modules as layers, but model.mtp_depth is 0");
-  }
+  check_pipeline_split(scenario, sizes, check);
   if (first_stage > 0 && sizes.pp > 1) {
     if (first_stage >= model.num_layers() ||
         (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
