@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/json_locations.h"
@@ -242,16 +243,17 @@ TEST(app_scenario_loader, EmbeddingAndLossCountedAsLayersSplitOrNameTheirField) 
 TEST(app_scenario_loader, FirstStagePinOnlyForAPlainPipeline) {
   // DualPipe and virtual stages cut the layers into equal chunks: a pin used to reach the
   // pipeline map and fail there as an internal error.
-  const Caught dual = load_error(small_scenario("  pp: 4\n  first_stage_layers: 8\n"), "s",
-                                 {"training.schedule=DUALPIPE", "training.global_batch_size=64"});
-  ASSERT_TRUE(dual.thrown);
-  EXPECT_EQ(dual.field, "layout.first_stage_layers");
-  EXPECT_NE(dual.detail.find("DualPipe"), std::string::npos) << dual.detail;
-  const Caught interleaved =
-      load_error(small_scenario("  pp: 4\n  virtual_stages: 2\n  first_stage_layers: 8\n"), "s",
-                 {"training.schedule=INTERLEAVED_1F1B", "training.global_batch_size=64"});
-  ASSERT_TRUE(interleaved.thrown);
-  EXPECT_EQ(interleaved.field, "layout.first_stage_layers");
+  const std::pair<std::string, std::string> cases[] = {
+      {"  pp: 4\n  first_stage_layers: 8\n", "DUALPIPE"},
+      {"  pp: 4\n  virtual_stages: 2\n  first_stage_layers: 8\n", "INTERLEAVED_1F1B"}};
+  for (const auto& [layout, schedule] : cases) {
+    const Caught error =
+        load_error(small_scenario(layout), "s",
+                   {"training.schedule=" + schedule, "training.global_batch_size=64"});
+    ASSERT_TRUE(error.thrown) << schedule;
+    EXPECT_EQ(error.field, "layout.first_stage_layers");
+    EXPECT_NE(error.detail.find("plain pipeline"), std::string::npos) << error.detail;
+  }
 }
 
 TEST(app_scenario_loader, ErrorOnAFieldInheritedFromAModelPresetNamesThePreset) {
