@@ -13,6 +13,7 @@
 #include "workloads/training/memory_ledger.h"
 #include "workloads/training/pipeline_map.h"
 #include "workloads/training/pipeline_schedule.h"
+#include "workloads/training/step_shape.h"
 #include "workloads/training/training_step.h"
 
 namespace racksim {
@@ -339,6 +340,18 @@ TEST(TrainingStep, GradientAccumulationCostsWhatTheFrameworkMoves) {
   EXPECT_FALSE(fused.contains({"mlp.up.bwd.grad_accumulate", 1}));
   EXPECT_DOUBLE_EQ(fused.at({"mlp.up.bwd", 1}) - hook.at({"mlp.up.bwd", 1}), (2 * 4 - 2) * w);
   EXPECT_FALSE(fused.contains({"attn.scores.bwd.grad_accumulate", 1}));  // no weights
+}
+
+// FP8 training keeps BF16 weights and, for the step, their FP8 copy and its transpose: 4 B per
+// parameter where BF16 training holds 2.
+TEST(MemoryLedger, Fp8TrainingHoldsBf16WeightsAndTheirFp8Copies) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  const TrainingPlan bf16 = resolve_training_plan(s);
+  s.mutable_training()->set_dtype(config::FP8);
+  const TrainingPlan fp8 = resolve_training_plan(s);
+  const double params = params_on_rank(fp8.model, fp8.layout, fp8.map, 0);
+  EXPECT_DOUBLE_EQ(memory_ledger(bf16, 0).static_items.front().bytes, 2 * params);
+  EXPECT_DOUBLE_EQ(memory_ledger(fp8, 0).static_items.front().bytes, 4 * params);
 }
 
 TEST(MemoryLedger, KorthikantiActivationFormulas) {

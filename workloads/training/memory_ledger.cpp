@@ -14,6 +14,7 @@ namespace {
 
 // Mixed-precision AdamW: FP32 master weights and the two FP32 moments.
 constexpr double kOptimizerBytesPerParam = 12;
+constexpr double kFp8TrainingWeightBytes = 2 + 1 + 1;
 // Korthikanti et al.'s split of a dense layer's 34 sbh: 11 in attention (plus the scores),
 // 19 in the MLP, 4 in the two norms.
 constexpr double kMlpShare = 19;
@@ -160,10 +161,15 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
   const RankParams replicas{static_cast<double>(layout.dp_cp_group(rank).size()),
                             static_cast<double>(layout.expert_dp_group(rank).size())};
   const RankParams whole{1, 1};
-  const double weight_bytes = bytes_per_element(p.training.dtype);
+  // FP8 training keeps the weights in BF16 and, over the step, Transformer Engine's FP8 copy of
+  // each and its transpose (cast in the first micro-batch, reused by the others: the cast
+  // kernels of training/rank_writer.h): 2 + 1 + 1 B per parameter.
+  const bool fp8 = p.training.dtype == DataType::kFp8;
+  const double weight_bytes = fp8 ? kFp8TrainingWeightBytes : bytes_per_element(p.training.dtype);
   const double grad_bytes = bytes_per_element(p.training.grad_reduce_dtype);
   ledger.static_items.push_back(
-      static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole, ""));
+      static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole,
+                  fp8 ? "BF16 with the step's FP8 copy and its transpose" : ""));
   ledger.static_items.push_back(
       static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
   if (p.training.offload_optimizer) {
