@@ -75,6 +75,20 @@ TEST(Schedules, InFlightActivationsFollowTheSchedule) {
   for (int s = 0; s < p; ++s) EXPECT_LE(in_flight_chunk_passes(dualpipe_order(s, p, 2 * m)), p + 1);
 }
 
+// Chunks of unequal sizes (the embedding, the loss or MTP counted as layers): a forward holds
+// its own chunk's activations until its backward releases them.
+TEST(Schedules, InFlightActivationBytesWeighEachChunk) {
+  using K = PassKind;
+  const PassOrder order = {{K::kForward, 0, 0}, {K::kForward, 0, 1},  {K::kBackward, 0, 1},
+                           {K::kForward, 1, 0}, {K::kBackward, 0, 0}, {K::kBackward, 1, 0}};
+  EXPECT_DOUBLE_EQ(in_flight_activation_bytes(order, {1, 10}), 11);  // chunks 0 and 1 at once
+  EXPECT_DOUBLE_EQ(in_flight_activation_bytes(order, {10, 1}), 20);  // two of chunk 0
+  EXPECT_EQ(in_flight_chunk_passes(order), 2);
+  const PassOrder interleaved = interleaved_order(0, 4, 2, 8);
+  EXPECT_DOUBLE_EQ(in_flight_activation_bytes(interleaved, {3, 3}),
+                   3.0 * in_flight_chunk_passes(interleaved));
+}
+
 TEST(PipelineMap, InterleavedAndDualChunks) {
   const PipelineMap interleaved(4, 2, false, 16);
   EXPECT_EQ(interleaved.route(0, 8).size(), 8u);

@@ -98,6 +98,17 @@ double layer_activation_bytes(const TrainingPlan& p) {
   return layer_activation_bytes(p, 0);
 }
 
+double in_flight_activation_bytes(const PassOrder& order, const std::vector<double>& chunk_bytes) {
+  double outstanding = 0;
+  double peak = 0;
+  for (const PipelinePass& p : order) {
+    const double bytes = chunk_bytes[static_cast<size_t>(p.local_chunk)];
+    if (p.kind == PassKind::kForward) peak = std::max(peak, outstanding += bytes);
+    if (p.kind == PassKind::kBackward || p.kind == PassKind::kBackwardInput) outstanding -= bytes;
+  }
+  return peak;
+}
+
 int in_flight_chunk_passes(const PassOrder& order) {
   int outstanding = 0;
   int peak = 0;
@@ -146,6 +157,46 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
   return transient;
 }
 
+// The activations stage `stage` holds at most, chunk by chunk as its schedule runs them (chunks
+// of unequal sizes where the split counts the embedding, the loss or MTP as layers); with
+// offloading, two layers' worth on the GPU and the rest added to `host_bytes`.
+MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes) {
+  std::vector<double> chunk_bytes;
+  std::vector<std::string> chunk_layers;
+  double largest_layer = 0;
+  for (int k = 0; k < p.map.chunks_per_stage(); ++k) {
+    const LayerRange layers = p.map.layers({stage, k});
+    double bytes = 0;
+    for (int l = layers.first; l < layers.first + layers.count; ++l) {
+      bytes += layer_activation_bytes(p, l);
+      largest_layer = std::max(largest_layer, layer_activation_bytes(p, l));
+    }
+    chunk_bytes.push_back(bytes);
+    chunk_layers.push_back(std::to_string(layers.count));
+  }
+  const PassOrder& order = p.orders[static_cast<size_t>(stage)];
+  const int in_flight = in_flight_chunk_passes(order);
+  const double peak = in_flight_activation_bytes(order, chunk_bytes);
+  const bool equal = std::all_of(chunk_bytes.begin(), chunk_bytes.end(),
+                                 [&](double b) { return b == chunk_bytes.front(); });
+  const std::string detail =
+      equal ? fmt::format(
+                  "{:.4g} B for the {} layers of a chunk x {} chunk passes in flight "
+                  "(from the schedule)",
+                  chunk_bytes.front(), chunk_layers.front(), in_flight)
+            : fmt::format(
+                  "at most {} chunk passes in flight, of chunks holding {} layers (from "
+                  "the schedule)",
+                  in_flight, fmt::join(chunk_layers, "/"));
+  if (!p.training.offload_activations) return {"activations", peak, detail};
+  // Double-buffered offload: one layer's activations in use and the next one's in transit.
+  *host_bytes += peak;
+  return {"activations", 2 * largest_layer,
+          fmt::format("2 x {:.4g} B (double-buffered offload; {:.4g} B of {} chunk passes in "
+                      "host memory)",
+                      largest_layer, peak, in_flight)};
+}
+
 }  // namespace
 
 MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
@@ -183,28 +234,7 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
                                               zero >= 1 ? replicas : whole, ""));
   }
 
-  const LayerRange first = map.layers({c.pp, 0});
-  double per_chunk = 0;
-  for (int l = first.first; l < first.first + first.count; ++l)
-    per_chunk += layer_activation_bytes(p, l);
-  const int in_flight = in_flight_chunk_passes(p.orders[c.pp]);
-  ledger.activations = {
-      "activations", per_chunk * in_flight,
-      fmt::format("{:.4g} B for the {} layers of a chunk x {} chunk passes in flight (from the "
-                  "schedule)",
-                  per_chunk, first.count, in_flight)};
-  if (p.training.offload_activations) {
-    // Double-buffered offload: one layer's activations in use and the next one's in transit.
-    double largest_layer = 0;
-    for (int l = first.first; l < first.first + first.count; ++l) {
-      largest_layer = std::max(largest_layer, layer_activation_bytes(p, l));
-    }
-    ledger.host_bytes += ledger.activations.bytes;
-    ledger.activations = {"activations", 2 * largest_layer,
-                          fmt::format("2 x {:.4g} B (double-buffered offload; {:.4g} B of {} "
-                                      "chunk passes in host memory)",
-                                      largest_layer, per_chunk * in_flight, in_flight)};
-  }
+  ledger.activations = activations_item(p, c.pp, &ledger.host_bytes);
   ledger.largest_transient = largest_transient(p, c.pp);
   return ledger;
 }

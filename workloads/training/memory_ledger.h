@@ -53,6 +53,9 @@ double layer_activation_bytes(const TrainingPlan& plan);
 // The most chunk-forwards whose activations a stage holds at once, read off its pass order (a
 // forward adds one, a backward's input-gradient part releases one).
 int in_flight_chunk_passes(const PassOrder& order);
+// The most activation bytes a stage holds at once, a forward adding its chunk's `chunk_bytes`
+// (by local chunk) and a backward's input-gradient part releasing them.
+double in_flight_activation_bytes(const PassOrder& order, const std::vector<double>& chunk_bytes);
 
 // The ledger of `rank`.
 MemoryLedger memory_ledger(const TrainingPlan& plan, RankId rank);
