@@ -110,13 +110,10 @@ double in_flight_activation_bytes(const PassOrder& order, const std::vector<doub
 }
 
 int in_flight_chunk_passes(const PassOrder& order) {
-  int outstanding = 0;
-  int peak = 0;
-  for (const PipelinePass& p : order) {
-    if (p.kind == PassKind::kForward) peak = std::max(peak, ++outstanding);
-    if (p.kind == PassKind::kBackward || p.kind == PassKind::kBackwardInput) --outstanding;
-  }
-  return peak;
+  int chunks = 0;
+  for (const PipelinePass& p : order) chunks = std::max(chunks, p.local_chunk + 1);
+  // Every chunk weighs one: the peak of bytes is the peak of passes.
+  return static_cast<int>(in_flight_activation_bytes(order, std::vector<double>(chunks, 1.0)));
 }
 
 namespace {
@@ -168,8 +165,9 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
     const LayerRange layers = p.map.layers({stage, k});
     double bytes = 0;
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      bytes += layer_activation_bytes(p, l);
-      largest_layer = std::max(largest_layer, layer_activation_bytes(p, l));
+      const double layer = layer_activation_bytes(p, l);
+      bytes += layer;
+      largest_layer = std::max(largest_layer, layer);
     }
     chunk_bytes.push_back(bytes);
     chunk_layers.push_back(std::to_string(layers.count));
