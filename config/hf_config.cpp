@@ -225,9 +225,10 @@ constexpr auto kDeepseekV3Keys = std::to_array<KeyRule>({
     {"num_nextn_predict_layers", set_int<&M::set_mtp_depth>},
     {"attention_bias", require_false},
     {"head_dim", ignore},
-    // routing: how experts are chosen, not how many run
-    {"n_group", ignore},
-    {"topk_group", ignore},
+    // group-limited routing: how many nodes a token's copies can reach
+    {"n_group", set_int<&M::set_moe_expert_groups>},
+    {"topk_group", set_int<&M::set_moe_groups_per_token>},
+    // routing: how experts are scored, not how many run or where
     {"topk_method", ignore},
     {"scoring_func", ignore},
     {"routed_scaling_factor", ignore},

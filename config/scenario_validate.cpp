@@ -6,56 +6,17 @@
 
 #include <fmt/format.h>
 
+#include "config/experts_validate.h"
 #include "config/faults_validate.h"
 #include "config/power_cost_validate.h"
+#include "config/scenario_checker.h"
 #include "config/scenario_limits.h"
 #include "config/scenario_loader.h"
 #include "config/symmetry_fold.h"
 #include "workloads/model/attention_ledger.h"
-#include "workloads/moe/token_routing.h"
 
 namespace racksim::config {
 namespace {
-
-class Checker {
- public:
-  explicit Checker(const SourceMap& sources) : sources_(sources) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
-    throw InputError(sources_.find(field), field, detail);
-  }
-
-  // A value the simulation cannot do without.
-  template <typename T>
-  void positive(const std::string& field, bool present, T value) const {
-    if (!present) {
-      const bool has_presets = field.rfind("model.", 0) == 0 || field.rfind("hardware.", 0) == 0;
-      fail(field, has_presets ? "missing: set it, or name a preset that sets it"
-                              : "missing: set it in the scenario");
-    }
-    if (!(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
-  }
-
-  // A value with a default: checked only when present.
-  template <typename T>
-  void positive_if_set(const std::string& field, bool present, T value) const {
-    if (present && !(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
-  }
-
-  void efficiency(const std::string& field, bool present, double value) const {
-    if (!present) fail(field, "missing: an efficiency in (0, 1]");
-    if (!(value > 0 && value <= 1)) {
-      fail(field, fmt::format("must be a fraction in (0, 1], got {}", value));
-    }
-  }
-
-  void latency(const std::string& field, double value) const {
-    if (!(value >= 0)) fail(field, fmt::format("must be >= 0 seconds, got {}", value));
-  }
-
- private:
-  const SourceMap& sources_;
-};
 
 void check_model(const config::Model& model, const Checker& check) {
   check.positive("model.hidden_size", model.has_hidden_size(), model.hidden_size());
@@ -179,6 +140,30 @@ void check_nic_ports(const config::Hardware& hw, const Checker& check) {
   }
 }
 
+// The compute model's efficiencies and the SMs it leaves to the kernels.
+void check_compute(const config::Hardware& hw, const Checker& check) {
+  const config::ComputeEfficiency& compute = hw.compute();
+  check.efficiency("hardware.compute.gemm", compute.has_gemm(), compute.gemm());
+  check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
+  check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
+                   compute.elementwise());
+  check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
+  check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
+  if (!(compute.gemm_half_dim() >= 0)) {
+    check.fail(
+        "hardware.compute.gemm_half_dim",
+        fmt::format("must be >= 0 elements (0: no shape effect), got {}", compute.gemm_half_dim()));
+  }
+  const int reserved = compute.comm_reserved_sms();
+  if (compute.has_comm_reserved_sms() && (reserved < 0 || reserved >= hw.gpu().sm_count())) {
+    check.fail("hardware.compute.comm_reserved_sms",
+               hw.gpu().sm_count() > 0
+                   ? fmt::format("must be in [0, {}) (hardware.gpu.sm_count), got {}",
+                                 hw.gpu().sm_count(), reserved)
+                   : std::string("needs hardware.gpu.sm_count (how many SMs the GPU has)"));
+  }
+}
+
 void check_hardware(const config::Hardware& hw, const Checker& check) {
   check.positive("hardware.nodes", hw.has_nodes(), hw.nodes());
   check.positive("hardware.gpus_per_node", hw.has_gpus_per_node(), hw.gpus_per_node());
@@ -216,18 +201,7 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
   check.latency("hardware.pcie.latency_s", pcie.latency_s());
   check.efficiency("hardware.pcie.efficiency", pcie.has_efficiency(), pcie.efficiency());
 
-  const config::ComputeEfficiency& compute = hw.compute();
-  check.efficiency("hardware.compute.gemm", compute.has_gemm(), compute.gemm());
-  check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
-  check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
-                   compute.elementwise());
-  check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
-  check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
-  if (!(compute.gemm_half_dim() >= 0)) {
-    check.fail(
-        "hardware.compute.gemm_half_dim",
-        fmt::format("must be >= 0 elements (0: no shape effect), got {}", compute.gemm_half_dim()));
-  }
+  check_compute(hw, check);
   check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
   check_scale_up_shape(hw, check);
   check_host(hw, check);
@@ -244,10 +218,6 @@ void check_training(const config::Training& training, const Checker& check) {
 }
 
 // The layout sizes, with the defaults for the ones an unresolved scenario leaves unset.
-struct Sizes {
-  int64_t tp, pp, cp, ep, vp, dp, gpus;
-};
-
 Sizes check_layout_values(const config::Scenario& scenario, const Checker& check) {
   const config::Layout& layout = scenario.layout();
   auto size = [&](const char* name, bool present, int32_t value) -> int64_t {
@@ -327,11 +297,6 @@ void check_pipeline_split(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
-void check_divisible(const Checker& check, const std::string& field, int64_t value, int64_t divisor,
-                     const std::string& what) {
-  if (value % divisor != 0) check.fail(field, fmt::format(fmt::runtime(what), value, divisor));
-}
-
 void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   const config::Model& model = scenario.model();
   const config::Training& training = scenario.training();
@@ -384,71 +349,6 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                     "sequence parallelism splits seq_length {} over tp {} ranks, which does not "
                     "divide it");
   }
-}
-
-// Mixture of experts and expert parallelism.
-void check_expert_placement(const config::Scenario& scenario, const Checker& check) {
-  const config::ExpertPlacement& placement = scenario.expert_placement();
-  if (placement.redundant_per_rank() < 0) {
-    check.fail(
-        "expert_placement.redundant_per_rank",
-        fmt::format("replica slots per rank are >= 0; got {}", placement.redundant_per_rank()));
-  }
-  if (placement.strategy() == config::ExpertPlacement::BY_COOCCURRENCE &&
-      !placement.has_token_routing_file()) {
-    check.fail("expert_placement.strategy",
-               "BY_COOCCURRENCE needs expert_placement.token_routing_file (which experts the "
-               "tokens choose together)");
-  }
-  if (placement.node_dedup_dispatch() && !placement.has_token_routing_file()) {
-    check.fail("expert_placement.node_dedup_dispatch",
-               "a deduplicated dispatch needs expert_placement.token_routing_file (which experts "
-               "each token chooses together)");
-  }
-  if (placement.has_token_routing_file()) {  // read now: a bad line fails before any output
-    read_token_routing(placement.token_routing_file(), scenario.model().num_experts(),
-                       scenario.model().experts_per_token(), "expert_placement.token_routing_file");
-  }
-}
-
-void check_experts(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
-  const config::Model& model = scenario.model();
-  const config::Training& training = scenario.training();
-  if (model.num_experts() <= 0) {
-    if (sizes.ep > 1)
-      check.fail("layout.ep", "ep > 1 needs a model with experts (model.num_experts)");
-    return;
-  }
-  check.positive("model.experts_per_token", model.has_experts_per_token(),
-                 model.experts_per_token());
-  check.positive("model.moe_ffn_hidden_size", model.has_moe_ffn_hidden_size(),
-                 model.moe_ffn_hidden_size());
-  if (model.experts_per_token() > model.num_experts()) {
-    check.fail("model.experts_per_token",
-               fmt::format("{} experts per token but only {} experts", model.experts_per_token(),
-                           model.num_experts()));
-  }
-  if ((sizes.tp * sizes.cp * sizes.dp) % sizes.ep != 0) {
-    check.fail("layout.ep",
-               fmt::format("expert parallelism re-splits the tp x cp x dp = {} ranks of "
-                           "a stage; ep {} does not divide them",
-                           sizes.tp * sizes.cp * sizes.dp, sizes.ep));
-  }
-  check_divisible(check, "layout.ep", model.num_experts(), sizes.ep,
-                  "num_experts {} is not divisible by ep {}: each expert-parallel rank holds "
-                  "whole experts");
-  if (sizes.tp > 1 && !scenario.layout().sequence_parallel()) {
-    check.fail("layout.sequence_parallel",
-               "MoE layers with tp > 1 need sequence parallelism (Megatron-core splits the tokens "
-               "over TP ranks before routing)");
-  }
-  if (training.routing() == config::Training::ZIPF && !(training.routing_zipf_exponent() > 0)) {
-    check.fail("training.routing_zipf_exponent", "ZIPF routing needs an exponent > 0");
-  }
-  if (training.routing() == config::Training::FROM_FILE && training.routing_file().empty()) {
-    check.fail("training.routing_file", "FROM_FILE routing needs a routing_file");
-  }
-  check_expert_placement(scenario, check);
 }
 
 // Context parallelism and the attention kinds.

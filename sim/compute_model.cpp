@@ -21,6 +21,11 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   m.gemm_half_dim = hw.compute().gemm_half_dim();
   m.kernel_model = hw.compute().model() == config::ComputeEfficiency::KERNEL;
   m.sm_count = hw.gpu().sm_count();
+  const int reserved = hw.compute().comm_reserved_sms();
+  if (m.sm_count > reserved && reserved > 0) {
+    m.compute_sm_share = static_cast<double>(m.sm_count - reserved) / m.sm_count;
+    m.sm_count -= reserved;
+  }
   m.cpu_launch_floor_s = hw.compute().cpu_launch_floor_s();
   m.gemm_k_overhead = hw.compute().gemm_k_overhead();
   return m;
@@ -74,7 +79,7 @@ double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
 // The op's GEMMs from their shapes, scaled to its FLOPs (a MoE expert kernel doing the work of
 // the tokens it received, a ring-attention slice), against the HBM floor of its bytes.
 double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
-  const double peak = peak_flops_per_s(op.dtype);
+  const double peak = peak_flops_per_s(op.dtype) * compute_sm_share;
   auto one = [&](double m, double k, double n) {
     return gemm_kernel_cost(m, k, n, shape.batch, sm_count, peak, gemm_efficiency, gemm_k_overhead)
         .seconds;
@@ -94,7 +99,7 @@ double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
 }
 
 double ComputeModel::roofline_s(const Op& op) const {
-  const double flop_rate = peak_flops_per_s(op.dtype) * efficiency(op);
+  const double flop_rate = peak_flops_per_s(op.dtype) * compute_sm_share * efficiency(op);
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
   const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
   const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;

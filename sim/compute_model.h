@@ -30,7 +30,9 @@ struct ComputeModel {
   double launch_overhead_s = 0;
   double gemm_half_dim = 0;   // 0: GEMM efficiency independent of the shape
   bool kernel_model = false;  // hardware.compute.model KERNEL
-  int sm_count = 0;
+  int sm_count = 0;           // the SMs compute kernels get (the GPU's less comm_reserved_sms)
+  // The share of the peak compute kernels get: (sm_count - comm_reserved_sms) / sm_count.
+  double compute_sm_share = 1;
   double cpu_launch_floor_s = 0;
   double gemm_k_overhead = 0;
 

@@ -140,7 +140,9 @@ TEST(DeepSeekV3H800, DatasheetErrorOfTheReportedThroughputIsPinned) {
   const double step = simulate(
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/deepseek-v3-h800.textproto", {});
   const double published_s = 15360.0 * 4096 * 180e3 * 3600 / 1e12 / 2048;
-  EXPECT_NEAR(step / published_s - 1, -0.028, 0.005);
+  // With DeepSeek's traffic (node-limited routing, one InfiniBand copy per node, FP8 dispatch)
+  // and its 20 communication SMs: 23.5 % faster than the whole-run average (docs/validation.md).
+  EXPECT_NEAR(step / published_s - 1, -0.235, 0.005);
 }
 
 }  // namespace

@@ -379,6 +379,35 @@ TEST(app_scenario_loader, FeaturesNeedTheirPrerequisites) {
   EXPECT_NO_THROW(config::load_scenario_text(small_scenario(""), "s", {"training.dtype=FP8"}));
 }
 
+// Node-limited routing, a deduplicated dispatch without a sample and the SMs communication
+// holds: each wrong value names its field.
+TEST(app_scenario_loader, RoutingGroupsDedupAndReservedSms) {
+  const std::vector<std::string> deepseek = {"model.preset=deepseek-v3", "layout.ep=8",
+                                             "training.seq_length=4096"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = deepseek;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return load_error(small_scenario(""), "scenario.textproto", all);
+  };
+  EXPECT_FALSE(with({"expert_placement.node_dedup_dispatch=true"}).thrown)
+      << with({"expert_placement.node_dedup_dispatch=true"}).detail;
+  const Caught groups = with({"model.moe_expert_groups=7"});
+  EXPECT_EQ(groups.field, "model.moe_expert_groups");
+  EXPECT_NE(groups.detail.find("equal groups"), std::string::npos) << groups.detail;
+  const Caught per_token = with({"model.moe_groups_per_token=9"});
+  EXPECT_EQ(per_token.field, "model.moe_groups_per_token");
+  const Caught too_few = with({"model.moe_groups_per_token=0"});
+  EXPECT_EQ(too_few.field, "model.moe_groups_per_token");
+  const Caught skewed = with({"expert_placement.node_dedup_dispatch=true", "training.routing=ZIPF",
+                              "training.routing_zipf_exponent=1"});
+  EXPECT_EQ(skewed.field, "expert_placement.node_dedup_dispatch");
+  EXPECT_NE(skewed.detail.find("BALANCED"), std::string::npos) << skewed.detail;
+  const Caught sms = with({"hardware.compute.comm_reserved_sms=132"});
+  EXPECT_EQ(sms.field, "hardware.compute.comm_reserved_sms");
+  EXPECT_NE(sms.detail.find("[0, 132)"), std::string::npos) << sms.detail;
+  EXPECT_FALSE(with({"hardware.compute.comm_reserved_sms=20"}).thrown);
+}
+
 TEST(app_scenario_loader, LoadsFromAFile) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("racksim-loader-" + std::to_string(::getpid()));

@@ -92,6 +92,30 @@ TEST(KernelComputeModel, TinyKernelsLastTheCpuFloorAndThinOnesTheirHbmBytes) {
   EXPECT_NEAR(model.duration_s(op_of(thin), thin.shape), hbm_s + 2e-6, 1e-12);
 }
 
+TEST(KernelComputeModel, SmsHeldByCommunicationLeaveTheRestToTheTiles) {
+  // hardware.compute.comm_reserved_sms: 12 of 108 SMs to communication kernels. A GEMM of 12 x 8
+  // tiles of 256 x 128 is one full wave on the 96 left, at the same rate per SM.
+  config::Hardware hw;
+  hw.mutable_gpu()->set_bf16_flops_per_s(kPeak);
+  hw.mutable_gpu()->set_hbm_bytes_per_s(2.039e12);
+  hw.mutable_gpu()->set_sm_count(kSms);
+  hw.mutable_compute()->set_model(config::ComputeEfficiency::KERNEL);
+  hw.mutable_compute()->set_gemm(kEfficiency);
+  hw.mutable_compute()->set_elementwise(0.5);
+  hw.mutable_compute()->set_hbm(1);
+  hw.mutable_compute()->set_comm_reserved_sms(12);
+  const ComputeModel model = ComputeModel::from_hardware(hw);
+  EXPECT_EQ(model.sm_count, 96);
+  const LayerStep full = gemm_step("full", 256 * 12, 4096, 128 * 8, 2);
+  EXPECT_NEAR(model.duration_s(op_of(full), full.shape), tile_s(256, 128, 4096, 1.0), 1e-15);
+  // FLOP-bound kernels outside the tile model run at 96 / 108 of the peak; memory-bound ones
+  // keep the HBM bandwidth.
+  const LayerStep flops = elementwise_step("flops", 0, 1e12, 2);
+  EXPECT_NEAR(model.duration_s(op_of(flops)), 1e12 / (kPeak * 0.5 * 96 / 108), 1e-12);
+  const LayerStep bytes = elementwise_step("bytes", 1e9, 1, 2);
+  EXPECT_NEAR(model.duration_s(op_of(bytes)), 2e9 / 2.039e12, 1e-12);
+}
+
 TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) {
   AttentionSpec spec;
   spec.hidden = 3072;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 
 #include "common/error.h"
@@ -12,6 +13,7 @@
 #include "workloads/model/model_presets.h"
 #include "workloads/model/transformer.h"
 #include "workloads/moe/expert_routing.h"
+#include "workloads/moe/routing_rule.h"
 #include "workloads/training/memory_ledger.h"
 #include "workloads/training/training_step.h"
 
@@ -237,6 +239,41 @@ TEST(SkewedRouting, WeightsTheAllToAllAndScalesExpertWork) {
 
 namespace racksim {
 namespace {
+
+// DeepSeek-V3's dispatch: FP8 towards the experts (a byte per element and a 4-byte scale per
+// 128), BF16 back; each token once per node, the matrix the routing rule gives.
+TEST(DedupDispatch, Fp8TowardsTheExpertsAndTheRulesMatrix) {
+  auto s = seed_scenario(65536);
+  s.mutable_training()->set_global_batch_size(2);
+  s.mutable_training()->set_moe_dispatch_dtype(config::FP8);
+  s.mutable_expert_placement()->set_node_dedup_dispatch(true);
+  s.mutable_hardware()->set_gpus_per_node(4);  // EP8 over two nodes
+  const TrainingPlan plan = resolve_training_plan(s);
+  const RoutingRule rule = routing_rule(s.model());
+  EXPECT_EQ(plan.dedup_dispatch,
+            rule_dedup_dispatch_matrix(contiguous_placement(rule.experts, 8), rule, 4));
+  const TrainingStep step = build_training_step(plan);
+  EXPECT_NO_THROW(check_collectives(step.graph));
+  const double copies = 65536.0 / 16 * 6 * 4096;  // local tokens x top-k x hidden
+  std::map<std::string, std::pair<double, uint32_t>> seen;
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank == 0 && op.kind == OpKind::kCollective && op.micro_batch == 0 && op.layer == 2)
+      seen[step.graph.label(op.label)] = {op.amount, op.weights};
+  }
+  const auto& dispatch = seen.at("moe.dispatch");
+  EXPECT_DOUBLE_EQ(dispatch.first, copies * (1 + 4.0 / 128));
+  EXPECT_DOUBLE_EQ(seen.at("moe.combine").first, copies * 2);
+  EXPECT_DOUBLE_EQ(seen.at("moe.combine.bwd").first, copies * (1 + 4.0 / 128));
+  EXPECT_DOUBLE_EQ(seen.at("moe.dispatch.bwd").first, copies * 2);
+  // Towards the experts the matrix, back its transpose.
+  const std::vector<double>& table = step.graph.weights(dispatch.second);
+  EXPECT_EQ(table[0], static_cast<double>(WeightedAllToAll::kMatrix));
+  EXPECT_EQ(std::vector<double>(table.begin() + 1, table.end()), plan.dedup_dispatch);
+  EXPECT_EQ(seen.at("moe.combine.bwd").second, dispatch.second);
+  const std::vector<double>& back = step.graph.weights(seen.at("moe.combine").second);
+  EXPECT_EQ(back[1 + 1 * 8 + 4], plan.dedup_dispatch[4 * 8 + 1]);
+  EXPECT_EQ(seen.at("moe.dispatch.bwd").second, seen.at("moe.combine").second);
+}
 
 TEST(ActivationOffload, EveryLayerInputGoesOutAndComesBackOnce) {
   auto s = seed_scenario(524288);

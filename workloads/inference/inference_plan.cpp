@@ -63,7 +63,8 @@ InferencePlan resolve_inference_plan(const config::Scenario& scenario) {
                      std::move(sample),
                      std::move(cooccurrence),
                      scenario.expert_placement().node_dedup_dispatch(),
-                     expert_domain_size(scenario)};
+                     expert_domain_size(scenario),
+                     routing_rule(scenario.model())};
   plan.expert_layers = plan_expert_layers(scenario, plan);
   return plan;
 }

@@ -12,6 +12,7 @@
 #include "proto/scenario.pb.h"
 #include "workloads/model/transformer.h"
 #include "workloads/moe/expert_placement.h"
+#include "workloads/moe/routing_rule.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/layout.h"
 
@@ -47,7 +48,8 @@ struct InferencePlan {
   std::optional<TokenRouting> routing_sample;
   CoOccurrence cooccurrence;  // of the routing sample's experts; empty without one
   bool node_dedup_dispatch = false;
-  int ranks_per_node = 1;  // the expert domain: GPUs that share a node's NICs
+  int ranks_per_node = 1;    // the expert domain: GPUs that share a node's NICs
+  RoutingRule routing_rule;  // the model's: the deduplicated dispatch without a sample
   // The shape of `phase`.
   const InferenceShape& shape(InferencePhase phase) const {
     return phase == InferencePhase::kDecode ? decode : prefill;

@@ -8,6 +8,7 @@
 #include "workloads/inference/inference_ledger.h"
 #include "workloads/model/layer_steps.h"
 #include "workloads/moe/expert_routing.h"
+#include "workloads/moe/routing_rule.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/rank_writer.h"
@@ -234,10 +235,13 @@ class InferenceWriter {
       const std::vector<double>& ranks = layer.rank_shares;
       uint32_t dispatch = 0;
       uint32_t combine = 0;
-      if (ep > 1 && sample && plan_.node_dedup_dispatch) {
-        // One sample serves every layer: the map, and so the matrices, repeat.
+      if (ep > 1 && plan_.node_dedup_dispatch) {
+        // One sample (or the rule) serves every layer: the map, and so the matrices, repeat.
         if (info.placements.empty() || info.placements.back().share != layer.map.share) {
-          std::tie(dispatch, combine) = add_dedup_weights(layer.map, *sample, plan_.ranks_per_node);
+          std::tie(dispatch, combine) = add_dedup_weights(
+              out_->graph, sample ? dedup_dispatch_matrix(layer.map, *sample, plan_.ranks_per_node)
+                                  : rule_dedup_dispatch_matrix(layer.map, plan_.routing_rule,
+                                                               plan_.ranks_per_node));
         } else {
           std::tie(dispatch, combine) = weights_.back();
         }
@@ -252,21 +256,6 @@ class InferenceWriter {
       info.expert_rank_shares.push_back(ranks);
       info.placements.push_back(layer.map);
     }
-  }
-
-  // The dispatch as a kMatrix table and the combine as its transpose.
-  std::pair<uint32_t, uint32_t> add_dedup_weights(const ExpertPlacementMap& map,
-                                                  const TokenRouting& sample, int ranks_per_node) {
-    const std::vector<double> m = dedup_dispatch_matrix(map, sample, ranks_per_node);
-    const auto n = static_cast<size_t>(map.ranks);
-    std::vector<double> forward{static_cast<double>(WeightedAllToAll::kMatrix)};
-    forward.insert(forward.end(), m.begin(), m.end());
-    std::vector<double> back(forward.size());
-    back[0] = forward[0];
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < n; ++j) back[1 + j * n + i] = m[i * n + j];
-    }
-    return {out_->graph.add_weights(std::move(forward)), out_->graph.add_weights(std::move(back))};
   }
 
   const InferencePlan& plan_;

@@ -70,6 +70,8 @@ LayerStep backward_collective(const LayerStep& fwd) {
   b.name = fwd.name + ".bwd";
   b.forward = fwd.backward;  // what runs now is the backward's collective
   b.backward.reset();
+  if (fwd.backward_bytes >= 0) b.bytes = fwd.backward_bytes;
+  b.backward_bytes = -1;
   // Gradients retrace the tokens' way back: dispatch's traffic pattern becomes combine's.
   b.weighting = fwd.weighting == WeightedAllToAll::kByReceiver ? WeightedAllToAll::kBySender
                                                                : WeightedAllToAll::kByReceiver;

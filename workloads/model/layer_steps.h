@@ -52,7 +52,8 @@ struct LayerStep {
   std::optional<CollectiveKind> forward;
   std::optional<CollectiveKind> backward;
   CommDim dim = CommDim::kOther;
-  double bytes = 0;  // buffer size (nccl-tests convention); kRing: bytes per hop
+  double bytes = 0;            // buffer size (nccl-tests convention); kRing: bytes per hop
+  double backward_bytes = -1;  // the backward collective's buffer when it differs (< 0: bytes)
   int ring_hops = 0;
   // MoE: an all-to-all whose traffic follows the experts' load (forward: dispatch is
   // kByReceiver, combine kBySender; the backward flips them), and expert kernels whose work

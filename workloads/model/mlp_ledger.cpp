@@ -82,13 +82,15 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   const double routed = moe_tokens * static_cast<double>(spec.top_k);  // token copies sent out
   const double experts_local = static_cast<double>(spec.experts) / shape.ep;
   const double f = static_cast<double>(spec.expert_ffn);
+  const double d = shape.dispatch_element_bytes > 0 ? shape.dispatch_element_bytes : e;
   LayerStep router = gemm_step("moe.router", moe_tokens, h, static_cast<double>(spec.experts), e);
   router.fp8_linear = false;  // the router's scores stay in high precision
   fw.push_back(router);
   fw.push_back(elementwise_step("moe.permute", 2 * routed * h, routed, e));
   if (shape.ep > 1) {
     LayerStep dispatch = collective_step("moe.dispatch", CollectiveKind::kAllToAll,
-                                         CollectiveKind::kAllToAll, CommDim::kEp, routed * h * e);
+                                         CollectiveKind::kAllToAll, CommDim::kEp, routed * h * d);
+    dispatch.backward_bytes = routed * h * e;  // the tokens' gradients go back unquantized
     dispatch.expert_weighted = true;
     dispatch.weighting = WeightedAllToAll::kByReceiver;
     fw.push_back(dispatch);
@@ -111,6 +113,7 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   if (shape.ep > 1) {
     LayerStep combine = collective_step("moe.combine", CollectiveKind::kAllToAll,
                                         CollectiveKind::kAllToAll, CommDim::kEp, routed * h * e);
+    combine.backward_bytes = routed * h * d;  // output gradients towards the experts
     combine.expert_weighted = true;
     combine.weighting = WeightedAllToAll::kBySender;
     fw.push_back(combine);

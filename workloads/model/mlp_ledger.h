@@ -33,6 +33,7 @@ struct MlpShape {
   bool sequence_parallel = false;
   int ep = 1;
   DataType dtype = DataType::kBf16;
+  double dispatch_element_bytes = 0;  // the all-to-alls towards the experts; 0: dtype's
 };
 
 // Appends the block's forward steps. Expert kernels are written for a balanced load (every

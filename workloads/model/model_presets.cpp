@@ -77,7 +77,7 @@ constexpr std::string_view kMixtral8x7b = R"pb(
 )pb";
 
 constexpr std::string_view kDeepseekV3 = R"pb(
-  source: "docs/sources.md §8: DeepSeek-V3 (arXiv 2412.19437, config.json): MLA (q_lora 1536, kv_lora 512, qk_nope 128, qk_rope 64, v 128), 1 shared + 256 routed experts of 2048, 8 per token, first 3 layers dense (18432), MTP depth 1; 671B total / 37B active without MTP"
+  source: "docs/sources.md §8: DeepSeek-V3 (arXiv 2412.19437, config.json): MLA (q_lora 1536, kv_lora 512, qk_nope 128, qk_rope 64, v 128), 1 shared + 256 routed experts of 2048, 8 per token from at most 4 of 8 groups (n_group, topk_group: node-limited routing), first 3 layers dense (18432), MTP depth 1; 671B total / 37B active without MTP"
   hidden_size: 7168
   num_layers: 61
   num_heads: 128
@@ -92,6 +92,8 @@ constexpr std::string_view kDeepseekV3 = R"pb(
   tie_embeddings: false
   num_experts: 256
   experts_per_token: 8
+  moe_expert_groups: 8
+  moe_groups_per_token: 4
   moe_ffn_hidden_size: 2048
   num_shared_experts: 1
   first_dense_layers: 3

@@ -22,6 +22,7 @@ MlpShape mlp_shape(const RankShape& shape) {
   m.sequence_parallel = shape.sequence_parallel;
   m.ep = shape.ep;
   m.dtype = shape.dtype;
+  m.dispatch_element_bytes = shape.moe_dispatch_element_bytes;
   return m;
 }
 

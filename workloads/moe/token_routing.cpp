@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "workloads/moe/expert_routing.h"
+#include "workloads/moe/routing_rule.h"
 
 namespace racksim {
 
@@ -167,11 +168,8 @@ std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
   const auto holders = holders_of_experts(map);
   const auto n = static_cast<size_t>(map.ranks);
   std::vector<double> matrix(n * n, 0.0);
-  // The GPU of the sender's rail (index inside its domain) in `domain`; a partial last domain
-  // wraps the rails around so that no GPU of it lands the copies of several rails.
-  auto landing_rank = [&](int domain, int rail) {
-    const int first = domain * ranks_per_domain;
-    return static_cast<size_t>(first + rail % std::min(ranks_per_domain, map.ranks - first));
+  auto landing = [&](int domain, int rail) {
+    return static_cast<size_t>(landing_rank(map.ranks, ranks_per_domain, domain, rail));
   };
   std::vector<int> served_by;
   std::vector<int> reached;
@@ -186,11 +184,10 @@ std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
       for (int rank : served_by) {
         const int target = rank / ranks_per_domain;
         // Inside the sender's domain straight over NVLink; elsewhere from the landing GPU.
-        const size_t from =
-            target == domain ? static_cast<size_t>(sender) : landing_rank(target, rail);
+        const size_t from = target == domain ? static_cast<size_t>(sender) : landing(target, rail);
         if (from != static_cast<size_t>(rank)) matrix[from * n + rank] += 1;
       }
-      for (int target : reached) matrix[sender * n + landing_rank(target, rail)] += 1;
+      for (int target : reached) matrix[sender * n + landing(target, rail)] += 1;
     }
   }
   const double copies = static_cast<double>(routing.tokens.size()) *

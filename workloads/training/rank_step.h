@@ -35,6 +35,10 @@ class RankStep {
     // without activation offload.
     const std::vector<double>& offloaded_activation_bytes;
     bool merge_ring_hops;  // StepGraphOptions::merge_ring_hops
+    // The node-deduplicated dispatch's weights table in the graph and its transpose's (the
+    // combine's), or 0 (TrainingPlan::dedup_dispatch).
+    uint32_t dedup_dispatch_weights = 0;
+    uint32_t dedup_combine_weights = 0;
   };
 
   RankStep(const Shared& shared, EventGraph* graph, RankId rank);

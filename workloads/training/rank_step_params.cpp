@@ -23,6 +23,12 @@ const std::vector<double>& RankStep::layer_shares(const OpTag& tag) const {
 }
 
 uint32_t RankStep::routing_weights(WeightedAllToAll weighting, const OpTag& tag) {
+  // Deduplicated: towards the experts (the dispatch, the combine's gradient) the matrix, back
+  // from them its transpose.
+  if (s_.dedup_dispatch_weights != 0) {
+    return weighting == WeightedAllToAll::kByReceiver ? s_.dedup_dispatch_weights
+                                                      : s_.dedup_combine_weights;
+  }
   const auto& shares = layer_shares(tag);
   if (shares.empty() || !s_.plan.training.skewed_routing) return 0;
   std::vector<double> table{static_cast<double>(weighting)};

@@ -1,5 +1,7 @@
 #include "workloads/training/rank_writer.h"
 
+#include <cmath>
+
 namespace racksim {
 
 std::vector<OpId> ComputeChain::inputs() const {
@@ -136,6 +138,20 @@ OpId RankWriter::recv(ComputeChain& chain, StreamId stream, const std::string& n
   const OpId id = graph_->add_recv(context(stream, op_tag), name, peer, tag, bytes, dim);
   chain.pending.push_back(id);
   return id;
+}
+
+std::pair<uint32_t, uint32_t> add_dedup_weights(EventGraph& graph,
+                                                const std::vector<double>& matrix) {
+  if (matrix.empty()) return {0, 0};
+  const auto n = static_cast<size_t>(std::lround(std::sqrt(static_cast<double>(matrix.size()))));
+  std::vector<double> forward{static_cast<double>(WeightedAllToAll::kMatrix)};
+  forward.insert(forward.end(), matrix.begin(), matrix.end());
+  std::vector<double> back(forward.size());
+  back[0] = forward[0];
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) back[1 + j * n + i] = matrix[i * n + j];
+  }
+  return {graph.add_weights(std::move(forward)), graph.add_weights(std::move(back))};
 }
 
 }  // namespace racksim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/event_graph.h"
@@ -90,5 +91,10 @@ class RankWriter {
   DataType dtype_;
   GradAccumulation accumulation_;
 };
+
+// A deduplicated dispatch matrix (n x n, row-major) as the graph's kMatrix weights tables: the
+// dispatch's and its transpose's (the combine's). {0, 0} for an empty matrix.
+std::pair<uint32_t, uint32_t> add_dedup_weights(EventGraph& graph,
+                                                const std::vector<double>& matrix);
 
 }  // namespace racksim

@@ -1,5 +1,9 @@
 #include "workloads/training/training_plan.h"
 
+#include <algorithm>
+
+#include "workloads/moe/routing_rule.h"
+#include "workloads/moe/token_routing.h"
 #include "workloads/training/step_shape.h"
 
 namespace racksim {
@@ -61,6 +65,20 @@ ClusterFigures cluster_figures(const config::Scenario& s) {
   return c;
 }
 
+// The node-deduplicated dispatch of the MoE layers: from the routing sample when the scenario
+// gives one, else from the model's routing rule under a balanced load. Experts sit contiguously
+// on the EP ranks, which are consecutive ranks on consecutive GPUs.
+std::vector<double> dedup_dispatch(const config::Scenario& s) {
+  const int ep = std::max(1, s.layout().ep());
+  if (!s.expert_placement().node_dedup_dispatch() || ep == 1 || s.model().num_experts() == 0)
+    return {};
+  const ExpertPlacementMap map = contiguous_placement(s.model().num_experts(), ep);
+  const int domain = expert_domain_size(s);
+  if (const auto sample = scenario_token_routing(s))
+    return dedup_dispatch_matrix(map, *sample, domain);
+  return rule_dedup_dispatch_matrix(map, routing_rule(s.model()), domain);
+}
+
 }  // namespace
 
 TrainingPlan resolve_training_plan(const config::Scenario& scenario) {
@@ -76,7 +94,8 @@ TrainingPlan resolve_training_plan(const config::Scenario& scenario) {
                       expert_rank_shares(scenario, model),
                       training_settings(scenario.training()),
                       host_settings(scenario.hardware()),
-                      cluster_figures(scenario)};
+                      cluster_figures(scenario),
+                      dedup_dispatch(scenario)};
 }
 
 }  // namespace racksim

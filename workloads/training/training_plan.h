@@ -74,6 +74,10 @@ struct TrainingPlan {
   TrainingSettings training;
   HostSettings host;
   ClusterFigures cluster;
+  // expert_placement.node_dedup_dispatch: the dispatch's EP x EP matrix (bytes rank i sends rank
+  // j per byte of a one-copy-per-expert dispatch; the combine is its transpose). Empty: every
+  // expert copy travels on its own.
+  std::vector<double> dedup_dispatch;
   double tokens_per_step() const {
     return static_cast<double>(training.global_batch_size * training.seq_length);
   }

@@ -5,6 +5,7 @@
 
 #include "workloads/training/memory_ledger.h"
 #include "workloads/training/rank_step.h"
+#include "workloads/training/rank_writer.h"
 
 namespace racksim {
 
@@ -60,6 +61,7 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
   const OffloadStreams offload =
       add_offload_streams(graph, t.offload_optimizer || t.offload_activations);
   const std::vector<double> offloaded_bytes = offloaded_activation_bytes(plan);
+  const auto [dedup_dispatch, dedup_combine] = add_dedup_weights(graph, plan.dedup_dispatch);
   const RankStep::Shared shared{plan,
                                 layers,
                                 embedding,
@@ -69,7 +71,9 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
                                 dp_stream,
                                 offload,
                                 offloaded_bytes,
-                                options.merge_ring_hops};
+                                options.merge_ring_hops,
+                                dedup_dispatch,
+                                dedup_combine};
   const auto ranks_to_write = static_cast<size_t>(
       only_ranks.empty() ? layout.num_ranks()
                          : std::count(only_ranks.begin(), only_ranks.end(), true));

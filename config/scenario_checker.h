@@ -1,0 +1,65 @@
+// The checker the scenario's validation passes share (config/scenario_validate.cpp and the
+// section checks beside it): each failure names the field a user would change and points at the
+// line where it (or the section holding it) is written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "config/scenario_loader.h"
+
+namespace racksim::config {
+
+class Checker {
+ public:
+  explicit Checker(const SourceMap& sources) : sources_(sources) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
+    throw InputError(sources_.find(field), field, detail);
+  }
+
+  // A value the simulation cannot do without.
+  template <typename T>
+  void positive(const std::string& field, bool present, T value) const {
+    if (!present) {
+      const bool has_presets = field.rfind("model.", 0) == 0 || field.rfind("hardware.", 0) == 0;
+      fail(field, has_presets ? "missing: set it, or name a preset that sets it"
+                              : "missing: set it in the scenario");
+    }
+    if (!(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
+  }
+
+  // A value with a default: checked only when present.
+  template <typename T>
+  void positive_if_set(const std::string& field, bool present, T value) const {
+    if (present && !(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
+  }
+
+  void efficiency(const std::string& field, bool present, double value) const {
+    if (!present) fail(field, "missing: an efficiency in (0, 1]");
+    if (!(value > 0 && value <= 1)) {
+      fail(field, fmt::format("must be a fraction in (0, 1], got {}", value));
+    }
+  }
+
+  void latency(const std::string& field, double value) const {
+    if (!(value >= 0)) fail(field, fmt::format("must be >= 0 seconds, got {}", value));
+  }
+
+ private:
+  const SourceMap& sources_;
+};
+
+// The layout's sizes once checked (absent dimensions are 1).
+struct Sizes {
+  int64_t tp, pp, cp, ep, vp, dp, gpus;
+};
+
+inline void check_divisible(const Checker& check, const std::string& field, int64_t value,
+                            int64_t divisor, const std::string& what) {
+  if (value % divisor != 0) check.fail(field, fmt::format(fmt::runtime(what), value, divisor));
+}
+
+}  // namespace racksim::config
