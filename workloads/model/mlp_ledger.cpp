@@ -24,6 +24,18 @@ void append_dense(const std::string& name, double ffn, bool gated, double tokens
   close_tp_region(fw, name, tp, sequence_parallel, tokens * hidden * e);
 }
 
+// An expert-parallel all-to-all whose traffic follows the experts' load, with its backward's
+// buffer.
+LayerStep expert_all_to_all(std::string name, WeightedAllToAll weighting, double bytes,
+                            double backward_bytes) {
+  LayerStep step = collective_step(std::move(name), CollectiveKind::kAllToAll,
+                                   CollectiveKind::kAllToAll, CommDim::kEp, bytes);
+  step.backward_bytes = backward_bytes;
+  step.expert_weighted = true;
+  step.weighting = weighting;
+  return step;
+}
+
 }  // namespace
 
 MlpSpec mlp_spec(const config::Model& model, int layer) {
@@ -88,12 +100,9 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   fw.push_back(router);
   fw.push_back(elementwise_step("moe.permute", 2 * routed * h, routed, e));
   if (shape.ep > 1) {
-    LayerStep dispatch = collective_step("moe.dispatch", CollectiveKind::kAllToAll,
-                                         CollectiveKind::kAllToAll, CommDim::kEp, routed * h * d);
-    dispatch.backward_bytes = routed * h * e;  // the tokens' gradients go back unquantized
-    dispatch.expert_weighted = true;
-    dispatch.weighting = WeightedAllToAll::kByReceiver;
-    fw.push_back(dispatch);
+    // The tokens' gradients go back in the activation dtype.
+    fw.push_back(expert_all_to_all("moe.dispatch", WeightedAllToAll::kByReceiver, routed * h * d,
+                                   routed * h * e));
   }
   // The rank's experts as grouped GEMMs over the tokens they received; their weights are read
   // once per micro-batch.
@@ -111,12 +120,9 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   fw.push_back(act);
   fw.push_back(down);
   if (shape.ep > 1) {
-    LayerStep combine = collective_step("moe.combine", CollectiveKind::kAllToAll,
-                                        CollectiveKind::kAllToAll, CommDim::kEp, routed * h * e);
-    combine.backward_bytes = routed * h * d;  // output gradients towards the experts
-    combine.expert_weighted = true;
-    combine.weighting = WeightedAllToAll::kBySender;
-    fw.push_back(combine);
+    // The output gradients go towards the experts as the dispatch went.
+    fw.push_back(expert_all_to_all("moe.combine", WeightedAllToAll::kBySender, routed * h * e,
+                                   routed * h * d));
   }
   fw.push_back(elementwise_step("moe.unpermute", 2 * routed * h, 2 * routed * h, e));
   if (spec.shared > 0) {
