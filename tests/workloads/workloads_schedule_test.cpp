@@ -368,6 +368,34 @@ TEST(MemoryLedger, Fp8TrainingHoldsBf16WeightsAndTheirFp8Copies) {
   EXPECT_DOUBLE_EQ(memory_ledger(fp8, 0).static_items.front().bytes, 4 * params);
 }
 
+// AdamW's moments in BF16 (DeepSeek-V3): 4 + 2 x 2 = 8 B of optimizer state per parameter, and
+// the optimizer kernel moves 14 + 4 x 2 = 22 B per parameter instead of 30.
+TEST(MemoryLedger, Bf16MomentsHoldEightBytesPerParameter) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  const TrainingPlan fp32 = resolve_training_plan(s);
+  s.mutable_training()->set_optimizer_moment_dtype(config::BF16);
+  const TrainingPlan bf16 = resolve_training_plan(s);
+  const double params = params_on_rank(bf16.model, bf16.layout, bf16.map, 0);
+  auto optimizer_item = [](const MemoryLedger& ledger) {
+    for (const MemoryItem& item : ledger.static_items) {
+      if (item.name == "optimizer states") return item.bytes;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(optimizer_item(memory_ledger(fp32, 0)), 12 * params);
+  EXPECT_DOUBLE_EQ(optimizer_item(memory_ledger(bf16, 0)), 8 * params);
+  auto adam_bytes = [](const TrainingPlan& plan) {
+    const TrainingStep step = build_training_step(plan);
+    double bytes = 0;
+    for (const Op& op : step.graph.ops()) {
+      if (op.rank == 0 && step.graph.label(op.label) == "optimizer.adam") bytes += op.hbm_bytes;
+    }
+    return bytes;
+  };
+  EXPECT_DOUBLE_EQ(adam_bytes(fp32), 30 * params);
+  EXPECT_DOUBLE_EQ(adam_bytes(bf16), 22 * params);
+}
+
 TEST(MemoryLedger, KorthikantiActivationFormulas) {
   auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
   s.mutable_training()->set_flash_attention(false);

@@ -5,8 +5,11 @@ namespace racksim {
 namespace {
 
 // Mixed-precision AdamW per parameter: reads the FP32 master weight, both moments and the FP32
-// gradient (16 bytes), writes master weight and moments and the BF16 copy (14 bytes).
-constexpr double kAdamBytesPerParam = 30;
+// gradient, writes master weight and moments and the BF16 copy: 14 + 4 x the moment's bytes (30
+// with FP32 moments).
+double adam_bytes_per_param(double moment_bytes) {
+  return 14 + 4 * moment_bytes;
+}
 constexpr double kAdamFlopsPerParam = 12;
 // The gradient checks: unscaling and the inf/NaN test read and write the FP32 gradients; the
 // norm reads them. One FP32 scalar per check crosses the model-parallel group.
@@ -92,8 +95,9 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
     offloaded_step(chain, params, tag);
   } else {
     gradient_checks(chain, compute_stream, params, tag);
-    LayerStep adam = compute_step("optimizer.adam", OpClass::kElementwise,
-                                  params * kAdamFlopsPerParam, params * kAdamBytesPerParam);
+    LayerStep adam =
+        compute_step("optimizer.adam", OpClass::kElementwise, params * kAdamFlopsPerParam,
+                     params * adam_bytes_per_param(config_.moment_bytes));
     writer_->kernel(chain, compute_stream, adam, tag);
   }
   if (config_.zero_stage == 1 || config_.zero_stage == 2) {
@@ -135,9 +139,9 @@ void GradientSync::offloaded_step(ComputeChain& chain, double params, const OpTa
       g.add_copy(context(config_.to_host), "optimizer.grads_to_host", CopyDirection::kDeviceToHost,
                  config_.numa_node, params * config_.grad_bytes, chain.inputs());
   const double cpu_s = config_.cpu_params_per_s > 0 ? params / config_.cpu_params_per_s : 0;
-  const OpId adam = g.add_recorded_compute(context(config_.host), "optimizer.cpu_adam", cpu_s,
-                                           params * kAdamFlopsPerParam, params * kAdamBytesPerParam,
-                                           std::vector<OpId>{down});
+  const OpId adam = g.add_recorded_compute(
+      context(config_.host), "optimizer.cpu_adam", cpu_s, params * kAdamFlopsPerParam,
+      params * adam_bytes_per_param(config_.moment_bytes), std::vector<OpId>{down});
   const OpId up = g.add_copy(context(config_.to_device), "optimizer.params_to_device",
                              CopyDirection::kHostToDevice, config_.numa_node,
                              params * config_.param_bytes, std::vector<OpId>{adam});

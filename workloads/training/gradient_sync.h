@@ -21,9 +21,10 @@ struct GradientSyncConfig {
   int zero_stage = 0;
   bool overlap = false;
   double bucket_elements = 40e6;
-  double grad_bytes = 4;   // per gradient element on the wire
-  double param_bytes = 2;  // per parameter element on the wire (gathers)
-  int dp = 1;              // replicas sharing the parameters (data x context parallel)
+  double grad_bytes = 4;    // per gradient element on the wire
+  double param_bytes = 2;   // per parameter element on the wire (gathers)
+  double moment_bytes = 4;  // per element of each of AdamW's moments
+  int dp = 1;               // replicas sharing the parameters (data x context parallel)
   CommId dp_comm = 0;
   int expert_dp = 1;  // replicas sharing the rank's experts
   CommId expert_comm = 0;

@@ -12,8 +12,11 @@ namespace racksim {
 
 namespace {
 
-// Mixed-precision AdamW: FP32 master weights and the two FP32 moments.
-constexpr double kOptimizerBytesPerParam = 12;
+// Mixed-precision AdamW: FP32 master weights and the two moments (FP32 unless
+// training.optimizer_moment_dtype says otherwise).
+double optimizer_bytes_per_param(const TrainingPlan& p) {
+  return 4 + 2 * p.training.moment_bytes;
+}
 constexpr double kFp8TrainingWeightBytes = 2 + 1 + 1;
 // Korthikanti et al.'s split of a dense layer's 34 sbh: 11 in attention (plus the scores),
 // 19 in the MLP, 4 in the two norms.
@@ -222,13 +225,14 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
   ledger.static_items.push_back(
       static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
   if (p.training.offload_optimizer) {
-    MemoryItem host = static_item("optimizer states", params, kOptimizerBytesPerParam,
+    MemoryItem host = static_item("optimizer states", params, optimizer_bytes_per_param(p),
                                   zero >= 1 ? replicas : whole, "in host memory (offloaded)");
     ledger.host_bytes = host.bytes;
     host.bytes = 0;
     ledger.static_items.push_back(host);
   } else {
-    ledger.static_items.push_back(static_item("optimizer states", params, kOptimizerBytesPerParam,
+    ledger.static_items.push_back(static_item("optimizer states", params,
+                                              optimizer_bytes_per_param(p),
                                               zero >= 1 ? replicas : whole, ""));
   }
 

@@ -63,6 +63,7 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   c.bucket_elements = t.grad_bucket_elements > 0 ? t.grad_bucket_elements : kDefaultBucketElements;
   c.grad_bytes = bytes_per_element(t.grad_reduce_dtype);
   c.param_bytes = bytes_per_element(t.dtype);
+  c.moment_bytes = t.moment_bytes;
   const auto group = s_.plan.layout.dp_cp_group(rank_);
   c.dp = static_cast<int>(group.size());
   c.dp_comm = graph->add_communicator(group);

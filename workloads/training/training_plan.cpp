@@ -31,6 +31,8 @@ TrainingSettings training_settings(const config::Training& t) {
   s.flops_causal_halving = t.flops_causal_halving();
   s.clip_grad_norm = !t.has_clip_grad_norm() || t.clip_grad_norm();
   s.grad_accumulation = t.grad_accumulation();
+  if (t.has_optimizer_moment_dtype())
+    s.moment_bytes = bytes_per_element(to_data_type(t.optimizer_moment_dtype()));
   return s;
 }
 

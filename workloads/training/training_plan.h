@@ -40,6 +40,7 @@ struct TrainingSettings {
   bool flops_causal_halving = false;
   bool clip_grad_norm = true;  // the gradient norm and its all-reduce before the optimizer
   config::Training::GradAccumulation grad_accumulation = config::Training::FUSED_IN_WGRAD;
+  double moment_bytes = 4;  // per element of each of AdamW's two moments
 };
 
 // Where a rank's offloaded state lives and how fast the host updates it.
