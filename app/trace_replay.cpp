@@ -113,7 +113,7 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
 // recorded kernel's duration has none either).
 kineto::GemmTimer gemm_timer(const sim::ComputeModel& model) {
   return [model](const KernelShape& s, DataType dtype) {
-    const double peak = model.peak_flops_per_s(dtype) * model.compute_sm_share;
+    const double peak = model.compute_peak_flops_per_s(dtype);
     if (model.sm_count <= 0) return s.flops() / (peak * model.gemm_efficiency);
     return sim::gemm_kernel_cost(s.m, s.k, s.n, s.batch, model.sm_count, peak,
                                  model.gemm_efficiency, model.gemm_k_overhead)

@@ -79,7 +79,7 @@ double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
 // The op's GEMMs from their shapes, scaled to its FLOPs (a MoE expert kernel doing the work of
 // the tokens it received, a ring-attention slice), against the HBM floor of its bytes.
 double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
-  const double peak = peak_flops_per_s(op.dtype) * compute_sm_share;
+  const double peak = compute_peak_flops_per_s(op.dtype);
   auto one = [&](double m, double k, double n) {
     return gemm_kernel_cost(m, k, n, shape.batch, sm_count, peak, gemm_efficiency, gemm_k_overhead)
         .seconds;
@@ -99,7 +99,7 @@ double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
 }
 
 double ComputeModel::roofline_s(const Op& op) const {
-  const double flop_rate = peak_flops_per_s(op.dtype) * compute_sm_share * efficiency(op);
+  const double flop_rate = compute_peak_flops_per_s(op.dtype) * efficiency(op);
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
   const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
   const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;

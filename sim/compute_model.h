@@ -39,6 +39,10 @@ struct ComputeModel {
   static ComputeModel from_hardware(const config::Hardware& hw);
 
   double peak_flops_per_s(DataType dtype) const;
+  // What compute kernels get of it: the peak less the SMs communication holds.
+  double compute_peak_flops_per_s(DataType dtype) const {
+    return peak_flops_per_s(dtype) * compute_sm_share;
+  }
   double efficiency(OpClass op_class) const;
   // The efficiency of this operation: its class's, shaped for GEMMs.
   double efficiency(const Op& op) const;

@@ -8,7 +8,6 @@
 #include "workloads/inference/inference_ledger.h"
 #include "workloads/model/layer_steps.h"
 #include "workloads/moe/expert_routing.h"
-#include "workloads/moe/routing_rule.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/rank_writer.h"
@@ -239,9 +238,8 @@ class InferenceWriter {
         // One sample (or the rule) serves every layer: the map, and so the matrices, repeat.
         if (info.placements.empty() || info.placements.back().share != layer.map.share) {
           std::tie(dispatch, combine) = add_dedup_weights(
-              out_->graph, sample ? dedup_dispatch_matrix(layer.map, *sample, plan_.ranks_per_node)
-                                  : rule_dedup_dispatch_matrix(layer.map, plan_.routing_rule,
-                                                               plan_.ranks_per_node));
+              out_->graph,
+              dedup_dispatch_matrix(layer.map, sample, plan_.routing_rule, plan_.ranks_per_node));
         } else {
           std::tie(dispatch, combine) = weights_.back();
         }

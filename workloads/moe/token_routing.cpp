@@ -9,7 +9,6 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "workloads/moe/expert_routing.h"
-#include "workloads/moe/routing_rule.h"
 
 namespace racksim {
 
@@ -194,6 +193,13 @@ std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
                         static_cast<double>(routing.tokens.front().size());
   for (double& m : matrix) m /= copies;
   return matrix;
+}
+
+std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
+                                          const std::optional<TokenRouting>& sample,
+                                          const RoutingRule& rule, int ranks_per_domain) {
+  return sample ? dedup_dispatch_matrix(map, *sample, ranks_per_domain)
+                : rule_dedup_dispatch_matrix(map, rule, ranks_per_domain);
 }
 
 }  // namespace racksim

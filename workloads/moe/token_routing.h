@@ -16,6 +16,7 @@
 
 #include "proto/scenario.pb.h"
 #include "workloads/moe/expert_placement.h"
+#include "workloads/moe/routing_rule.h"
 
 namespace racksim {
 
@@ -65,5 +66,11 @@ double remote_domain_copies_per_token(const ExpertPlacementMap& map, const Token
 // domain get their copies over NVLink directly. The combine is the transpose.
 std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
                                           const TokenRouting& routing, int ranks_per_domain);
+
+// The same from `sample` when there is one, else from the model's routing rule under a balanced
+// load (rule_dedup_dispatch_matrix, workloads/moe/routing_rule.h).
+std::vector<double> dedup_dispatch_matrix(const ExpertPlacementMap& map,
+                                          const std::optional<TokenRouting>& sample,
+                                          const RoutingRule& rule, int ranks_per_domain);
 
 }  // namespace racksim

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "workloads/moe/routing_rule.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/step_shape.h"
 
@@ -74,11 +73,9 @@ std::vector<double> dedup_dispatch(const config::Scenario& s) {
   const int ep = std::max(1, s.layout().ep());
   if (!s.expert_placement().node_dedup_dispatch() || ep == 1 || s.model().num_experts() == 0)
     return {};
-  const ExpertPlacementMap map = contiguous_placement(s.model().num_experts(), ep);
-  const int domain = expert_domain_size(s);
-  if (const auto sample = scenario_token_routing(s))
-    return dedup_dispatch_matrix(map, *sample, domain);
-  return rule_dedup_dispatch_matrix(map, routing_rule(s.model()), domain);
+  return dedup_dispatch_matrix(contiguous_placement(s.model().num_experts(), ep),
+                               scenario_token_routing(s), routing_rule(s.model()),
+                               expert_domain_size(s));
 }
 
 }  // namespace
