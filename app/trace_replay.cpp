@@ -114,9 +114,10 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
 kineto::GemmTimer gemm_timer(const sim::ComputeModel& model) {
   return [model](const KernelShape& s, DataType dtype) {
     const double peak = model.compute_peak_flops_per_s(dtype);
-    if (model.sm_count <= 0) return s.flops() / (peak * model.gemm_efficiency);
-    return sim::gemm_kernel_cost(s.m, s.k, s.n, s.batch, model.sm_count, peak,
-                                 model.gemm_efficiency, model.gemm_k_overhead)
+    const sim::ComputeModel::GemmRate rate = model.gemm_rate(dtype);
+    if (model.sm_count <= 0) return s.flops() / (peak * rate.efficiency);
+    return sim::gemm_kernel_cost(s.m, s.k, s.n, s.batch, model.sm_count, peak, rate.efficiency,
+                                 rate.k_overhead)
         .seconds;
   };
 }

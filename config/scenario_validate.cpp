@@ -144,6 +144,16 @@ void check_nic_ports(const config::Hardware& hw, const Checker& check) {
 void check_compute(const config::Hardware& hw, const Checker& check) {
   const config::ComputeEfficiency& compute = hw.compute();
   check.efficiency("hardware.compute.gemm", compute.has_gemm(), compute.gemm());
+  if (compute.gemm_fp8() != 0) {
+    check.efficiency("hardware.compute.gemm_fp8", compute.has_gemm_fp8(), compute.gemm_fp8());
+  }
+  for (const auto& [field, value] :
+       {std::pair{"hardware.compute.gemm_k_overhead", compute.gemm_k_overhead()},
+        std::pair{"hardware.compute.gemm_fp8_k_overhead", compute.gemm_fp8_k_overhead()}}) {
+    if (!(value >= 0)) {
+      check.fail(field, fmt::format("must be >= 0 K elements per output tile, got {}", value));
+    }
+  }
   check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
   check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
                    compute.elementwise());

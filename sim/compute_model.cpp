@@ -28,6 +28,8 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   }
   m.cpu_launch_floor_s = hw.compute().cpu_launch_floor_s();
   m.gemm_k_overhead = hw.compute().gemm_k_overhead();
+  m.gemm_fp8_efficiency = hw.compute().gemm_fp8();
+  m.gemm_fp8_k_overhead = hw.compute().gemm_fp8_k_overhead();
   return m;
 }
 
@@ -41,6 +43,12 @@ double ComputeModel::peak_flops_per_s(DataType dtype) const {
     default:
       return bf16_flops_per_s;
   }
+}
+
+ComputeModel::GemmRate ComputeModel::gemm_rate(DataType dtype) const {
+  if (dtype != DataType::kFp8) return {gemm_efficiency, gemm_k_overhead};
+  return {gemm_fp8_efficiency > 0 ? gemm_fp8_efficiency : gemm_efficiency,
+          gemm_fp8_k_overhead > 0 ? gemm_fp8_k_overhead : gemm_k_overhead};
 }
 
 double ComputeModel::efficiency(OpClass op_class) const {
@@ -58,7 +66,8 @@ double ComputeModel::efficiency(OpClass op_class) const {
 }
 
 double ComputeModel::efficiency(const Op& op) const {
-  const double base = efficiency(op.op_class);
+  const double base =
+      op.op_class == OpClass::kGemm ? gemm_rate(op.dtype).efficiency : efficiency(op.op_class);
   if (op.op_class != OpClass::kGemm || gemm_half_dim <= 0) return base;
   const double d = gemm_harmonic_dim(op.amount, op.hbm_bytes, bytes_per_element(op.dtype));
   return gemm_shape_efficiency(base, d, gemm_half_dim);
@@ -80,8 +89,9 @@ double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
 // the tokens it received, a ring-attention slice), against the HBM floor of its bytes.
 double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
   const double peak = compute_peak_flops_per_s(op.dtype);
+  const GemmRate rate = gemm_rate(op.dtype);
   auto one = [&](double m, double k, double n) {
-    return gemm_kernel_cost(m, k, n, shape.batch, sm_count, peak, gemm_efficiency, gemm_k_overhead)
+    return gemm_kernel_cost(m, k, n, shape.batch, sm_count, peak, rate.efficiency, rate.k_overhead)
         .seconds;
   };
   double seconds = 0;

@@ -35,6 +35,8 @@ struct ComputeModel {
   double compute_sm_share = 1;
   double cpu_launch_floor_s = 0;
   double gemm_k_overhead = 0;
+  double gemm_fp8_efficiency = 0;  // 0: gemm_efficiency
+  double gemm_fp8_k_overhead = 0;  // 0: gemm_k_overhead
 
   static ComputeModel from_hardware(const config::Hardware& hw);
 
@@ -43,6 +45,13 @@ struct ComputeModel {
   double compute_peak_flops_per_s(DataType dtype) const {
     return peak_flops_per_s(dtype) * compute_sm_share;
   }
+  // The achievable fraction of the peak, and the K elements each output tile adds for its fixed
+  // costs, of a GEMM kernel in `dtype` (FP8 has its own when the hardware gives them).
+  struct GemmRate {
+    double efficiency = 1;
+    double k_overhead = 0;
+  };
+  GemmRate gemm_rate(DataType dtype) const;
   double efficiency(OpClass op_class) const;
   // The efficiency of this operation: its class's, shaped for GEMMs.
   double efficiency(const Op& op) const;

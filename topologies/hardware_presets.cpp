@@ -133,7 +133,14 @@ constexpr std::string_view kDgxH100 = R"pb(
   # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
   # the Maximum Achievable Matmul FLOPS of an H100 SXM in BF16, 792.1 of 989 TFLOP/s
   # (stas00/ml-engineering, compute/accelerator/README.md, MAMF table, CUDA 12.1).
-  compute { model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
+  # FP8 GEMMs: 0.74 of the FP8 peak and 704 K elements per tile, the tile model fitted to the
+  # ten large-M FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM,
+  # README, 2025, MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
+  # tests/sim/sim_gemm_grid_test.cpp.
+  compute {
+    model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6
+    gemm_fp8: 0.74 gemm_fp8_k_overhead: 704
+  }
   # NVSwitch 3 reduces in-network (NVLink SHARP).
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
@@ -156,7 +163,14 @@ constexpr std::string_view kDgxH200 = R"pb(
   # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
   # the H100 SXM's Maximum Achievable Matmul FLOPS fraction (same GH100 compute; the 900 W
   # GH200 reaches 0.83): stas00/ml-engineering, compute/accelerator/README.md, MAMF table.
-  compute { model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
+  # FP8 GEMMs: 0.74 of the FP8 peak and 704 K elements per tile, the tile model fitted to the
+  # ten large-M FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM,
+  # README, 2025, MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
+  # tests/sim/sim_gemm_grid_test.cpp.
+  compute {
+    model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6
+    gemm_fp8: 0.74 gemm_fp8_k_overhead: 704
+  }
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
@@ -178,7 +192,14 @@ constexpr std::string_view kHgxH800 = R"pb(
   # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
   # the H100 SXM's Maximum Achievable Matmul FLOPS fraction (same compute): 792.1 of 989
   # TFLOP/s (stas00/ml-engineering, compute/accelerator/README.md, MAMF table).
-  compute { model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
+  # FP8 GEMMs: 0.74 of the FP8 peak and 704 K elements per tile, the tile model fitted to the
+  # ten large-M FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM,
+  # README, 2025, MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
+  # tests/sim/sim_gemm_grid_test.cpp.
+  compute {
+    model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6
+    gemm_fp8: 0.74 gemm_fp8_k_overhead: 704
+  }
   # The export-limited NVLink: 200 GB/s per direction by spec, 160 measured by DeepSeek.
   scale_up { bytes_per_s: 200e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }

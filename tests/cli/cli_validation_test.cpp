@@ -129,7 +129,7 @@ TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
                                    "/scenarios/validation/megatron-bridge-llama3-h100.textproto",
                                {});
   const double published_s = 128.0 * 8192 / (64 * 1602.0);
-  EXPECT_NEAR(step / published_s - 1, -0.0885, 0.005);
+  EXPECT_NEAR(step / published_s - 1, -0.012, 0.005);
 }
 
 // DeepSeek-V3's reported 180K H800 GPU hours per trillion tokens (data/published/
@@ -140,9 +140,10 @@ TEST(DeepSeekV3H800, DatasheetErrorOfTheReportedThroughputIsPinned) {
   const double step = simulate(
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/deepseek-v3-h800.textproto", {});
   const double published_s = 15360.0 * 4096 * 180e3 * 3600 / 1e12 / 2048;
-  // With DeepSeek's traffic (node-limited routing, one InfiniBand copy per node, FP8 dispatch)
-  // and its 20 communication SMs: 23.5 % faster than the whole-run average (docs/validation.md).
-  EXPECT_NEAR(step / published_s - 1, -0.235, 0.005);
+  // With DeepSeek's traffic (node-limited routing, one InfiniBand copy per node, FP8 dispatch),
+  // its 20 communication SMs and FP8 GEMMs as DeepGEMM runs them: 18.8 % faster than the whole-run
+  // average (docs/validation.md).
+  EXPECT_NEAR(step / published_s - 1, -0.188, 0.005);
 }
 
 }  // namespace

@@ -408,6 +408,22 @@ TEST(app_scenario_loader, RoutingGroupsDedupAndReservedSms) {
   EXPECT_FALSE(with({"hardware.compute.comm_reserved_sms=20"}).thrown);
 }
 
+// FP8 GEMMs' own fraction and per-tile cost: a fraction in (0, 1], K elements >= 0.
+TEST(app_scenario_loader, Fp8GemmRateFields) {
+  auto with = [&](const std::string& set) {
+    return load_error(small_scenario(""), "scenario.textproto", {set});
+  };
+  const Caught above_one = with("hardware.compute.gemm_fp8=1.2");
+  EXPECT_EQ(above_one.field, "hardware.compute.gemm_fp8");
+  EXPECT_NE(above_one.detail.find("(0, 1]"), std::string::npos) << above_one.detail;
+  EXPECT_EQ(with("hardware.compute.gemm_fp8=-0.5").field, "hardware.compute.gemm_fp8");
+  const Caught overhead = with("hardware.compute.gemm_fp8_k_overhead=-1");
+  EXPECT_EQ(overhead.field, "hardware.compute.gemm_fp8_k_overhead");
+  EXPECT_EQ(with("hardware.compute.gemm_k_overhead=nan").field, "hardware.compute.gemm_k_overhead");
+  EXPECT_FALSE(with("hardware.compute.gemm_fp8=0.7").thrown);
+  EXPECT_FALSE(with("hardware.compute.gemm_fp8_k_overhead=500").thrown);
+}
+
 TEST(app_scenario_loader, LoadsFromAFile) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("racksim-loader-" + std::to_string(::getpid()));

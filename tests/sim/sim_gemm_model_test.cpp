@@ -116,6 +116,34 @@ TEST(KernelComputeModel, SmsHeldByCommunicationLeaveTheRestToTheTiles) {
   EXPECT_NEAR(model.duration_s(op_of(bytes)), 2e9 / 2.039e12, 1e-12);
 }
 
+TEST(KernelComputeModel, Fp8GemmsTakeTheirOwnFractionAndTileOverhead) {
+  // gemm_fp8 and gemm_fp8_k_overhead: a full wave of 256 x 128 tiles over k = 4096 costs
+  // (4096 + 704) K elements at 0.74 of the FP8 peak; the BF16 GEMM keeps gemm and its overhead.
+  config::Hardware hw;
+  hw.mutable_gpu()->set_bf16_flops_per_s(kPeak);
+  hw.mutable_gpu()->set_fp8_flops_per_s(2 * kPeak);
+  hw.mutable_gpu()->set_hbm_bytes_per_s(2.039e12);
+  hw.mutable_gpu()->set_sm_count(kSms);
+  hw.mutable_compute()->set_model(config::ComputeEfficiency::KERNEL);
+  hw.mutable_compute()->set_gemm(kEfficiency);
+  hw.mutable_compute()->set_gemm_k_overhead(64);
+  hw.mutable_compute()->set_hbm(1);
+  hw.mutable_compute()->set_gemm_fp8(0.74);
+  hw.mutable_compute()->set_gemm_fp8_k_overhead(704);
+  const ComputeModel model = ComputeModel::from_hardware(hw);
+  const LayerStep full = gemm_step("full", 256 * 12, 4096, 128 * 9, 2);
+  Op op = op_of(full);
+  EXPECT_NEAR(model.duration_s(op, full.shape), tile_s(256, 128, 4096 + 64, 1.0), 1e-15);
+  op.dtype = DataType::kFp8;
+  const double fp8_tile_s = 2.0 * 256 * 128 * (4096 + 704) / (2 * kPeak * 0.74 / kSms);
+  EXPECT_NEAR(model.duration_s(op, full.shape), fp8_tile_s, 1e-15);
+  // Unset, FP8 takes the BF16 values at its own peak.
+  hw.mutable_compute()->clear_gemm_fp8();
+  hw.mutable_compute()->clear_gemm_fp8_k_overhead();
+  EXPECT_NEAR(ComputeModel::from_hardware(hw).duration_s(op, full.shape),
+              tile_s(256, 128, 4096 + 64, 1.0) / 2, 1e-15);
+}
+
 TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) {
   AttentionSpec spec;
   spec.hidden = 3072;

@@ -1,0 +1,159 @@
+// The kernel model's FP8 GEMMs against a public grid of measured shapes: DeepGEMM's FP8 GEMMs
+// on an H800 (data/measured/deepgemm-h800-fp8-gemm.csv). The Hopper presets' gemm_fp8 and
+// gemm_fp8_k_overhead are the tile model's least-squares fit (in log time) to the ten shapes
+// with thousands of rows; this test redoes the fit, checks that the presets hold its result, and
+// prints the table docs/validation.md shows:
+//   build/sim_gemm_grid_test --gtest_filter='*PrintsTheTable*'
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/gemm_model.h"
+#include "topologies/hardware_presets.h"
+
+namespace racksim::sim {
+namespace {
+
+struct MeasuredGemm {
+  std::string kind;
+  double groups = 1, m = 0, n = 0, k = 0;
+  double tflops = 0;
+  double seconds() const { return 2 * groups * m * n * k / (tflops * 1e12); }
+  bool large() const { return groups * m >= 4096; }
+};
+
+std::vector<MeasuredGemm> read_grid() {
+  std::ifstream in(std::string(RACKSIM_SOURCE_DIR) + "/data/measured/deepgemm-h800-fp8-gemm.csv");
+  std::vector<MeasuredGemm> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("kind,", 0) == 0) continue;
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream fields(line);
+    MeasuredGemm row;
+    double bandwidth = 0;
+    fields >> row.kind >> row.groups >> row.m >> row.n >> row.k >> row.tflops >> bandwidth;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+struct GemmFp8 {
+  double efficiency = 0;
+  double k_overhead = 0;
+};
+
+const config::Hardware& h800() {
+  static const config::Hardware hw = *topo::hardware_preset("hgx-h800");
+  return hw;
+}
+
+// The tile model's time for a row (no HBM floor: the caller adds it where it binds).
+double tile_s(const MeasuredGemm& row, GemmFp8 fp8) {
+  const config::Gpu& gpu = h800().gpu();
+  return gemm_kernel_cost(row.m, row.k, row.n, row.groups, gpu.sm_count(), gpu.fp8_flops_per_s(),
+                          fp8.efficiency, fp8.k_overhead)
+      .seconds;
+}
+
+// Operands in FP8, the output in BF16, through HBM at the preset's achievable bandwidth.
+double hbm_floor_s(const MeasuredGemm& row) {
+  const double bytes = row.groups * (row.m * row.k + row.k * row.n + 2 * row.m * row.n);
+  const double hbm = h800().compute().has_hbm() ? h800().compute().hbm() : 1.0;
+  return bytes / (h800().gpu().hbm_bytes_per_s() * hbm);
+}
+
+double rms_log_error(const std::vector<MeasuredGemm>& rows, GemmFp8 fp8) {
+  double sum = 0;
+  for (const MeasuredGemm& row : rows)
+    sum += std::pow(std::log(tile_s(row, fp8) / row.seconds()), 2);
+  return std::sqrt(sum / rows.size());
+}
+
+// A grid search: 0.005 in the fraction, 16 K elements in the overhead.
+GemmFp8 fit(const std::vector<MeasuredGemm>& rows) {
+  GemmFp8 best;
+  double best_error = INFINITY;
+  for (int e = 100; e <= 200; ++e) {
+    for (int kov = 0; kov <= 2048; kov += 16) {
+      const GemmFp8 candidate{e * 0.005, static_cast<double>(kov)};
+      const double error = rms_log_error(rows, candidate);
+      if (error < best_error) best = candidate, best_error = error;
+    }
+  }
+  return best;
+}
+
+std::vector<MeasuredGemm> large_rows() {
+  std::vector<MeasuredGemm> rows;
+  for (const MeasuredGemm& row : read_grid()) {
+    if (row.large()) rows.push_back(row);
+  }
+  return rows;
+}
+
+GemmFp8 preset_fp8() {
+  return {h800().compute().gemm_fp8(), h800().compute().gemm_fp8_k_overhead()};
+}
+
+TEST(DeepGemmGrid, TheHopperPresetsHoldTheFitToTheLargeShapes) {
+  const std::vector<MeasuredGemm> rows = large_rows();
+  ASSERT_EQ(rows.size(), 10u);
+  const GemmFp8 fitted = fit(rows);
+  EXPECT_NEAR(preset_fp8().efficiency, fitted.efficiency, 0.0051);
+  EXPECT_NEAR(preset_fp8().k_overhead, fitted.k_overhead, 16.1);
+  for (const char* name : {"dgx-h100", "dgx-h200"}) {
+    const config::Hardware hw = *topo::hardware_preset(name);
+    EXPECT_EQ(hw.compute().gemm_fp8(), preset_fp8().efficiency) << name;
+    EXPECT_EQ(hw.compute().gemm_fp8_k_overhead(), preset_fp8().k_overhead) << name;
+  }
+}
+
+TEST(DeepGemmGrid, EveryLargeShapeWithinFourPercent) {
+  // Large shapes are FLOP-bound: the tile model alone times them.
+  for (const MeasuredGemm& row : large_rows()) {
+    EXPECT_GT(tile_s(row, preset_fp8()), hbm_floor_s(row));
+    EXPECT_NEAR(tile_s(row, preset_fp8()) / row.seconds(), 1.0, 0.04)
+        << row.groups << " x " << row.m << " x " << row.n << " x " << row.k;
+  }
+  // Without the per-tile overhead the short-k shapes would be 15-50 % too fast.
+  const MeasuredGemm short_k{"dense", 1, 4096, 32768, 512, 590};
+  EXPECT_LT(tile_s(short_k, {preset_fp8().efficiency, 0}) / short_k.seconds(), 0.6);
+}
+
+TEST(DeepGemmGrid, DecodeShapesAreUpToAQuarterTooFast) {
+  // 64 and 128 rows: not fitted. The model bounds most of them by HBM and is up to 26 % too fast
+  // (DeepGEMM moves 1.5-2.7 TB/s of the 3.35 on them); pinned so that a change shows.
+  for (const MeasuredGemm& row : read_grid()) {
+    if (row.large()) continue;
+    const double model_s = std::max(tile_s(row, preset_fp8()), hbm_floor_s(row));
+    EXPECT_LT(model_s / row.seconds(), 1.05) << row.m << " x " << row.n << " x " << row.k;
+    EXPECT_GT(model_s / row.seconds(), 0.72) << row.m << " x " << row.n << " x " << row.k;
+  }
+}
+
+TEST(DeepGemmGrid, PrintsTheTable) {
+  std::string table =
+      "| kind | groups | m | n | k | measured TFLOP/s | model TFLOP/s | error (time) | bound |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
+  for (const MeasuredGemm& row : read_grid()) {
+    const double tiles = tile_s(row, preset_fp8()), floor = hbm_floor_s(row);
+    const double model_s = std::max(tiles, floor);
+    table += fmt::format("| {} | {} | {} | {} | {} | {:.0f} | {:.0f} | {:+.1f} % | {} |\n",
+                         row.kind, row.groups, row.m, row.n, row.k, row.tflops,
+                         2 * row.groups * row.m * row.n * row.k / model_s / 1e12,
+                         100 * (model_s / row.seconds() - 1), tiles >= floor ? "tiles" : "HBM");
+  }
+  std::cout << table;
+  EXPECT_NE(table.find("| 4096 | 7168 | 16384 |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace racksim::sim
