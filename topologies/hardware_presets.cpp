@@ -119,6 +119,26 @@ constexpr std::string_view kDgxA100 = R"pb(
   host { memory_bytes: 0.5e12 }
 )pb";
 
+// The kernel compute model (sim/gemm_model.h) of every GH100 GPU (H100, H200, H800: the same
+// 132 SMs): GEMMs from their shapes over the SMs.
+// - BF16 at the H100 SXM's Maximum Achievable Matmul FLOPS, 792.1 of 989 TFLOP/s
+//   (stas00/ml-engineering, compute/accelerator/README.md, MAMF table, CUDA 12.1; the 900 W GH200
+//   reaches 0.83). The 64 K elements per tile are an estimate.
+// - FP8 at 0.74 of the FP8 peak and 704 K elements per tile: the tile model fitted to the ten
+//   large FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM, README, 2025,
+//   MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
+//   tests/sim/sim_gemm_grid_test.cpp.
+constexpr std::string_view kHopperCompute = R"pb(
+  compute {
+    model: KERNEL
+    gemm: 0.801
+    gemm_k_overhead: 64
+    cpu_launch_floor_s: 4e-6
+    gemm_fp8: 0.74
+    gemm_fp8_k_overhead: 704
+  }
+)pb";
+
 constexpr std::string_view kDgxH100 = R"pb(
   source: "data/hardware.csv H100-SXM5: NVIDIA H100 page (1979/3958 sparse, halved); NVLink4 900 GB/s bidir; DGX H100 user guide 8x CX-7 400G [HIGH]"
   gpu {
@@ -130,17 +150,7 @@ constexpr std::string_view kDgxH100 = R"pb(
     hbm_bytes_per_s: 3.35e12
     sm_count: 132
   }
-  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
-  # the Maximum Achievable Matmul FLOPS of an H100 SXM in BF16, 792.1 of 989 TFLOP/s
-  # (stas00/ml-engineering, compute/accelerator/README.md, MAMF table, CUDA 12.1).
-  # FP8 GEMMs: 0.74 of the FP8 peak and 704 K elements per tile, the tile model fitted to the
-  # ten large-M FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM,
-  # README, 2025, MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
-  # tests/sim/sim_gemm_grid_test.cpp.
-  compute {
-    model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6
-    gemm_fp8: 0.74 gemm_fp8_k_overhead: 704
-  }
+  # compute: kHopperCompute (added to every GH100 preset).
   # NVSwitch 3 reduces in-network (NVLink SHARP).
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
@@ -160,17 +170,7 @@ constexpr std::string_view kDgxH200 = R"pb(
     hbm_bytes_per_s: 4.8e12
     sm_count: 132
   }
-  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
-  # the H100 SXM's Maximum Achievable Matmul FLOPS fraction (same GH100 compute; the 900 W
-  # GH200 reaches 0.83): stas00/ml-engineering, compute/accelerator/README.md, MAMF table.
-  # FP8 GEMMs: 0.74 of the FP8 peak and 704 K elements per tile, the tile model fitted to the
-  # ten large-M FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM,
-  # README, 2025, MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
-  # tests/sim/sim_gemm_grid_test.cpp.
-  compute {
-    model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6
-    gemm_fp8: 0.74 gemm_fp8_k_overhead: 704
-  }
+  # compute: kHopperCompute (the H100's GH100 SMs).
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
   pcie { generation: 5 bytes_per_s: 63e9 }
@@ -189,17 +189,7 @@ constexpr std::string_view kHgxH800 = R"pb(
     hbm_bytes_per_s: 3.35e12
     sm_count: 132
   }
-  # The kernel compute model (sim/gemm_model.h): GEMMs from their shapes over the SMs, at
-  # the H100 SXM's Maximum Achievable Matmul FLOPS fraction (same compute): 792.1 of 989
-  # TFLOP/s (stas00/ml-engineering, compute/accelerator/README.md, MAMF table).
-  # FP8 GEMMs: 0.74 of the FP8 peak and 704 K elements per tile, the tile model fitted to the
-  # ten large-M FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM,
-  # README, 2025, MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
-  # tests/sim/sim_gemm_grid_test.cpp.
-  compute {
-    model: KERNEL gemm: 0.801 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6
-    gemm_fp8: 0.74 gemm_fp8_k_overhead: 704
-  }
+  # compute: kHopperCompute (the H100's GH100 SMs).
   # The export-limited NVLink: 200 GB/s per direction by spec, 160 measured by DeepSeek.
   scale_up { bytes_per_s: 200e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
@@ -365,15 +355,16 @@ constexpr std::string_view kA100VtrainCluster = R"pb(
 struct Preset {
   std::string_view name;
   std::string_view text;
-  std::string_view base = {};  // a preset this one starts from
+  std::string_view base = {};     // a preset this one starts from
+  std::string_view compute = {};  // a compute model shared by a GPU family
 };
 
 constexpr std::array<Preset, 11> kPresets = {{
     {"dgx-a100", kDgxA100},
     {"a100-vtrain-cluster", kA100VtrainCluster, "dgx-a100"},
-    {"dgx-h100", kDgxH100},
-    {"dgx-h200", kDgxH200},
-    {"hgx-h800", kHgxH800},
+    {"dgx-h100", kDgxH100, {}, kHopperCompute},
+    {"dgx-h200", kDgxH200, {}, kHopperCompute},
+    {"hgx-h800", kHgxH800, {}, kHopperCompute},
     {"hgx-b200", kHgxB200},
     {"hgx-b300", kHgxB300},
     {"hgx-b300-mixed-nics", kHgxB300MixedNics},
@@ -405,6 +396,7 @@ std::optional<config::Hardware> hardware_preset(std::string_view name) {
     config::Hardware hardware = hardware_defaults();
     if (!preset.base.empty()) hardware = *hardware_preset(preset.base);
     hardware.MergeFrom(parse_builtin(preset.name, preset.text));
+    if (!preset.compute.empty()) hardware.MergeFrom(parse_builtin(preset.name, preset.compute));
     if (auto figures = power_cost_preset_text(preset.name)) {
       hardware.MergeFrom(parse_builtin(preset.name, *figures));
     }
