@@ -233,9 +233,12 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double read
     s4u::this_actor::execute(total * placement_.host[actor.rank]->get_speed());
   }
   const double end = s4u::Engine::get_clock();
+  // Another stream's kernels sharing the GPU slow the whole run alike: each kernel keeps its
+  // share of the run's time, rather than the last one taking all of the slowdown.
+  const double stretch = total > 0 ? (end - start) / total : 1;
   double t = start;
   for (size_t k = first; k <= last; ++k) {
-    const double d = op_duration_s(actor.ops[k]);
+    const double d = op_duration_s(actor.ops[k]) * stretch;
     complete(actor.ops[k], t, k == last ? end : std::min(t + d, end));
     t += d;
   }

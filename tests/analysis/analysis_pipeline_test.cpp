@@ -66,15 +66,17 @@ struct Simulated {
   PassTimes passes;
 };
 
-// Kernel times of rank 0's chunk passes (chunk passes are equal): F and the full backward
-// B + W from micro-batch 0, W from a micro-batch whose backward was split.
-PassTimes pass_times(const TrainingStep& step, const sim::SimResult& result) {
+// Kernel times of rank 0's chunk passes (chunk passes are equal), each kernel alone on the GPU
+// (the compute model's duration, not the replay's, which stretches kernels that share the GPU
+// with another stream's): F and the full backward B + W from micro-batch 0, W from a
+// micro-batch whose backward was split.
+PassTimes pass_times(const TrainingStep& step, const sim::ComputeModel& model) {
   std::map<int, PassTimes> by_micro_batch;
   for (OpId id = 0; id < step.graph.size(); ++id) {
     const Op& op = step.graph.op(id);
     if (op.rank != 0 || op.kind != OpKind::kCompute || op.layer < 0) continue;
     PassTimes& t = by_micro_batch[op.micro_batch];
-    const double d = result.timing[id].end_s - result.timing[id].start_s;
+    const double d = model.duration_s(op, step.graph.shape(op.shape));
     if (op.phase == Phase::kForward) t.forward += d;
     if (op.phase == Phase::kBackward) t.input += d;
     if (op.phase == Phase::kBackwardWeight) t.weight += d;
@@ -96,10 +98,10 @@ Simulated simulate(const config::Scenario& s) {
   const topo::Topology topology = topo::build_cluster(s.hardware());
   std::vector<uint32_t> gpus(step.graph.num_ranks());
   std::iota(gpus.begin(), gpus.end(), 0u);
-  const auto result =
-      sim::simulate(step.graph, topology, gpus, sim::ComputeModel::from_hardware(s.hardware()), {});
+  const sim::ComputeModel model = sim::ComputeModel::from_hardware(s.hardware());
+  const auto result = sim::simulate(step.graph, topology, gpus, model, {});
   return {analysis::make_step_report(resolve_training_plan(s), step, result),
-          pass_times(step, result)};
+          pass_times(step, model)};
 }
 
 struct PipelineCase {
