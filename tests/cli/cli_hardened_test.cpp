@@ -3,6 +3,7 @@
 // behind (docs/guarantees.md).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -305,12 +306,16 @@ bool blocks_sigint(pid_t pid) {
 // installed (so that SIGINT reaches the watcher rather than ending the process unhandled).
 pid_t start_racksim(const std::vector<std::string>& args, const fs::path& log,
                     const fs::path& tmpdir = {}) {
+  std::vector<std::string> env;
+  if (!tmpdir.empty()) env.push_back("TMPDIR=" + tmpdir.string());
+  const testing::ChildCommand command(args, env);
   const pid_t pid = fork();
   if (pid == 0) {
-    if (!tmpdir.empty()) setenv("TMPDIR", tmpdir.c_str(), 1);
-    freopen(log.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
-    testing::exec_racksim(args);
+    const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int out = open("/dev/null", O_WRONLY);
+    dup2(err, 2);
+    dup2(out, 1);
+    command.exec();
   }
   while (pid > 0 && !blocks_sigint(pid)) {
     int status = 0;

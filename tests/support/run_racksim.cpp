@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace racksim::testing {
 
@@ -25,13 +27,28 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-void exec_racksim(const std::vector<std::string>& args) {
-  std::vector<std::string> owned{RACKSIM_BINARY};
-  owned.insert(owned.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : owned) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  execv(argv[0], argv.data());
+ChildCommand::ChildCommand(const std::vector<std::string>& args, std::vector<std::string> env)
+    : env_(std::move(env)) {
+  args_.push_back(RACKSIM_BINARY);
+  args_.insert(args_.end(), args.begin(), args.end());
+  for (auto& a : args_) argv_.push_back(a.data());
+  argv_.push_back(nullptr);
+  auto overridden = [&](const char* entry) {
+    const std::string_view name = std::string_view(entry).substr(0, std::strcspn(entry, "="));
+    for (const std::string& e : env_) {
+      if (e.compare(0, name.size() + 1, std::string(name) + "=") == 0) return true;
+    }
+    return false;
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!overridden(*e)) envp_.push_back(*e);
+  }
+  for (auto& e : env_) envp_.push_back(e.data());
+  envp_.push_back(nullptr);
+}
+
+void ChildCommand::exec() const {
+  execve(argv_[0], argv_.data(), envp_.data());
   _exit(127);
 }
 
@@ -43,6 +60,7 @@ CommandResult run_racksim_child(const std::vector<std::string>& args,
   TempDir io;
   const fs::path out_path = io.path() / "stdout";
   const fs::path err_path = io.path() / "stderr";
+  const ChildCommand command(args);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -51,7 +69,7 @@ CommandResult run_racksim_child(const std::vector<std::string>& args,
     dup2(out, 1);
     dup2(err, 2);
     if (in_child) in_child();
-    exec_racksim(args);
+    command.exec();
   }
   int status = 0;
   waitpid(pid, &status, 0);

@@ -19,9 +19,23 @@ struct CommandResult {
 // Runs RACKSIM_BINARY with `args` (no shell quoting needed) in the current directory.
 CommandResult run_racksim(const std::vector<std::string>& args);
 
-// In a forked child: replaces the process with RACKSIM_BINARY and `args` (exit 127 if that
-// fails).
-[[noreturn]] void exec_racksim(const std::vector<std::string>& args);
+// RACKSIM_BINARY's argument vector and environment, built before fork(): the child of a process
+// with other threads (ASan's, the thread pools of libraries) must not allocate before exec, as a
+// lock another thread held at fork() stays held in the child and the child hangs.
+class ChildCommand {
+ public:
+  // `env`: NAME=VALUE entries that replace or join the current environment's.
+  explicit ChildCommand(const std::vector<std::string>& args, std::vector<std::string> env = {});
+  ChildCommand(const ChildCommand&) = delete;
+  ChildCommand& operator=(const ChildCommand&) = delete;
+  // In the forked child: replaces the process with the command (exit 127 if that fails). Calls
+  // nothing that allocates.
+  [[noreturn]] void exec() const;
+
+ private:
+  std::vector<std::string> args_, env_;
+  std::vector<char*> argv_, envp_;
+};
 
 // run_racksim with every file the process writes (stdout and stderr too) limited to
 // `limit_bytes`, so that writes past it fail as on a full disk.
