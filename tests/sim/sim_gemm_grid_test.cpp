@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/compute_model.h"
 #include "sim/gemm_model.h"
 #include "topologies/hardware_presets.h"
 
@@ -45,32 +46,60 @@ std::vector<MeasuredGemm> read_grid() {
   return rows;
 }
 
-struct GemmFp8 {
-  double efficiency = 0;
-  double k_overhead = 0;
-};
+using GemmRate = ComputeModel::GemmRate;
 
 const config::Hardware& h800() {
   static const config::Hardware hw = *topo::hardware_preset("hgx-h800");
   return hw;
 }
 
-// The tile model's time for a row (no HBM floor: the caller adds it where it binds).
-double tile_s(const MeasuredGemm& row, GemmFp8 fp8) {
+// The tile model's time for a row at a candidate FP8 rate (no HBM floor): what the fit varies.
+double tile_s(const MeasuredGemm& row, GemmRate fp8) {
   const config::Gpu& gpu = h800().gpu();
   return gemm_kernel_cost(row.m, row.k, row.n, row.groups, gpu.sm_count(), gpu.fp8_flops_per_s(),
                           fp8.efficiency, fp8.k_overhead)
       .seconds;
 }
 
-// Operands in FP8, the output in BF16, through HBM at the preset's achievable bandwidth.
-double hbm_floor_s(const MeasuredGemm& row) {
-  const double bytes = row.groups * (row.m * row.k + row.k * row.n + 2 * row.m * row.n);
-  const double hbm = h800().compute().has_hbm() ? h800().compute().hbm() : 1.0;
-  return bytes / (h800().gpu().hbm_bytes_per_s() * hbm);
+// The row as racksim's kernel model times it on the hgx-h800 preset: an FP8 GEMM of its shape whose
+// operands are FP8 and whose output is BF16, against the HBM floor of those bytes.
+Op fp8_gemm_op(const MeasuredGemm& row) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.op_class = OpClass::kGemm;
+  op.dtype = DataType::kFp8;
+  op.amount = 2 * row.groups * row.m * row.n * row.k;
+  op.hbm_bytes = row.groups * (row.m * row.k + row.k * row.n + 2 * row.m * row.n);
+  return op;
 }
 
-double rms_log_error(const std::vector<MeasuredGemm>& rows, GemmFp8 fp8) {
+KernelShape shape_of(const MeasuredGemm& row) {
+  return KernelShape{static_cast<float>(row.m), static_cast<float>(row.k),
+                     static_cast<float>(row.n), static_cast<float>(row.groups), GemmPass::kForward};
+}
+
+// DeepGEMM times kernels alone, so the model does too: without the per-kernel launch overhead
+// and the host's floor, which a step adds between kernels (as the Kineto replay's GEMM timer).
+const ComputeModel& h800_model() {
+  static const ComputeModel model = [] {
+    ComputeModel m = ComputeModel::from_hardware(h800());
+    m.launch_overhead_s = 0;
+    m.cpu_launch_floor_s = 0;
+    return m;
+  }();
+  return model;
+}
+
+double model_s(const MeasuredGemm& row) {
+  return h800_model().duration_s(fp8_gemm_op(row), shape_of(row));
+}
+
+// The HBM floor alone, to tell which bound a row is at.
+double hbm_floor_s(const MeasuredGemm& row) {
+  return fp8_gemm_op(row).hbm_bytes / (h800_model().hbm_bytes_per_s * h800_model().hbm_efficiency);
+}
+
+double rms_log_error(const std::vector<MeasuredGemm>& rows, GemmRate fp8) {
   double sum = 0;
   for (const MeasuredGemm& row : rows)
     sum += std::pow(std::log(tile_s(row, fp8) / row.seconds()), 2);
@@ -78,12 +107,12 @@ double rms_log_error(const std::vector<MeasuredGemm>& rows, GemmFp8 fp8) {
 }
 
 // A grid search: 0.005 in the fraction, 16 K elements in the overhead.
-GemmFp8 fit(const std::vector<MeasuredGemm>& rows) {
-  GemmFp8 best;
+GemmRate fit(const std::vector<MeasuredGemm>& rows) {
+  GemmRate best;
   double best_error = INFINITY;
   for (int e = 100; e <= 200; ++e) {
     for (int kov = 0; kov <= 2048; kov += 16) {
-      const GemmFp8 candidate{e * 0.005, static_cast<double>(kov)};
+      const GemmRate candidate{e * 0.005, static_cast<double>(kov)};
       const double error = rms_log_error(rows, candidate);
       if (error < best_error) best = candidate, best_error = error;
     }
@@ -99,14 +128,14 @@ std::vector<MeasuredGemm> large_rows() {
   return rows;
 }
 
-GemmFp8 preset_fp8() {
-  return {h800().compute().gemm_fp8(), h800().compute().gemm_fp8_k_overhead()};
+GemmRate preset_fp8() {
+  return h800_model().gemm_rate(DataType::kFp8);
 }
 
 TEST(DeepGemmGrid, TheHopperPresetsHoldTheFitToTheLargeShapes) {
   const std::vector<MeasuredGemm> rows = large_rows();
   ASSERT_EQ(rows.size(), 10u);
-  const GemmFp8 fitted = fit(rows);
+  const GemmRate fitted = fit(rows);
   EXPECT_NEAR(preset_fp8().efficiency, fitted.efficiency, 0.0051);
   EXPECT_NEAR(preset_fp8().k_overhead, fitted.k_overhead, 16.1);
   for (const char* name : {"dgx-h100", "dgx-h200"}) {
@@ -117,10 +146,10 @@ TEST(DeepGemmGrid, TheHopperPresetsHoldTheFitToTheLargeShapes) {
 }
 
 TEST(DeepGemmGrid, EveryLargeShapeWithinFourPercent) {
-  // Large shapes are FLOP-bound: the tile model alone times them.
+  // Large shapes are FLOP-bound: racksim times them by the tile model.
   for (const MeasuredGemm& row : large_rows()) {
     EXPECT_GT(tile_s(row, preset_fp8()), hbm_floor_s(row));
-    EXPECT_NEAR(tile_s(row, preset_fp8()) / row.seconds(), 1.0, 0.04)
+    EXPECT_NEAR(model_s(row) / row.seconds(), 1.0, 0.04)
         << row.groups << " x " << row.m << " x " << row.n << " x " << row.k;
   }
   // Without the per-tile overhead the short-k shapes would be 15-50 % too fast.
@@ -133,9 +162,8 @@ TEST(DeepGemmGrid, DecodeShapesAreUpToAQuarterTooFast) {
   // (DeepGEMM moves 1.5-2.7 TB/s of the 3.35 on them); pinned so that a change shows.
   for (const MeasuredGemm& row : read_grid()) {
     if (row.large()) continue;
-    const double model_s = std::max(tile_s(row, preset_fp8()), hbm_floor_s(row));
-    EXPECT_LT(model_s / row.seconds(), 1.05) << row.m << " x " << row.n << " x " << row.k;
-    EXPECT_GT(model_s / row.seconds(), 0.72) << row.m << " x " << row.n << " x " << row.k;
+    EXPECT_LT(model_s(row) / row.seconds(), 1.05) << row.m << " x " << row.n << " x " << row.k;
+    EXPECT_GT(model_s(row) / row.seconds(), 0.72) << row.m << " x " << row.n << " x " << row.k;
   }
 }
 
@@ -144,12 +172,12 @@ TEST(DeepGemmGrid, PrintsTheTable) {
       "| kind | groups | m | n | k | measured TFLOP/s | model TFLOP/s | error (time) | bound |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
   for (const MeasuredGemm& row : read_grid()) {
-    const double tiles = tile_s(row, preset_fp8()), floor = hbm_floor_s(row);
-    const double model_s = std::max(tiles, floor);
+    const double seconds = model_s(row);
+    const bool tile_bound = tile_s(row, preset_fp8()) >= hbm_floor_s(row);
     table += fmt::format("| {} | {} | {} | {} | {} | {:.0f} | {:.0f} | {:+.1f} % | {} |\n",
                          row.kind, row.groups, row.m, row.n, row.k, row.tflops,
-                         2 * row.groups * row.m * row.n * row.k / model_s / 1e12,
-                         100 * (model_s / row.seconds() - 1), tiles >= floor ? "tiles" : "HBM");
+                         2 * row.groups * row.m * row.n * row.k / seconds / 1e12,
+                         100 * (seconds / row.seconds() - 1), tile_bound ? "tiles" : "HBM");
   }
   std::cout << table;
   EXPECT_NE(table.find("| 4096 | 7168 | 16384 |"), std::string::npos);

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -33,10 +32,11 @@ ChildCommand::ChildCommand(const std::vector<std::string>& args, std::vector<std
   args_.insert(args_.end(), args.begin(), args.end());
   for (auto& a : args_) argv_.push_back(a.data());
   argv_.push_back(nullptr);
-  auto overridden = [&](const char* entry) {
-    const std::string_view name = std::string_view(entry).substr(0, std::strcspn(entry, "="));
+  // An entry of the current environment is dropped when `env` sets the same NAME.
+  auto overridden = [&](std::string_view entry) {
+    const std::string_view name_eq = entry.substr(0, entry.find('=') + 1);
     for (const std::string& e : env_) {
-      if (e.compare(0, name.size() + 1, std::string(name) + "=") == 0) return true;
+      if (std::string_view(e).starts_with(name_eq)) return true;
     }
     return false;
   };
