@@ -359,6 +359,8 @@ void resolve_training(config::Training* training) {
     training->set_grad_accumulation(config::Training::FUSED_IN_WGRAD);
   }
   if (!training->has_pp_comm_overlap()) training->set_pp_comm_overlap(false);
+  if (!training->has_tp_comm_overlap()) training->set_tp_comm_overlap(false);
+  if (!training->has_tp_comm_overlap_sms()) training->set_tp_comm_overlap_sms(16);
   if (!training->has_flops_causal_halving()) training->set_flops_causal_halving(false);
 }
 

@@ -428,10 +428,32 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                         training.grad_bucket_elements());
 }
 
+// Transformer Engine overlaps TP communication with the GEMMs only under sequence parallelism, and
+// its reduce-scatter kernels must leave the GEMM beside them some SMs.
+void check_tp_comm_overlap(const config::Scenario& scenario, const Sizes& sizes,
+                           const Checker& check) {
+  const config::Training& training = scenario.training();
+  if (!training.tp_comm_overlap()) return;
+  if (sizes.tp > 1 && !scenario.layout().sequence_parallel()) {
+    check.fail("training.tp_comm_overlap",
+               fmt::format("overlapping TP communication with the GEMMs needs sequence "
+                           "parallelism (Megatron-Core refuses --tp-comm-overlap without it); set "
+                           "layout.sequence_parallel: true or drop the overlap (tp {})",
+                           sizes.tp));
+  }
+  const int sms = training.tp_comm_overlap_sms();
+  const int total = scenario.hardware().gpu().sm_count();
+  if (sms < 0 || (total > 0 && sms >= total)) {
+    check.fail("training.tp_comm_overlap_sms",
+               fmt::format("must be in [0, {}) (hardware.gpu.sm_count), got {}", total, sms));
+  }
+}
+
 // Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
 void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   check_experts(scenario, sizes, check);
   check_context_parallel(scenario, sizes, check);
+  check_tp_comm_overlap(scenario, sizes, check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

@@ -88,10 +88,12 @@ double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
 // The op's GEMMs from their shapes, scaled to its FLOPs (a MoE expert kernel doing the work of
 // the tokens it received, a ring-attention slice), against the HBM floor of its bytes.
 double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
-  const double peak = compute_peak_flops_per_s(op.dtype);
+  // SMs held by a communication kernel beside this GEMM take their share of the peak with them.
+  const int sms = std::max(1, sm_count - static_cast<int>(shape.reserved_sms));
+  const double peak = compute_peak_flops_per_s(op.dtype) * sms / std::max(1, sm_count);
   const GemmRate rate = gemm_rate(op.dtype);
   auto one = [&](double m, double k, double n) {
-    return gemm_kernel_cost(m, k, n, shape.batch, sm_count, peak, rate.efficiency, rate.k_overhead)
+    return gemm_kernel_cost(m, k, n, shape.batch, sms, peak, rate.efficiency, rate.k_overhead)
         .seconds;
   };
   double seconds = 0;

@@ -19,6 +19,17 @@ uint32_t gradient_tag(int micro_batch, int pos) {
   return activation_tag(micro_batch, pos) + 1;
 }
 
+RingLink ring_link(const std::vector<RankId>& group, int index, CommDim dim, uint32_t tag_base,
+                   const char* send_suffix, const char* recv_suffix) {
+  const int n = static_cast<int>(group.size());
+  return {.dim = dim,
+          .next = group[(index + 1) % n],
+          .prev = group[(index + n - 1) % n],
+          .tag_base = tag_base,
+          .send_suffix = send_suffix,
+          .recv_suffix = recv_suffix};
+}
+
 }  // namespace
 
 RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
@@ -31,11 +42,13 @@ RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
       cp_comm_(graph->add_communicator(shared.plan.layout.cp_group(rank))),
       ep_comm_(graph->add_communicator(shared.plan.layout.ep_group(rank))),
       sync_(&writer_, sync_config(graph)) {
-  const auto cp = shared.plan.layout.cp_group(rank);
-  const int c = coords_.cp;
-  const int n = static_cast<int>(cp.size());
-  cp_next_ = cp[(c + 1) % n];
-  cp_prev_ = cp[(c + n - 1) % n];
+  // Ring-attention blocks and ring-exchange shards, matched in order between a pair of ranks:
+  // the hop is enough to tell them apart within a ring.
+  cp_ring_ = ring_link(shared.plan.layout.cp_group(rank), coords_.cp, CommDim::kCp, 0x40000000u,
+                       ".kv_send", ".kv_recv");
+  tp_ring_ = ring_link(shared.plan.layout.tp_group(rank), coords_.tp, CommDim::kTp, 0x50000000u,
+                       ".ag_send", ".ag_recv");
+  tp_overlap_ = shared.plan.training.tp_comm_overlap && shared.plan.layout.tp() > 1;
 }
 
 void RankStep::write(const PassOrder& order) {
@@ -270,18 +283,23 @@ void RankStep::write_weight(const Visit& v) {
 OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,
                            const std::vector<LayerStep>& steps, const OpTag& tag) {
   OpId first = kNoOp;
-  for (const LayerStep& step : steps) {
+  for (size_t i = 0; i < steps.size();) {
     OpId id = kNoOp;
-    switch (step.kind) {
-      case LayerStep::Kind::kCompute:
-        id = writer_.kernel(chain, streams.compute, scaled_by_load(step, tag), tag);
-        break;
-      case LayerStep::Kind::kRing:
-        id = write_ring(chain, streams, step, tag);
-        break;
-      case LayerStep::Kind::kCollective:
-        if (step.forward) write_collective(chain, streams, step, tag);
-        break;
+    if (const size_t written = write_tp_overlap(chain, streams, steps, i, tag, &id)) {
+      i += written;
+    } else {
+      const LayerStep& step = steps[i++];
+      switch (step.kind) {
+        case LayerStep::Kind::kCompute:
+          id = writer_.kernel(chain, streams.compute, scaled_by_load(step, tag), tag);
+          break;
+        case LayerStep::Kind::kRing:
+          id = write_ring(chain, streams, step, tag, cp_ring_);
+          break;
+        case LayerStep::Kind::kCollective:
+          if (step.forward) write_collective(chain, streams, step, tag);
+          break;
+      }
     }
     if (first == kNoOp) first = id;
   }

@@ -3,7 +3,8 @@
 // activations and gradients exchanged with neighbouring stages, and the data-parallel gradient
 // sync. Private to the generator; its methods are split by concern:
 //   rank_step.cpp          passes: forward, backward, split weight pass, DualPipe pairs
-//   rank_step_ring.cpp     context parallelism: ring attention's blocks and kernel slices
+//   rank_step_ring.cpp     rings of neighbours: ring attention's blocks and kernel slices
+//   rank_step_tp_overlap.cpp  TP collectives overlapped with the GEMMs beside them
 //   rank_step_offload.cpp  activation offload to the host and its prefetch
 //   rank_step_params.cpp   parameters per block, expert load, tied-embedding sync
 #pragma once
@@ -19,6 +20,16 @@
 #include "workloads/training/training_step.h"
 
 namespace racksim {
+
+// The neighbours of a rank in a ring along one dimension, and the names and tags of its blocks.
+struct RingLink {
+  CommDim dim = CommDim::kCp;
+  RankId next = 0;
+  RankId prev = 0;
+  uint32_t tag_base = 0;  // tells this ring's blocks from another ring's between the same pair
+  const char* send_suffix = "";
+  const char* recv_suffix = "";
+};
 
 class RankStep {
  public:
@@ -97,13 +108,32 @@ class RankStep {
                    const std::vector<LayerStep>& steps, const OpTag& tag);
   void write_collective(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
                         const OpTag& tag);
-  // Ring attention: the kernel in hops + 1 slices; before slice k (k > 0) the block from the
-  // previous CP rank must have arrived; each block received is passed on to the next rank.
+  // A ring (ring attention over CP ranks, Transformer Engine's ring exchange over TP ranks): the
+  // kernel in hops + 1 slices; before slice k (k > 0) the block from the previous rank must
+  // have arrived; each block received is passed on to the next rank.
   OpId write_ring(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
-                  const OpTag& tag);
+                  const OpTag& tag, const RingLink& link);
   // The kernel in hops + 1 equal slices (or, with `first_slice`, the first one replaced by it).
   OpId write_ring_hops(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
-                       const OpTag& tag, const LayerStep* first_slice);
+                       const OpTag& tag, const RingLink& link, const LayerStep* first_slice);
+  // training.tp_comm_overlap: when steps[i] and steps[i + 1] are a TP collective and the linear
+  // layer's GEMM it overlaps with (either order), writes them overlapped and returns 2, with
+  // the first kernel in `first`; otherwise writes nothing and returns 0.
+  size_t write_tp_overlap(ComputeChain& chain, const PassStreams& streams,
+                          const std::vector<LayerStep>& steps, size_t i, const OpTag& tag,
+                          OpId* first);
+  // All-gather then GEMM: the GEMM (a fused backward's input-gradient half) in tp slices, one
+  // shard arriving from the TP neighbour before each slice after the first.
+  OpId write_ring_exchange(ComputeChain& chain, const PassStreams& streams, const LayerStep& gather,
+                           const LayerStep& gemm, const OpTag& tag);
+  // GEMM then reduce-scatter: the GEMM in chunks, each chunk's reduce-scatter running under the
+  // next chunk.
+  OpId write_pipelined_scatter(ComputeChain& chain, const PassStreams& streams,
+                               const LayerStep& gemm, const LayerStep& scatter, const OpTag& tag);
+  // Fused backward GEMM then reduce-scatter: the input gradient's reduce-scatter runs under the
+  // weight-gradient GEMM.
+  OpId write_bulk_scatter(ComputeChain& chain, const PassStreams& streams, const LayerStep& gemm,
+                          const LayerStep& scatter, const OpTag& tag);
   // Expert kernels do the work of the tokens this rank's experts received.
   LayerStep scaled_by_load(const LayerStep& step, const OpTag& tag) const;
   const std::vector<double>& layer_shares(const OpTag& tag) const;
@@ -126,8 +156,9 @@ class RankStep {
   CommId tp_comm_;
   CommId cp_comm_;
   CommId ep_comm_;
-  RankId cp_next_ = 0;
-  RankId cp_prev_ = 0;
+  RingLink cp_ring_;
+  RingLink tp_ring_;
+  bool tp_overlap_ = false;  // training.tp_comm_overlap with tp > 1
   GradientSync sync_;
   ComputeChain main_;
   ComputeChain overlap_;

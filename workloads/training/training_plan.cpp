@@ -25,6 +25,8 @@ TrainingSettings training_settings(const config::Training& t) {
   s.offload_optimizer = t.offload_optimizer();
   s.offload_activations = t.offload_activations();
   s.pp_comm_overlap = t.pp_comm_overlap();
+  s.tp_comm_overlap = t.tp_comm_overlap();
+  s.tp_comm_overlap_sms = t.tp_comm_overlap_sms();
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   s.stores_attention_scores = t.has_flash_attention() && !t.flash_attention();
   s.flops_causal_halving = t.flops_causal_halving();

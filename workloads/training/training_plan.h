@@ -33,6 +33,10 @@ struct TrainingSettings {
   bool offload_optimizer = false;
   bool offload_activations = false;
   bool pp_comm_overlap = false;
+  // Transformer Engine's TP communication overlap (training.tp_comm_overlap, tp > 1 only) and
+  // the SMs its reduce-scatters hold.
+  bool tp_comm_overlap = false;
+  int tp_comm_overlap_sms = 0;
   bool skewed_routing = false;  // training.routing other than balanced (Zipf, from a file)
   // Without FlashAttention the s x s scores are kept for the backward (training.flash_attention
   // set to false).
