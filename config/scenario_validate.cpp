@@ -215,6 +215,7 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
   check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
   check_scale_up_shape(hw, check);
   check_host(hw, check);
+  check.latency("hardware.scale_out.step_overhead_s", hw.scale_out().step_overhead_s());
   check_fabric_tiers(hw, check);
   check_nic_ports(hw, check);
 }

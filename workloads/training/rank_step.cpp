@@ -66,6 +66,13 @@ void RankStep::write(const PassOrder& order) {
   write_tied_embedding_sync();
   sync_.finish(main_, s_.main.compute,
                rank_params(s_.plan.model, s_.plan.layout, s_.plan.map, rank_));
+  // The fixed cost of a step across nodes (hardware.scale_out.step_overhead_s), after the rest.
+  if (s_.plan.host.multi_node_step_overhead_s > 0) {
+    const OpContext context{rank_, s_.main.compute, Phase::kOther, -1, -1};
+    writer_.graph().add_recorded_compute(context, "step.multi_node_overhead",
+                                         s_.plan.host.multi_node_step_overhead_s, 0, 0,
+                                         main_.inputs());
+  }
 }
 
 GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {

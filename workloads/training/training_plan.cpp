@@ -42,6 +42,7 @@ HostSettings host_settings(const config::Hardware& hw) {
   h.sockets = hw.host().sockets();
   h.pinned_offload_socket = hw.host().has_offload_socket() ? hw.host().offload_socket() : -1;
   h.cpu_optimizer_params_per_s = hw.host().cpu_optimizer_params_per_s();
+  if (hw.nodes() > 1) h.multi_node_step_overhead_s = hw.scale_out().step_overhead_s();
   return h;
 }
 

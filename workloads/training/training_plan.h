@@ -47,11 +47,14 @@ struct TrainingSettings {
   double moment_bytes = 4;  // per element of each of AdamW's two moments
 };
 
-// Where a rank's offloaded state lives and how fast the host updates it.
+// Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a
+// step across nodes.
 struct HostSettings {
   int sockets = 1;
   int pinned_offload_socket = -1;  // hardware.host.offload_socket; -1: the GPU's own socket
   double cpu_optimizer_params_per_s = 0;
+  // hardware.scale_out.step_overhead_s when the job spans more than one node, else 0.
+  double multi_node_step_overhead_s = 0;
 };
 
 // The cluster figures the ledger and the MFU's denominator need.
