@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/support/run_racksim.h"
 
@@ -51,21 +52,22 @@ TEST(CliTpOverlap, StepLiesBetweenExposedAndFreeCommunication) {
   EXPECT_LT(overlapped.seconds - free.seconds, 0.6 * (exposed.seconds - free.seconds));
 }
 
-TEST(CliTpOverlap, NeedsSequenceParallelism) {
+// kScenario with `sets` is refused before any simulation (exit 2) with `words` in the message.
+void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& words) {
   TempDir dir;
-  const auto run = testing::run_scenario_report(
-      dir, kScenario, {"training.tp_comm_overlap=true", "layout.sequence_parallel=false"});
+  const auto run = testing::run_scenario_report(dir, kScenario, sets);
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("training.tp_comm_overlap"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("sequence parallelism"), std::string::npos) << run.err;
+  for (const std::string& w : words) EXPECT_NE(run.err.find(w), std::string::npos) << run.err;
+}
+
+TEST(CliTpOverlap, NeedsSequenceParallelism) {
+  expect_refused({"training.tp_comm_overlap=true", "layout.sequence_parallel=false"},
+                 {"training.tp_comm_overlap", "sequence parallelism"});
 }
 
 TEST(CliTpOverlap, ReservedSmsMustLeaveTheGemmSome) {
-  TempDir dir;
-  const auto run = testing::run_scenario_report(
-      dir, kScenario, {"training.tp_comm_overlap=true", "training.tp_comm_overlap_sms=132"});
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("training.tp_comm_overlap_sms"), std::string::npos) << run.err;
+  expect_refused({"training.tp_comm_overlap=true", "training.tp_comm_overlap_sms=132"},
+                 {"training.tp_comm_overlap_sms"});
 }
 
 }  // namespace
