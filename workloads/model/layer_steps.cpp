@@ -107,19 +107,37 @@ void derive_backward(BlockSteps* block) {
       continue;
     }
     const double total = f.input_grad_factor + f.weight_grad_factor;
-    block->backward.push_back(backward_kernel(f, ".bwd", total, 1, GemmPass::kBackward));
+    const LayerStep fused = backward_kernel(f, ".bwd", total, 1, GemmPass::kBackward);
+    block->backward.push_back(fused);
     if (f.weight_grad_factor > 0) {
-      // HBM traffic splits with the FLOPs: each half reads its operands once.
-      if (f.input_grad_factor > 0) {
-        block->backward_input.push_back(backward_kernel(
-            f, ".dgrad", f.input_grad_factor, f.input_grad_factor / total, GemmPass::kInputGrad));
-      }
-      block->backward_weight.push_back(backward_kernel(
-          f, ".wgrad", f.weight_grad_factor, f.weight_grad_factor / total, GemmPass::kWeightGrad));
+      const auto [input, weight] = split_backward(fused);
+      if (f.input_grad_factor > 0) block->backward_input.push_back(input);
+      block->backward_weight.push_back(weight);
     } else {
-      block->backward_input.push_back(backward_kernel(f, ".bwd", total, 1, GemmPass::kBackward));
+      block->backward_input.push_back(fused);
     }
   }
+}
+
+std::pair<LayerStep, LayerStep> split_backward(const LayerStep& fused) {
+  const double total = fused.input_grad_factor + fused.weight_grad_factor;
+  std::string base = fused.name;
+  if (base.ends_with(".bwd")) base.resize(base.size() - 4);
+  // HBM traffic splits with the FLOPs: each half reads its operands once.
+  LayerStep input = share_of(fused, fused.input_grad_factor / total);
+  input.name = base + ".dgrad";
+  input.shape.pass = GemmPass::kInputGrad;
+  LayerStep weight = share_of(fused, fused.weight_grad_factor / total);
+  weight.name = base + ".wgrad";
+  weight.shape.pass = GemmPass::kWeightGrad;
+  return {input, weight};
+}
+
+LayerStep share_of(const LayerStep& step, double share) {
+  LayerStep part = step;
+  part.flops *= share;
+  part.hbm_bytes *= share;
+  return part;
 }
 
 void open_tp_region(std::vector<LayerStep>& steps, const std::string& name, int tp,

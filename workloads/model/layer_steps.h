@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/event_graph.h"
@@ -92,6 +93,15 @@ LayerStep collective_step(std::string name, std::optional<CollectiveKind> forwar
 
 // Fills backward, backward_input and backward_weight from forward.
 void derive_backward(BlockSteps* block);
+
+// A fused backward kernel (`name.bwd`, input and weight gradients in one step) as its
+// input-gradient (`name.dgrad`) and weight-gradient (`name.wgrad`) halves, each with its share
+// of the FLOPs and bytes: what derive_backward puts in backward_input and backward_weight.
+std::pair<LayerStep, LayerStep> split_backward(const LayerStep& fused);
+
+// `step` with `share` of its FLOPs and HBM bytes (a slice or chunk of a kernel). A GEMM keeps its
+// whole shape, so the compute model gives the piece its share of the whole GEMM's time.
+LayerStep share_of(const LayerStep& step, double share);
 
 // The collectives that open and close a tensor-parallel region (Megatron's f and g): without
 // sequence parallelism, nothing opens it and an all-reduce closes it (whose backward is an

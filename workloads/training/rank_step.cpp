@@ -32,6 +32,17 @@ RingLink ring_link(const std::vector<RankId>& group, int index, CommDim dim, uin
 
 }  // namespace
 
+StreamId comm_stream(const PassStreams& streams, CommDim dim) {
+  switch (dim) {
+    case CommDim::kEp:
+      return streams.ep;
+    case CommDim::kCp:
+      return streams.cp;
+    default:
+      return streams.tp;
+  }
+}
+
 RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
     : s_(shared),
       rank_(rank),
@@ -315,15 +326,9 @@ OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,
 
 void RankStep::write_collective(ComputeChain& chain, const PassStreams& streams,
                                 const LayerStep& step, const OpTag& tag) {
-  StreamId stream = streams.tp;
-  CommId comm = tp_comm_;
-  if (step.dim == CommDim::kEp) {
-    stream = streams.ep;
-    comm = ep_comm_;
-  } else if (step.dim == CommDim::kCp) {
-    stream = streams.cp;
-    comm = cp_comm_;
-  }
+  const StreamId stream = comm_stream(streams, step.dim);
+  const CommId comm =
+      step.dim == CommDim::kEp ? ep_comm_ : (step.dim == CommDim::kCp ? cp_comm_ : tp_comm_);
   const uint32_t weights = step.expert_weighted ? routing_weights(step.weighting, tag) : 0;
   writer_.collective(chain, stream, step.name, *step.forward, comm, step.bytes, step.dim, tag,
                      weights);

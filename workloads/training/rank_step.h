@@ -31,6 +31,9 @@ struct RingLink {
   const char* recv_suffix = "";
 };
 
+// The stream a collective or ring transfer along `dim` runs on (TP's for anything not EP or CP).
+StreamId comm_stream(const PassStreams& streams, CommDim dim);
+
 class RankStep {
  public:
   struct Shared {

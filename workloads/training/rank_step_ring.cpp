@@ -2,20 +2,6 @@
 
 namespace racksim {
 
-namespace {
-
-// `step` with `share` of its work. A GEMM keeps its whole shape, so a slice takes its share of
-// the whole GEMM's time: Transformer Engine issues the slices on several streams, and one
-// slice's last partial wave of tiles runs beside the next slice's first.
-LayerStep share_of(const LayerStep& step, double share) {
-  LayerStep part = step;
-  part.flops *= share;
-  part.hbm_bytes *= share;
-  return part;
-}
-
-}  // namespace
-
 OpId RankStep::write_ring(ComputeChain& chain, const PassStreams& streams, const LayerStep& step,
                           const OpTag& tag, const RingLink& link) {
   if (s_.merge_ring_hops && step.ring_hops > 1) {
@@ -23,6 +9,9 @@ OpId RankStep::write_ring(ComputeChain& chain, const PassStreams& streams, const
     // the work of the local block and h - 1 remote ones; the last block's slice follows its
     // arrival. A ring of h equal hops takes t_slice + h * max(t_slice, t_hop); this takes
     // max(h * t_slice, h * t_hop) + t_slice, the same, with 2 transfers instead of 2h.
+    // Slices keep the kernel's whole shape (share_of): Transformer Engine issues a ring
+    // exchange's GEMM slices on several streams, one slice's last partial wave of tiles beside
+    // the next one's first.
     const double hops = step.ring_hops;
     LayerStep head = share_of(step, hops / (hops + 1));
     head.kind = LayerStep::Kind::kCompute;
@@ -38,7 +27,7 @@ OpId RankStep::write_ring_hops(ComputeChain& chain, const PassStreams& streams,
                                const LayerStep& step, const OpTag& tag, const RingLink& link,
                                const LayerStep* first_slice) {
   const LayerStep slice = share_of(step, 1.0 / (step.ring_hops + 1));
-  const StreamId stream = link.dim == CommDim::kTp ? streams.tp : streams.cp;
+  const StreamId stream = comm_stream(streams, link.dim);
   OpId first = kNoOp;
   std::vector<OpId> block = chain.inputs();  // the local block: whatever produced it
   for (int hop = 0; hop <= step.ring_hops; ++hop) {

@@ -4,7 +4,6 @@
 // Apache-2.0): ring exchange for the all-gathers before qkv and fc1 and before proj's and fc2's
 // input gradients; pipeline for the reduce-scatters after proj and fc2; bulk for the
 // reduce-scatters of qkv's and fc1's input gradients, under their weight-gradient GEMMs.
-#include <string>
 #include <utility>
 
 #include "workloads/training/rank_step.h"
@@ -31,26 +30,6 @@ bool is_te_linear(const LayerStep& step) {
 bool splits_into_gradients(const LayerStep& gemm) {
   return gemm.shape.pass == GemmPass::kBackward && gemm.input_grad_factor > 0 &&
          gemm.weight_grad_factor > 0;
-}
-
-// A fused backward GEMM as its input-gradient and weight-gradient halves, each with its share
-// of the FLOPs and bytes (as derive_backward splits them for zero-bubble schedules).
-std::pair<LayerStep, LayerStep> split_gradients(const LayerStep& fused) {
-  const double total = fused.input_grad_factor + fused.weight_grad_factor;
-  std::string base = fused.name;
-  if (base.ends_with(".bwd")) base.resize(base.size() - 4);
-  LayerStep input = fused;
-  input.name = base + ".dgrad";
-  input.shape.pass = GemmPass::kInputGrad;
-  input.flops *= fused.input_grad_factor / total;
-  input.hbm_bytes *= fused.input_grad_factor / total;
-  input.weight_elements = 0;  // it computes no weight gradient
-  LayerStep weight = fused;
-  weight.name = base + ".wgrad";
-  weight.shape.pass = GemmPass::kWeightGrad;
-  weight.flops *= fused.weight_grad_factor / total;
-  weight.hbm_bytes *= fused.weight_grad_factor / total;
-  return {input, weight};
 }
 
 }  // namespace
@@ -85,7 +64,7 @@ OpId RankStep::write_ring_exchange(ComputeChain& chain, const PassStreams& strea
   const int tp = s_.plan.layout.tp();
   const bool fused = gemm.shape.pass == GemmPass::kBackward;
   const LayerStep loaded = scaled_by_load(gemm, tag);
-  const auto [input, weight] = fused ? split_gradients(loaded) : std::pair{loaded, loaded};
+  const auto [input, weight] = fused ? split_backward(loaded) : std::pair{loaded, loaded};
   LayerStep ring = input;
   ring.kind = LayerStep::Kind::kRing;
   ring.ring_hops = tp - 1;
@@ -101,9 +80,7 @@ OpId RankStep::write_pipelined_scatter(ComputeChain& chain, const PassStreams& s
                                        const OpTag& tag) {
   // Each chunk takes its share of the whole GEMM's time (the chunks run on several streams, as
   // the ring's slices do: rank_step_ring.cpp).
-  LayerStep chunk = scaled_by_load(gemm, tag);
-  chunk.flops /= kPipelineChunks;
-  chunk.hbm_bytes /= kPipelineChunks;
+  LayerStep chunk = share_of(scaled_by_load(gemm, tag), 1.0 / kPipelineChunks);
   chunk.shape.reserved_sms = static_cast<float>(s_.plan.training.tp_comm_overlap_sms);
   OpId first = kNoOp;
   std::vector<OpId> scatters;
@@ -122,7 +99,7 @@ OpId RankStep::write_pipelined_scatter(ComputeChain& chain, const PassStreams& s
 OpId RankStep::write_bulk_scatter(ComputeChain& chain, const PassStreams& streams,
                                   const LayerStep& gemm, const LayerStep& scatter,
                                   const OpTag& tag) {
-  auto [input, weight] = split_gradients(scaled_by_load(gemm, tag));
+  auto [input, weight] = split_backward(scaled_by_load(gemm, tag));
   const OpId first = writer_.kernel(chain, streams.compute, input, tag);
   const OpId scattered =
       writer_.detached_collective(streams.tp, scatter.name, CollectiveKind::kReduceScatter,
