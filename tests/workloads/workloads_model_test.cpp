@@ -89,6 +89,32 @@ TEST(TransformerModel, LayerStepFlopsAddUpToSixN) {
   EXPECT_DOUBLE_EQ(wgrad, gemm);       // W = weight gradients
 }
 
+// The loss's HBM traffic per logit (training.cross_entropy): fused, 12 B forward and 6 B
+// backward; Megatron-LM's unfused FP32 cross-entropy over FP16 logits (e = 2), a cast (2 + 4),
+// max (4), subtract (8), exp (8), sum (4), divide (8): 38 B, and in the backward the in-place
+// multiply (8) and the cast back (4 + 2): 14 B.
+TEST(TransformerModel, CrossEntropyBytesPerLogit) {
+  const TransformerModel model(gpt3());
+  auto loss_bytes = [&](bool unfused) {
+    RankShape shape{2, 2048, 4, false, DataType::kFp16};
+    shape.unfused_cross_entropy = unfused;
+    const BlockSteps head = model.head_steps(shape);
+    for (const auto& s : head.forward) {
+      if (s.name == "lm_head.loss")
+        return std::pair{s.hbm_bytes, s.hbm_bytes * s.backward_bytes_factor};
+    }
+    ADD_FAILURE() << "no lm_head.loss step";
+    return std::pair{0.0, 0.0};
+  };
+  const double logits = 2.0 * 2048 * 51200 / 4;
+  const auto [fused_fw, fused_bw] = loss_bytes(false);
+  EXPECT_DOUBLE_EQ(fused_fw, 12 * logits);
+  EXPECT_DOUBLE_EQ(fused_bw, 6 * logits);
+  const auto [unfused_fw, unfused_bw] = loss_bytes(true);
+  EXPECT_DOUBLE_EQ(unfused_fw, 38 * logits);
+  EXPECT_DOUBLE_EQ(unfused_bw, 14 * logits);
+}
+
 TEST(TransformerModel, SequenceParallelSwapsAllReduceForGatherAndScatter) {
   const TransformerModel model(gpt3());
   const BlockSteps steps = model.layer_steps(0, RankShape{1, 2048, 8, true, DataType::kBf16});

@@ -26,6 +26,19 @@ MlpShape mlp_shape(const RankShape& shape) {
   return m;
 }
 
+// Vocabulary-parallel cross-entropy over `logits` logits of `e` bytes each (the HBM traffic per
+// logit is in training.cross_entropy's comment). Fused: the logits are read and the softmax
+// written about three times in FP32, the backward half of that. Unfused, as Megatron-LM's
+// vocab_parallel_cross_entropy(logits.float()): cast, max, subtract, exp, sum and divide, each
+// its own pass over FP32 logits; the backward multiplies in place and casts back.
+LayerStep cross_entropy_step(const std::string& name, double logits, double e, bool unfused) {
+  const double forward_bytes = unfused ? e + 9 * kFp32Bytes : 3 * kFp32Bytes;
+  const double backward_bytes = unfused ? e + 3 * kFp32Bytes : 1.5 * kFp32Bytes;
+  LayerStep loss = compute_step(name, OpClass::kElementwise, 5 * logits, logits * forward_bytes);
+  loss.backward_bytes_factor = backward_bytes / forward_bytes;
+  return loss;
+}
+
 }  // namespace
 
 AttentionShape attention_shape(const RankShape& shape) {
@@ -151,12 +164,7 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
     LayerStep head = gemm_step(name, tokens, h, v, e);
     head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
     fw.push_back(head);
-    // Vocabulary-parallel cross-entropy in FP32: the logits are read and the softmax written
-    // about three times; the backward reads the softmax once and writes the gradient.
-    LayerStep loss =
-        elementwise_step(name + ".loss", 3 * tokens * v * kFp32Bytes / e, 5 * tokens * v, e);
-    loss.backward_bytes_factor = 0.5;
-    fw.push_back(loss);
+    fw.push_back(cross_entropy_step(name + ".loss", tokens * v, e, shape.unfused_cross_entropy));
     if (shape.tp > 1) {
       // max, sum of exponentials and target logit: one FP32 value each per token
       fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce,

@@ -54,6 +54,7 @@ RankShape rank_shape(const config::Scenario& s) {
   shape.ep = std::max(1, s.layout().ep());
   shape.indexer_chunk_tokens = t.indexer_chunk_tokens();
   shape.materialized_attention = t.attention_impl() == config::Training::MATERIALIZED;
+  shape.unfused_cross_entropy = t.cross_entropy() == config::Training::FP32_UNFUSED;
   if (t.has_moe_dispatch_dtype()) {
     // FP8 as DeepSeek-V3 sends it: a byte per element and an FP32 scale per 1 x 128 tile.
     const DataType d = to_data_type(t.moe_dispatch_dtype());
