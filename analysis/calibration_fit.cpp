@@ -94,6 +94,11 @@ FitResult fit_parameters(const std::vector<FitParameter>& params,
     const double initial = start.size() == n ? start[i] : params[i].initial;
     x[i] = std::clamp(std::log(initial), lower[i], upper[i]);
     step[i] = std::min(0.2, (upper[i] - lower[i]) / 4);  // about 20 % at first
+    // BOBYQA moves a start closer than its first step to a bound before evaluating anything, so
+    // a start near a bound (a GEMM fraction of 0.87 under 1) would never be evaluated: the first
+    // step stays inside the room the start has, unless that room is under 2 %.
+    const double room = std::min(x[i] - lower[i], upper[i] - x[i]);
+    if (room >= 0.02) step[i] = std::min(step[i], room);
   }
   // BOBYQA needs at least two parameters; one is searched with Nelder-Mead (a bracketing walk).
   nlopt_opt opt = nlopt_create(n >= 2 ? NLOPT_LN_BOBYQA : NLOPT_LN_NELDERMEAD, n);

@@ -63,6 +63,26 @@ TEST(CalibrationFit, ASingleOutlierDoesNotDragTheFit) {
   EXPECT_NEAR(fit.values[0], 0.55, 0.1);
 }
 
+// One evaluation evaluates the start, even within the optimizer's first step of a bound: the
+// calibration report's "apply these values" runs (--max-evals 1) predict with the values given.
+TEST(CalibrationFit, ASingleEvaluationIsTheStartNearABound) {
+  std::vector<size_t> all{0, 1, 2, 3};
+  const std::vector<double> measured = model_times(0.55, 0.35, all);
+  std::vector<std::vector<double>> seen;
+  const analysis::Predictor predict = [&](const std::vector<double>& v,
+                                          const std::vector<size_t>& which) {
+    seen.push_back(v);
+    return model_times(v[0], v[1], which);
+  };
+  analysis::FitOptions options;
+  options.max_evaluations = 1;
+  const auto fit =
+      analysis::fit_parameters(two_params(), measured, all, predict, options, {0.87, 0.35});
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NEAR(fit.values[0], 0.87, 1e-12);
+  EXPECT_NEAR(fit.values[1], 0.35, 1e-12);
+}
+
 TEST(CalibrationFit, OverParameterisedWhenParametersMatchPoints) {
   EXPECT_TRUE(analysis::over_parameterised(2, 2));
   EXPECT_TRUE(analysis::over_parameterised(3, 2));
