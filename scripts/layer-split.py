@@ -81,11 +81,14 @@ def main():
           "largest residual of the measured line |")
     print("|---|---|---|---|---|---|---|")
     for (hidden, tp), rows in sorted(groups.items()):
-        med = lambda i: statistics.median(r[i] for r in rows)
-        print(f"| {hidden} | {tp} | {len(rows)} | {med(0):.2f} (range {min(r[0] for r in rows):.2f}"
-              f"-{max(r[0] for r in rows):.2f}) | {med(1):.2f} (range "
-              f"{min(r[1] for r in rows):.2f}-{max(r[1] for r in rows):.2f}) | {100 * med(2):.0f} % "
-              f"| {100 * max(r[3] for r in rows):.2f} % |")
+        def spread(i):
+            values = [r[i] for r in rows]
+            return f"{statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f})"
+
+        share = 100 * statistics.median(r[2] for r in rows)
+        worst = 100 * max(r[3] for r in rows)
+        print(f"| {hidden} | {tp} | {len(rows)} | {spread(0)} | {spread(1)} | {share:.0f} % "
+              f"| {worst:.2f} % |")
     allr = [r for rows in groups.values() for r in rows]
     print(f"\n{len(allr)} series: per-layer median {statistics.median(r[0] for r in allr):.2f}, "
           f"fixed median {statistics.median(r[1] for r in allr):.2f}")
