@@ -59,7 +59,9 @@ int calibrate_command(const std::vector<std::string>& args) {
       "fit evaluations (each simulates all points)")(
       "holdout-max-evals", po::value<int>()->default_value(20), "evaluations per held-out refit")(
       "holdout", po::value<std::string>()->default_value("auto"),
-      "auto, none, loo, group, largest (fit the smaller groups, predict the largest) or kfold:K");
+      "auto, none, loo, group, largest (fit the smaller groups, predict the largest) or kfold:K")(
+      "fit-every", po::value<int>()->default_value(1),
+      "fit on every Nth row only (each held-out refit on every Nth of its rows); predict all");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   po::notify(vm);
@@ -83,6 +85,7 @@ int calibrate_command(const std::vector<std::string>& args) {
   spec.max_evaluations = int_option(vm, "max-evals", 1, 100000);
   spec.holdout_max_evaluations = int_option(vm, "holdout-max-evals", 1, 100000);
   spec.holdout = vm["holdout"].as<std::string>();
+  spec.fit_every = int_option(vm, "fit-every", 1, 1000000);
   const app::CalibrationResult result = app::calibrate(
       spec, [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); });
   for (const auto& w : result.warnings) fmt::print(stderr, "racksim: warning: {}\n", w);

@@ -12,7 +12,11 @@ lines says which part of the step a model gets wrong, where the step time alone 
 
 Prints, per (hidden size, TP) group, the median ratio predicted / measured of the slope and of
 the intercept, and how straight the measured series are (the largest residual of the line, as
-a fraction of the step). Standard library only.
+a fraction of the step). --by groups by other override fields instead, e.g.
+
+    scripts/layer-split.py LOG --by model.hidden_size,layout.tp,training.micro_batch_size
+
+Standard library only.
 """
 import argparse
 import collections
@@ -54,7 +58,7 @@ def series_of(points):
     return {k: sorted(v) for k, v in series.items() if len({p[0] for p in v}) >= 3}
 
 
-def split(series):
+def split(series, by):
     groups = collections.defaultdict(list)
     for key, pts in series.items():
         fields = dict(key)
@@ -62,7 +66,7 @@ def split(series):
         m_slope, m_icpt = line_fit(layers, [p[1] for p in pts])
         p_slope, p_icpt = line_fit(layers, [p[2] for p in pts])
         worst = max(abs(p[1] - (m_icpt + m_slope * p[0])) / p[1] for p in pts)
-        group = (int(fields.get("model.hidden_size", 0)), int(fields.get("layout.tp", 1)))
+        group = tuple(int(fields.get(field, 0)) for field in by)
         groups[group].append((p_slope / m_slope, p_icpt / m_icpt if m_icpt > 0 else float("nan"),
                               m_icpt / (m_icpt + m_slope * max(layers)), worst))
     return groups
@@ -71,23 +75,27 @@ def split(series):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", help="a racksim calibrate log with its per-point table")
+    parser.add_argument("--by", default="model.hidden_size,layout.tp",
+                        help="comma-separated override fields to group the series by")
     args = parser.parse_args()
+    by = args.by.split(",")
     series = series_of(read_points(args.log))
     if not series:
         sys.exit(f"{args.log}: no series of rows that differ only in {LAYERS}")
-    groups = split(series)
-    print("| hidden | TP | series | per-layer cost, predicted / measured | fixed cost, "
+    groups = split(series, by)
+    print("| " + " | ".join(by) + " | series | per-layer cost, predicted / measured | fixed cost, "
           "predicted / measured | fixed share of the measured step (most layers) | "
           "largest residual of the measured line |")
-    print("|---|---|---|---|---|---|---|")
-    for (hidden, tp), rows in sorted(groups.items()):
+    print("|---" * (len(by) + 5) + "|")
+    for group, rows in sorted(groups.items()):
         def spread(i):
             values = [r[i] for r in rows]
             return f"{statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f})"
 
         share = 100 * statistics.median(r[2] for r in rows)
         worst = 100 * max(r[3] for r in rows)
-        print(f"| {hidden} | {tp} | {len(rows)} | {spread(0)} | {spread(1)} | {share:.0f} % "
+        names = " | ".join(str(g) for g in group)
+        print(f"| {names} | {len(rows)} | {spread(0)} | {spread(1)} | {share:.0f} % "
               f"| {worst:.2f} % |")
     allr = [r for rows in groups.values() for r in rows]
     print(f"\n{len(allr)} series: per-layer median {statistics.median(r[0] for r in allr):.2f}, "

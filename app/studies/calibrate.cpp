@@ -213,15 +213,20 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
 }
 
 // Refits without each fold and predicts the fold: the error on points the fit never saw.
-void fit_held_out(const std::vector<std::vector<size_t>>& folds, const ChildPredictor& predict,
-                  analysis::FitOptions options, CalibrationResult& result,
+void fit_held_out(const std::vector<std::vector<size_t>>& folds, size_t fit_every,
+                  const ChildPredictor& predict, analysis::FitOptions options,
+                  CalibrationResult& result,
                   const std::function<void(const std::string&)>& progress) {
   const size_t n = result.measured.size();
   result.held_out_predicted.assign(n, 0);
   for (size_t f = 0; f < folds.size(); ++f) {
     std::vector<size_t> train;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; i += fit_every) {
       if (std::find(folds[f].begin(), folds[f].end(), i) == folds[f].end()) train.push_back(i);
+    }
+    if (train.empty()) {
+      throw InputError({"--fit-every", 0, 0}, "--fit-every",
+                       fmt::format("held-out fold {} leaves no row to fit on", f + 1));
     }
     if (analysis::over_parameterised(result.params.size(), train.size()) && f == 0) {
       result.warnings.push_back(fmt::format("held-out fits see {} points for {} parameters",
@@ -247,6 +252,30 @@ void fit_held_out(const std::vector<std::vector<size_t>>& folds, const ChildPred
   result.held_out = analysis::error_summary(predicted, measured);
 }
 
+// The fit's errors: over the rows it was fitted on, and (with --fit-every) over every row,
+// which costs one more simulation of the rows it did not see.
+void summarise_fit(const std::vector<size_t>& fitted, const ChildPredictor& predict,
+                   const std::vector<size_t>& all, CalibrationResult& result) {
+  std::vector<double> measured;
+  for (size_t i : fitted) measured.push_back(result.measured[i]);
+  result.in_sample = analysis::error_summary(result.fit.predicted, measured);
+  if (fitted.size() == all.size()) {
+    result.predicted = result.fit.predicted;
+    return;
+  }
+  result.predicted = predict(result.fit.values, all);
+  std::vector<double> other_predicted, other_measured;
+  for (size_t i = 0, next = 0; i < all.size(); ++i) {
+    if (next < fitted.size() && fitted[next] == i) {
+      ++next;
+      continue;
+    }
+    other_predicted.push_back(result.predicted[i]);
+    other_measured.push_back(result.measured[i]);
+  }
+  result.not_fitted = analysis::error_summary(other_predicted, other_measured);
+}
+
 }  // namespace
 
 CalibrationResult calibrate(const CalibrationSpec& spec,
@@ -268,15 +297,18 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
       fmt::format("before fitting: mean |error| {:.1f} %", 100 * result.initial.mean_abs_relative));
   analysis::FitOptions options;
   options.max_evaluations = spec.max_evaluations;
-  result.fit = analysis::fit_parameters(result.params, result.measured, all, predict, options);
-  result.in_sample = analysis::error_summary(result.fit.predicted, result.measured);
+  const size_t fit_every = static_cast<size_t>(std::max(1, spec.fit_every));
+  std::vector<size_t> fitted;
+  for (size_t i = 0; i < n; i += fit_every) fitted.push_back(i);
+  result.fit = analysis::fit_parameters(result.params, result.measured, fitted, predict, options);
   result.evaluations = result.fit.evaluations;
+  summarise_fit(fitted, predict, all, result);
   progress(fmt::format("fitted in {} evaluations: mean |error| {:.1f} %", result.fit.evaluations,
                        100 * result.in_sample.mean_abs_relative));
   const auto folds = folds_for(spec, &result.holdout);
   if (!folds.empty()) {
     options.max_evaluations = spec.holdout_max_evaluations;
-    fit_held_out(folds, predict, options, result, progress);
+    fit_held_out(folds, fit_every, predict, options, result, progress);
   }
   return result;
 }
@@ -323,6 +355,10 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
                      r.evaluations);
   out += errors_line("before fitting", r.initial);
   out += errors_line("in sample (fitted points)", r.in_sample);
+  if (r.not_fitted.points > 0) {
+    out += errors_line(fmt::format("not fitted (1 row in {} fitted)", spec.fit_every).c_str(),
+                       r.not_fitted);
+  }
   if (!r.held_out_predicted.empty()) {
     out += errors_line(fmt::format("held out ({})", r.holdout).c_str(), r.held_out);
   } else {
@@ -335,7 +371,8 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
     }
     out += fmt::format("  held-out fold {} fitted:{}\n", f + 1, values);
   }
-  out += rank_lines(spec, r.fit.predicted, r.measured, "in sample");
+  out += rank_lines(spec, r.predicted, r.measured,
+                    r.not_fitted.points > 0 ? "with the fit" : "in sample");
   if (!r.held_out_predicted.empty()) {
     out += rank_lines(spec, r.held_out_predicted, r.measured, "held out");
   }
@@ -349,7 +386,7 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
     const bool h = !r.held_out_predicted.empty() && r.held_out_predicted[i] > 0;
     out += fmt::format(
         "  {:>5} {:<10} {:>10.4g} {:>10.4g} {:>+7.1f}% {:>10} {:>8} {}\n", p.line, p.group,
-        r.measured[i], r.fit.predicted[i], 100 * (r.fit.predicted[i] / r.measured[i] - 1),
+        r.measured[i], r.predicted[i], 100 * (r.predicted[i] / r.measured[i] - 1),
         h ? fmt::format("{:.4g}", r.held_out_predicted[i]) : "-",
         h ? fmt::format("{:+.1f}%", 100 * (r.held_out_predicted[i] / r.measured[i] - 1)) : "-",
         overrides);
@@ -362,7 +399,8 @@ std::vector<std::string> calibration_comment(const CalibrationSpec& spec,
                                              const CalibrationResult& r) {
   std::vector<std::string> lines{
       fmt::format("fitted by racksim calibrate on {} with base {}", spec.measured.path, spec.base),
-      fmt::format("{} points; in-sample mean |error| {:.2f} %{}", r.measured.size(),
+      fmt::format("{} points{}; in-sample mean |error| {:.2f} %{}", r.measured.size(),
+                  spec.fit_every > 1 ? fmt::format(", 1 row in {} fitted", spec.fit_every) : "",
                   100 * r.in_sample.mean_abs_relative,
                   r.held_out_predicted.empty() ? std::string("; no held-out check")
                                                : fmt::format("; held out ({}) {:.2f} %", r.holdout,

@@ -47,6 +47,9 @@ struct CalibrationSpec {
   int max_evaluations = 40;
   int holdout_max_evaluations = 20;
   std::string holdout = "auto";  // auto, none, loo, group, largest, kfold:K
+  // Fit on every Nth row only (rows 0, N, 2N, ... in file order), each held-out refit on
+  // every Nth of its training rows; predictions cover every row. 1: fit on all rows.
+  int fit_every = 1;
 };
 
 struct CalibrationResult {
@@ -55,7 +58,9 @@ struct CalibrationResult {
   std::vector<double> measured;
   analysis::ErrorSummary initial;  // the base scenario's values, before fitting
   std::vector<double> initial_predicted;
-  analysis::ErrorSummary in_sample;
+  analysis::ErrorSummary in_sample;              // over the fitted rows
+  std::vector<double> predicted;                 // every row, with the fitted values
+  analysis::ErrorSummary not_fitted;             // the rows --fit-every left out (0 points: none)
   std::string holdout;                           // what was held out, in words
   std::vector<double> held_out_predicted;        // per point; empty when no held-out check ran
                                                  // (0 for a point no fold held out)

@@ -96,6 +96,29 @@ TEST(Calibrate, FlagsAsManyParametersAsPoints) {
   EXPECT_NE(r.out.find("held out (leave one out)"), std::string::npos) << r.out;
 }
 
+// --fit-every 2 fits on rows 0 and 2 only and predicts all four: the two it did not see come out
+// right (the synthetic rows are exact for the known values) and are reported apart.
+TEST(Calibrate, FitsEveryNthRowAndPredictsTheOthers) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096, 16384, 32768}));
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm,hardware.compute.attention", "--holdout",
+                              "none", "--fit-every", "2", "--max-evals", "40", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NEAR(fitted(r.out, "hardware.compute.gemm"), kGemm, 0.01) << r.out;
+  std::smatch m;
+  const std::regex in_sample(
+      R"(in sample \(fitted points\)\s+mean \|error\|\s+[0-9.]+ %.*\((\d+) points\))");
+  ASSERT_TRUE(std::regex_search(r.out, m, in_sample)) << r.out;
+  EXPECT_EQ(m[1], "2");
+  const std::regex others(
+      R"(not fitted \(1 row in 2 fitted\)\s+mean \|error\|\s+([0-9.]+) %.*\((\d+) points\))");
+  ASSERT_TRUE(std::regex_search(r.out, m, others)) << r.out;
+  EXPECT_LT(std::stod(m[1]), 1.0) << r.out;
+  EXPECT_EQ(m[2], "2");
+}
+
 TEST(Calibrate, BadCsvNamesTheLine) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);

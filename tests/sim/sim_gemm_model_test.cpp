@@ -3,6 +3,8 @@
 // materialized attention's kernels.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
 #include "tests/support/compute_ops.h"
@@ -175,6 +177,48 @@ TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) 
   EXPECT_DOUBLE_EQ(qk.flops, 2 * scores * 96);  // no causal skipping
   EXPECT_DOUBLE_EQ(find("attn.softmax").hbm_bytes, 9 * scores);
   EXPECT_DOUBLE_EQ(find("attn.context").flops, 2 * scores * 96);
+}
+
+// Megatron's fused softmax kernel needs (micro-batch x heads per rank) % 4 == 0 and at most 4,096
+// keys; otherwise the softmax runs as five PyTorch kernels in FP32: 36 + 5 bytes per score
+// forward (the casts, scale, mask and softmax, and the dropout), 40 + 5 backward.
+TEST(MaterializedAttention, SoftmaxFallsBackToFiveFp32KernelsWhereTheFusedKernelDoesNotApply) {
+  AttentionSpec spec;
+  spec.hidden = 1024;
+  spec.heads = 16;
+  spec.kv_heads = 16;
+  spec.head_dim = 64;
+  spec.v_head_dim = 64;
+  AttentionShape shape;
+  shape.micro_batch = 1;
+  shape.seq_length = 1024;
+  shape.tp = 8;  // 2 heads per rank: 1 x 2 is not a multiple of 4
+  shape.materialized = true;
+  auto softmax_kernels = [&](const AttentionShape& sh) {
+    BlockSteps block;
+    append_attention(spec, sh, &block);
+    double forward = 0, backward = 0;
+    int kernels = 0;
+    for (const LayerStep& s : block.forward) {
+      if (s.name.rfind("attn.softmax", 0) != 0) continue;
+      ++kernels;
+      forward += s.hbm_bytes;
+      backward += s.hbm_bytes * s.backward_bytes_factor;
+    }
+    return std::tuple{kernels, forward, backward};
+  };
+  const double scores = 2 * 1024.0 * 1024.0;
+  const auto [kernels, forward, backward] = softmax_kernels(shape);
+  EXPECT_EQ(kernels, 5);
+  EXPECT_DOUBLE_EQ(forward, 41 * scores);
+  EXPECT_DOUBLE_EQ(backward, 45 * scores);
+  shape.micro_batch = 2;  // 2 x 2 heads: the fused kernel
+  const auto [fused_kernels, fused_forward, fused_backward] = softmax_kernels(shape);
+  EXPECT_EQ(fused_kernels, 1);
+  EXPECT_DOUBLE_EQ(fused_forward, 9 * 2 * scores);
+  EXPECT_DOUBLE_EQ(fused_backward, 11 * 2 * scores);
+  shape.seq_length = 8192;  // more than 4,096 keys: the fallback again
+  EXPECT_EQ(std::get<0>(softmax_kernels(shape)), 5);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "workloads/model/attention_ledger.h"
 
 #include <algorithm>
+#include <cmath>
+#include <span>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -189,12 +191,49 @@ double kv_bytes_per_token(const AttentionSpec& s, double elem_bytes) {
 
 namespace {
 
+// Whether Megatron-LM's fused scale-mask-softmax kernel takes these scores. FusedScaleMaskSoftmax
+// (Megatron-LM and Megatron-DeepSpeed, megatron/model/fused_softmax.py, is_kernel_available;
+// Apache-2.0 and BSD-3-Clause) calls the CUDA kernel only for 16 < keys <= 4096 (2,048 in the 2021
+// releases), queries and keys multiples of 4, and micro-batch x heads per rank a multiple of 4
+// (of the kernel's batches per block, 4 for causal scores this long); otherwise PyTorch runs the
+// softmax op by op.
+bool fused_softmax_takes(double attn_batch, double seq) {
+  return seq > 16 && seq <= 4096 && std::fmod(seq, 4) == 0 && std::fmod(attn_batch, 4) == 0;
+}
+
+// The softmax of the scores and the dropout after it, HBM bytes per score element. Fused: one
+// kernel reads the 16-bit scores and writes the probabilities (2 + 2), its backward reads the
+// gradient and the probabilities and writes one gradient (2 + 2 + 2). Unfused (the fallback):
+// cast to FP32 (2 + 4), scale (4 + 4), mask in place (4 + 4), softmax (4 + 4), cast back (4 + 2):
+// 36 bytes forward; backward, each in reverse (6, 8, 8, softmax's 4 + 4 + 4, 6): 40. Both: the
+// dropout reads the probabilities and writes the dropped ones and a 1-byte mask (2 + 2 + 1), its
+// backward reads the gradient and the mask and writes one (2 + 1 + 2).
+void append_scores_softmax(double scores, bool fused, std::vector<LayerStep>& core) {
+  constexpr double kDropoutBytes = 5;
+  struct Kernel {
+    const char* name;
+    double forward_bytes;
+    double backward_bytes;
+  };
+  static constexpr Kernel kFused[] = {{"attn.softmax", 4 + kDropoutBytes, 6 + kDropoutBytes}};
+  static constexpr Kernel kUnfused[] = {{"attn.softmax.to_fp32", 6, 6},
+                                        {"attn.softmax.scale", 8, 8},
+                                        {"attn.softmax.mask", 8, 8},
+                                        {"attn.softmax", 8 + kDropoutBytes, 12 + kDropoutBytes},
+                                        {"attn.softmax.to_fp16", 6, 6}};
+  for (const Kernel& k :
+       fused ? std::span<const Kernel>(kFused) : std::span<const Kernel>(kUnfused)) {
+    const double flops = (fused ? 6 : 2) * scores;
+    LayerStep step = compute_step(k.name, OpClass::kElementwise, flops, k.forward_bytes * scores);
+    step.backward_bytes_factor = k.backward_bytes / k.forward_bytes;
+    core.push_back(step);
+  }
+}
+
 // Attention before FlashAttention (Megatron-LM's CoreAttention): per sequence and head, a batched
 // GEMM writes the scores Q K^T over all s x s entries (the causal half is computed, then
-// masked), a fused scale-mask-softmax reads them and writes the probabilities, a dropout reads
-// those and writes the dropped ones and a 1-byte mask, and a second batched GEMM reads them
-// with V. HBM per score element: softmax 2 + 2 bytes, dropout 2 + 2 + 1 (forward); dropout
-// backward 2 + 1 + 2 and softmax backward 2 + 2 + 2 (backward, 11 against the forward's 9).
+// masked), the scale-mask-softmax and a dropout (append_scores_softmax) turn them into
+// probabilities, and a second batched GEMM reads those with V.
 void append_materialized_core(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
                               std::vector<LayerStep>& core) {
   if (shape.cp > 1) {
@@ -208,13 +247,7 @@ void append_materialized_core(const AttentionSpec& spec, const AttentionShape& s
   const double batch = tokens / seq * static_cast<double>(spec.heads) / shape.tp;
   core.push_back(
       batched_gemm_step("attn.scores", batch, seq, static_cast<double>(spec.qk_dim()), keys, e));
-  const double scores = batch * seq * keys;
-  constexpr double kForwardBytesPerScore = 9;
-  constexpr double kBackwardBytesPerScore = 11;
-  LayerStep softmax = compute_step("attn.softmax", OpClass::kElementwise, 6 * scores,
-                                   kForwardBytesPerScore * scores);
-  softmax.backward_bytes_factor = kBackwardBytesPerScore / kForwardBytesPerScore;
-  core.push_back(softmax);
+  append_scores_softmax(batch * seq * keys, fused_softmax_takes(batch, seq), core);
   core.push_back(
       batched_gemm_step("attn.context", batch, seq, keys, static_cast<double>(spec.v_head_dim), e));
 }
