@@ -154,6 +154,9 @@ void check_compute(const config::Hardware& hw, const Checker& check) {
       check.fail(field, fmt::format("must be >= 0 K elements per output tile, got {}", value));
     }
   }
+  if (compute.has_gemm_unaligned()) {
+    check.efficiency("hardware.compute.gemm_unaligned", true, compute.gemm_unaligned());
+  }
   check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
   check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
                    compute.elementwise());

@@ -107,7 +107,12 @@ def summary(name, errors, total):
 
 
 def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if len(sys.argv) >= 2 else 2)
     racksim = os.path.abspath(sys.argv[1])
+    if not os.access(racksim, os.X_OK):
+        sys.exit(f"validate.py: {sys.argv[1]}: not an executable racksim (usage: see --help)")
     opts, extra = parse_args(sys.argv[2:])
     table = TABLES[opts["table"]]
     configs = {k: v for k, v in table["configs"].items()

@@ -1,6 +1,7 @@
 #include "sim/compute_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/gemm_model.h"
 
@@ -30,6 +31,7 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   m.gemm_k_overhead = hw.compute().gemm_k_overhead();
   m.gemm_fp8_efficiency = hw.compute().gemm_fp8();
   m.gemm_fp8_k_overhead = hw.compute().gemm_fp8_k_overhead();
+  if (hw.compute().has_gemm_unaligned()) m.gemm_unaligned = hw.compute().gemm_unaligned();
   return m;
 }
 
@@ -104,6 +106,10 @@ double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
   if (shape.pass == GemmPass::kWeightGrad || shape.pass == GemmPass::kBackward) {
     seconds += one(shape.k, shape.m, shape.n);  // dB[k,n] = A^T dC
   }
+  // Tensor Core kernels load 16 bytes at a time. The weight's two dimensions (k and n) are the
+  // operands' row lengths in all three products; off that grain they take narrower loads.
+  const double grain = 16 / bytes_per_element(op.dtype);
+  if (std::fmod(shape.k, grain) != 0 || std::fmod(shape.n, grain) != 0) seconds /= gemm_unaligned;
   const double nominal = shape.flops();
   if (nominal > 0) seconds *= op.amount / nominal;
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;

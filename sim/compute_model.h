@@ -37,6 +37,8 @@ struct ComputeModel {
   double gemm_k_overhead = 0;
   double gemm_fp8_efficiency = 0;  // 0: gemm_efficiency
   double gemm_fp8_k_overhead = 0;  // 0: gemm_k_overhead
+  // The fraction of its rate a GEMM keeps with a dimension not a multiple of 16 bytes.
+  double gemm_unaligned = 1;
 
   static ComputeModel from_hardware(const config::Hardware& hw);
 

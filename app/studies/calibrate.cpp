@@ -67,7 +67,8 @@ analysis::FitParameter parameter(const config::Scenario& base, const std::string
   const bool efficiency =
       field.find("efficiency") != std::string::npos ||
       (field.rfind("hardware.compute.", 0) == 0 && field.find("_s") == std::string::npos &&
-       field.find("_dim") == std::string::npos);  // gemm_half_dim is a size, not a fraction
+       field.find("_dim") == std::string::npos &&      // gemm_half_dim is a size, not a fraction
+       field.find("_overhead") == std::string::npos);  // nor K elements per tile
   p.lower = efficiency ? 0.01 : p.initial / 10;
   p.upper = efficiency ? 1.0 : p.initial * 10;
   return p;

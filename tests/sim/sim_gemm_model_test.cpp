@@ -94,6 +94,30 @@ TEST(KernelComputeModel, TinyKernelsLastTheCpuFloorAndThinOnesTheirHbmBytes) {
   EXPECT_NEAR(model.duration_s(op_of(thin), thin.shape), hbm_s + 2e-6, 1e-12);
 }
 
+// hardware.compute.gemm_unaligned: an output layer over GPT-2's 50,257 words at TP1 (n odd) runs
+// its three GEMMs at that fraction of the rate; at TP2 (25,128, a multiple of 8) it does not pay.
+// The tokens (m) are no operand's row length and do not count.
+TEST(KernelComputeModel, GemmsWithAWeightDimensionOffSixteenBytesRunAtTheUnalignedRate) {
+  ComputeModel model = kernel_a100();
+  model.launch_overhead_s = 0;
+  model.cpu_launch_floor_s = 0;
+  auto seconds = [&](double m, double k, double n) {
+    BlockSteps block;
+    block.forward.push_back(gemm_step("head", m, k, n, 2));
+    derive_backward(&block);
+    const LayerStep& fw = block.forward.front();
+    const LayerStep& bw = block.backward.front();
+    return model.duration_s(op_of(fw), fw.shape) + model.duration_s(op_of(bw), bw.shape);
+  };
+  const double tp1 = seconds(8192, 2048, 50257), tp2 = seconds(8192, 2048, 25128);
+  const double odd_tokens = seconds(8191, 2048, 25128);
+  model.gemm_unaligned = 0.4;
+  EXPECT_NEAR(seconds(8192, 2048, 50257) / tp1, 2.5, 1e-12);
+  EXPECT_DOUBLE_EQ(seconds(8192, 2048, 25128), tp2);
+  EXPECT_GT(seconds(8192, 2044, 25128) / seconds(8192, 2048, 25128), 2.4);  // k a multiple of 4
+  EXPECT_DOUBLE_EQ(seconds(8191, 2048, 25128), odd_tokens);
+}
+
 TEST(KernelComputeModel, SmsHeldByCommunicationLeaveTheRestToTheTiles) {
   // hardware.compute.comm_reserved_sms: 12 of 108 SMs to communication kernels. A GEMM of 12 x 8
   // tiles of 256 x 128 is one full wave on the 96 left, at the same rate per SM.

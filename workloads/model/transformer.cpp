@@ -1,5 +1,6 @@
 #include "workloads/model/transformer.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace racksim {
@@ -154,7 +155,9 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
   const double tokens = local_tokens(shape);
   const double norm_tokens = norm_tokens_of(shape);
   const double h = static_cast<double>(hidden_);
-  const double v = static_cast<double>(vocab_) / shape.tp;
+  // Each rank's slice of the output layer: vocab_size / tp rows, rounded down where tp does not
+  // divide it (vTrain's model splits GPT-2's 50,257 so; Megatron pads the vocabulary first).
+  const double v = std::floor(static_cast<double>(vocab_) / shape.tp);
   BlockSteps block;
   auto& fw = block.forward;
   auto append_head = [&](const std::string& name) {
