@@ -119,6 +119,19 @@ TEST(Calibrate, FitsEveryNthRowAndPredictsTheOthers) {
   EXPECT_EQ(m[2], "2");
 }
 
+// A per-tile overhead is a size in K elements (64 for this preset): searched from a tenth to ten
+// times its start, not clamped into (0, 1] as an efficiency would be.
+TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096}));
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm_k_overhead", "--holdout", "none",
+                              "--max-evals", "1", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(was 64; bounds 6.4 .. 640)"), std::string::npos) << r.out;
+}
+
 TEST(Calibrate, BadCsvNamesTheLine) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);
