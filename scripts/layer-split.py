@@ -8,7 +8,7 @@ of everything else in the step (the intercept: embedding, output layer and loss,
 optimizer and the gradient reduction spend on them, per-step overheads). Comparing the two
 lines says which part of the step a model gets wrong, where the step time alone mixes them.
 
-    scripts/layer-split.py scenarios/calibration/a100-single-node-predicted.log.txt
+    scripts/layer-split.py scenarios/calibration/a100-single-node-fit.log.txt
 
 Prints, per (hidden size, TP) group, the median ratio predicted / measured of the slope and of
 the intercept, and how straight the measured series are (the largest residual of the line, as

@@ -193,7 +193,7 @@ namespace {
 
 // Whether Megatron-LM's fused scale-mask-softmax kernel takes these scores. FusedScaleMaskSoftmax
 // (Megatron-LM and Megatron-DeepSpeed, megatron/model/fused_softmax.py, is_kernel_available;
-// Apache-2.0 and BSD-3-Clause) calls the CUDA kernel only for 16 < keys <= 4096 (2,048 in the 2021
+// NVIDIA's Apache-2.0 header) calls the CUDA kernel only for 16 < keys <= 4096 (2,048 in the 2021
 // releases), queries and keys multiples of 4, and micro-batch x heads per rank a multiple of 4
 // (of the kernel's batches per block, 4 for causal scores this long); otherwise PyTorch runs the
 // softmax op by op.
