@@ -170,18 +170,30 @@ TEST(KernelComputeModel, Fp8GemmsTakeTheirOwnFractionAndTileOverhead) {
               tile_s(256, 128, 4096 + 64, 1.0) / 2, 1e-15);
 }
 
-TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) {
+// Multi-head attention of `heads` heads of `head_dim` over hidden, and one rank's share of a
+// micro-batch of sequences with the scores materialized.
+AttentionSpec mha(int hidden, int heads, int head_dim) {
   AttentionSpec spec;
-  spec.hidden = 3072;
-  spec.heads = 32;
-  spec.kv_heads = 32;
-  spec.head_dim = 96;
-  spec.v_head_dim = 96;
+  spec.hidden = hidden;
+  spec.heads = heads;
+  spec.kv_heads = heads;
+  spec.head_dim = head_dim;
+  spec.v_head_dim = head_dim;
+  return spec;
+}
+
+AttentionShape materialized(int64_t micro_batch, int64_t seq_length, int tp) {
   AttentionShape shape;
-  shape.micro_batch = 2;
-  shape.seq_length = 2048;
-  shape.tp = 2;
+  shape.micro_batch = micro_batch;
+  shape.seq_length = seq_length;
+  shape.tp = tp;
   shape.materialized = true;
+  return shape;
+}
+
+TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) {
+  const AttentionSpec spec = mha(3072, 32, 96);
+  const AttentionShape shape = materialized(2, 2048, 2);
   BlockSteps block;
   append_attention(spec, shape, &block);
   const double batch = 2 * 32 / 2;
@@ -207,17 +219,8 @@ TEST(MaterializedAttention, ScoresAndContextAreBatchedGemmsWithASoftmaxBetween) 
 // keys; otherwise the softmax runs as five PyTorch kernels in FP32: 36 + 5 bytes per score
 // forward (the casts, scale, mask and softmax, and the dropout), 40 + 5 backward.
 TEST(MaterializedAttention, SoftmaxFallsBackToFiveFp32KernelsWhereTheFusedKernelDoesNotApply) {
-  AttentionSpec spec;
-  spec.hidden = 1024;
-  spec.heads = 16;
-  spec.kv_heads = 16;
-  spec.head_dim = 64;
-  spec.v_head_dim = 64;
-  AttentionShape shape;
-  shape.micro_batch = 1;
-  shape.seq_length = 1024;
-  shape.tp = 8;  // 2 heads per rank: 1 x 2 is not a multiple of 4
-  shape.materialized = true;
+  const AttentionSpec spec = mha(1024, 16, 64);
+  AttentionShape shape = materialized(1, 1024, 8);  // 2 heads per rank: 1 x 2 is not 4's multiple
   auto softmax_kernels = [&](const AttentionShape& sh) {
     BlockSteps block;
     append_attention(spec, sh, &block);
