@@ -213,22 +213,34 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
   }
 }
 
-// Refits without each fold and predicts the fold: the error on points the fit never saw.
-void fit_held_out(const std::vector<std::vector<size_t>>& folds, size_t fit_every,
-                  const ChildPredictor& predict, analysis::FitOptions options,
-                  CalibrationResult& result,
-                  const std::function<void(const std::string&)>& progress) {
-  const size_t n = result.measured.size();
-  result.held_out_predicted.assign(n, 0);
+// The rows each held-out refit fits on: every fit_every-th row outside its fold. Checked before
+// anything is simulated: a fold that leaves no row is the command line's error.
+std::vector<std::vector<size_t>> training_rows(const std::vector<std::vector<size_t>>& folds,
+                                               size_t points, size_t fit_every) {
+  std::vector<std::vector<size_t>> rows;
   for (size_t f = 0; f < folds.size(); ++f) {
     std::vector<size_t> train;
-    for (size_t i = 0; i < n; i += fit_every) {
+    for (size_t i = 0; i < points; i += fit_every) {
       if (std::find(folds[f].begin(), folds[f].end(), i) == folds[f].end()) train.push_back(i);
     }
     if (train.empty()) {
       throw InputError({"--fit-every", 0, 0}, "--fit-every",
                        fmt::format("held-out fold {} leaves no row to fit on", f + 1));
     }
+    rows.push_back(std::move(train));
+  }
+  return rows;
+}
+
+// Refits without each fold and predicts the fold: the error on points the fit never saw.
+void fit_held_out(const std::vector<std::vector<size_t>>& folds,
+                  const std::vector<std::vector<size_t>>& training, const ChildPredictor& predict,
+                  analysis::FitOptions options, CalibrationResult& result,
+                  const std::function<void(const std::string&)>& progress) {
+  const size_t n = result.measured.size();
+  result.held_out_predicted.assign(n, 0);
+  for (size_t f = 0; f < folds.size(); ++f) {
+    const std::vector<size_t>& train = training[f];
     if (analysis::over_parameterised(result.params.size(), train.size()) && f == 0) {
       result.warnings.push_back(fmt::format("held-out fits see {} points for {} parameters",
                                             train.size(), result.params.size()));
@@ -286,6 +298,9 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   for (const auto& field : spec.params) result.params.push_back(parameter(base, field));
   check_measured_rows(spec, result);
   const size_t n = result.measured.size();
+  const size_t fit_every = static_cast<size_t>(std::max(1, spec.fit_every));
+  const auto folds = folds_for(spec, &result.holdout);
+  const auto training = training_rows(folds, n, fit_every);
   const ScopedTempDir work("racksim-calibrate");
   const ChildPredictor predict(spec, work.path());
   std::vector<size_t> all(n);
@@ -298,7 +313,6 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
       fmt::format("before fitting: mean |error| {:.1f} %", 100 * result.initial.mean_abs_relative));
   analysis::FitOptions options;
   options.max_evaluations = spec.max_evaluations;
-  const size_t fit_every = static_cast<size_t>(std::max(1, spec.fit_every));
   std::vector<size_t> fitted;
   for (size_t i = 0; i < n; i += fit_every) fitted.push_back(i);
   result.fit = analysis::fit_parameters(result.params, result.measured, fitted, predict, options);
@@ -306,10 +320,9 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   summarise_fit(fitted, predict, all, result);
   progress(fmt::format("fitted in {} evaluations: mean |error| {:.1f} %", result.fit.evaluations,
                        100 * result.in_sample.mean_abs_relative));
-  const auto folds = folds_for(spec, &result.holdout);
   if (!folds.empty()) {
     options.max_evaluations = spec.holdout_max_evaluations;
-    fit_held_out(folds, fit_every, predict, options, result, progress);
+    fit_held_out(folds, training, predict, options, result, progress);
   }
   return result;
 }

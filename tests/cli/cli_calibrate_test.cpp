@@ -132,6 +132,21 @@ TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
   EXPECT_NE(r.out.find("(was 64; bounds 6.4 .. 640)"), std::string::npos) << r.out;
 }
 
+// A held-out fold with no row left to fit on under --fit-every is the command line's error, found
+// before anything is simulated (no "before fitting" line).
+TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write(
+      "measured.csv", "training.seq_length,measured_step_time_s\n1024,0.1\n2048,0.2\n4096,0.4\n");
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm", "--holdout", "kfold:3", "--fit-every", "10",
+                              "--jobs", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("held-out fold 1 leaves no row to fit on"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("before fitting"), std::string::npos) << r.err;
+}
+
 TEST(Calibrate, BadCsvNamesTheLine) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);
