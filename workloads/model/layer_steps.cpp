@@ -107,6 +107,7 @@ void derive_backward(BlockSteps* block) {
       continue;
     }
     const double total = f.input_grad_factor + f.weight_grad_factor;
+    if (total == 0) continue;  // no gradient to compute: no kernel to launch
     const LayerStep fused = backward_kernel(f, ".bwd", total, 1, GemmPass::kBackward);
     block->backward.push_back(fused);
     if (f.weight_grad_factor > 0) {

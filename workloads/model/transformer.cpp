@@ -27,17 +27,37 @@ MlpShape mlp_shape(const RankShape& shape) {
   return m;
 }
 
-// Vocabulary-parallel cross-entropy over `logits` logits of `e` bytes each (the HBM traffic per
-// logit is in training.cross_entropy's comment). Fused: the logits are read and the softmax
-// written about three times in FP32, the backward half of that. Unfused, as Megatron-LM's
-// vocab_parallel_cross_entropy(logits.float()): cast, max, subtract, exp, sum and divide, each
-// its own pass over FP32 logits; the backward multiplies in place and casts back.
-LayerStep cross_entropy_step(const std::string& name, double logits, double e, bool unfused) {
-  const double forward_bytes = unfused ? e + 9 * kFp32Bytes : 3 * kFp32Bytes;
-  const double backward_bytes = unfused ? e + 3 * kFp32Bytes : 1.5 * kFp32Bytes;
-  LayerStep loss = compute_step(name, OpClass::kElementwise, 5 * logits, logits * forward_bytes);
-  loss.backward_bytes_factor = backward_bytes / forward_bytes;
-  return loss;
+// Vocabulary-parallel cross-entropy over `logits` logits of `e` bytes each, appended to `fw` (the
+// HBM traffic per logit is in training.cross_entropy's comment). Fused: one kernel reads the
+// logits and writes the softmax about three times in FP32, its backward half of that. Unfused, as
+// Megatron-LM's vocab_parallel_cross_entropy(logits.float()) runs: six kernels, each a pass over
+// FP32 logits (cast, max, subtract, exp, sum, divide); its backward is two (the in-place multiply
+// by the output's gradient, then the cast back), so the other four launch nothing.
+void append_cross_entropy(const std::string& name, double logits, double e, bool unfused,
+                          std::vector<LayerStep>& fw) {
+  if (!unfused) {
+    LayerStep loss = compute_step(name, OpClass::kElementwise, 5 * logits, logits * 3 * kFp32Bytes);
+    loss.backward_bytes_factor = 0.5;
+    fw.push_back(loss);
+    return;
+  }
+  struct Kernel {
+    const char* suffix;
+    double flops;          // per logit
+    double forward_bytes;  // per logit
+    bool backward;         // its backward runs a kernel of the same bytes
+  };
+  const Kernel kernels[] = {
+      {".to_fp32", 0, e + kFp32Bytes, true}, {".max", 1, kFp32Bytes, false},
+      {".sub", 1, 2 * kFp32Bytes, false},    {".exp", 1, 2 * kFp32Bytes, false},
+      {".sum", 1, kFp32Bytes, false},        {"", 1, 2 * kFp32Bytes, true}};
+  for (const Kernel& k : kernels) {
+    LayerStep step = compute_step(name + k.suffix, OpClass::kElementwise, k.flops * logits,
+                                  k.forward_bytes * logits);
+    step.backward_bytes_factor = 1;
+    if (!k.backward) step.input_grad_factor = 0;
+    fw.push_back(step);
+  }
 }
 
 }  // namespace
@@ -167,7 +187,7 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
     LayerStep head = gemm_step(name, tokens, h, v, e);
     head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
     fw.push_back(head);
-    fw.push_back(cross_entropy_step(name + ".loss", tokens * v, e, shape.unfused_cross_entropy));
+    append_cross_entropy(name + ".loss", tokens * v, e, shape.unfused_cross_entropy, fw);
     if (shape.tp > 1) {
       // max, sum of exponentials and target logit: one FP32 value each per token
       fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce,
