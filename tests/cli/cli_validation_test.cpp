@@ -148,11 +148,11 @@ TEST(VtrainSingleNode, ErrorsOfTwoRowsUnderTheFittedTermsArePinned) {
   EXPECT_NEAR(error({"layout.tp=8", "layout.dp=1", "training.micro_batch_size=1",
                      "training.global_batch_size=8"},
                     0.8158),
-              -0.109, 0.005);
+              -0.106, 0.005);
   EXPECT_NEAR(error({"layout.tp=2", "layout.dp=4", "training.micro_batch_size=4",
                      "training.global_batch_size=32"},
                     0.1464),
-              0.161, 0.005);
+              0.160, 0.005);
 }
 
 // NVIDIA's published Llama 3 70B FP8 row (Megatron-Bridge 25.11, 64 H100, TP4 PP8 VP5, GBS 128:
