@@ -213,14 +213,21 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
   }
 }
 
-// The rows each held-out refit fits on: every fit_every-th row outside its fold. Checked before
-// anything is simulated: a fold that leaves no row is the command line's error.
+// Rows 0, n, 2n, ... of `points`: those --fit-every fits on.
+std::vector<size_t> every_nth(size_t points, size_t n) {
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < points; i += n) rows.push_back(i);
+  return rows;
+}
+
+// The rows each held-out refit fits on: the fitted rows outside its fold. Checked before anything
+// is simulated: a fold that leaves no row is the command line's error.
 std::vector<std::vector<size_t>> training_rows(const std::vector<std::vector<size_t>>& folds,
-                                               size_t points, size_t fit_every) {
+                                               const std::vector<size_t>& fitted) {
   std::vector<std::vector<size_t>> rows;
   for (size_t f = 0; f < folds.size(); ++f) {
     std::vector<size_t> train;
-    for (size_t i = 0; i < points; i += fit_every) {
+    for (size_t i : fitted) {
       if (std::find(folds[f].begin(), folds[f].end(), i) == folds[f].end()) train.push_back(i);
     }
     if (train.empty()) {
@@ -265,24 +272,21 @@ void fit_held_out(const std::vector<std::vector<size_t>>& folds,
   result.held_out = analysis::error_summary(predicted, measured);
 }
 
-// The fit's errors: over the rows it was fitted on, and (with --fit-every) over every row,
-// which costs one more simulation of the rows it did not see.
-void summarise_fit(const std::vector<size_t>& fitted, const ChildPredictor& predict,
-                   const std::vector<size_t>& all, CalibrationResult& result) {
-  std::vector<double> measured;
-  for (size_t i : fitted) measured.push_back(result.measured[i]);
-  result.in_sample = analysis::error_summary(result.fit.predicted, measured);
-  if (fitted.size() == all.size()) {
+// The fit's errors: over the rows it was fitted on (every fit_every-th), and with --fit-every over
+// every row, which costs one more simulation of the rows it did not see.
+void summarise_fit(size_t fit_every, const ChildPredictor& predict, const std::vector<size_t>& all,
+                   CalibrationResult& result) {
+  std::vector<double> fitted_measured;
+  for (size_t i = 0; i < all.size(); i += fit_every) fitted_measured.push_back(result.measured[i]);
+  result.in_sample = analysis::error_summary(result.fit.predicted, fitted_measured);
+  if (fit_every == 1) {
     result.predicted = result.fit.predicted;
     return;
   }
   result.predicted = predict(result.fit.values, all);
   std::vector<double> other_predicted, other_measured;
-  for (size_t i = 0, next = 0; i < all.size(); ++i) {
-    if (next < fitted.size() && fitted[next] == i) {
-      ++next;
-      continue;
-    }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i % fit_every == 0) continue;
     other_predicted.push_back(result.predicted[i]);
     other_measured.push_back(result.measured[i]);
   }
@@ -299,8 +303,9 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   check_measured_rows(spec, result);
   const size_t n = result.measured.size();
   const size_t fit_every = static_cast<size_t>(std::max(1, spec.fit_every));
+  const std::vector<size_t> fitted = every_nth(n, fit_every);
   const auto folds = folds_for(spec, &result.holdout);
-  const auto training = training_rows(folds, n, fit_every);
+  const auto training = training_rows(folds, fitted);
   const ScopedTempDir work("racksim-calibrate");
   const ChildPredictor predict(spec, work.path());
   std::vector<size_t> all(n);
@@ -313,11 +318,9 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
       fmt::format("before fitting: mean |error| {:.1f} %", 100 * result.initial.mean_abs_relative));
   analysis::FitOptions options;
   options.max_evaluations = spec.max_evaluations;
-  std::vector<size_t> fitted;
-  for (size_t i = 0; i < n; i += fit_every) fitted.push_back(i);
   result.fit = analysis::fit_parameters(result.params, result.measured, fitted, predict, options);
   result.evaluations = result.fit.evaluations;
-  summarise_fit(fitted, predict, all, result);
+  summarise_fit(fit_every, predict, all, result);
   progress(fmt::format("fitted in {} evaluations: mean |error| {:.1f} %", result.fit.evaluations,
                        100 * result.in_sample.mean_abs_relative));
   if (!folds.empty()) {

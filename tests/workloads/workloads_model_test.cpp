@@ -89,13 +89,10 @@ TEST(TransformerModel, LayerStepFlopsAddUpToSixN) {
   EXPECT_DOUBLE_EQ(wgrad, gemm);       // W = weight gradients
 }
 
-// The loss's HBM traffic per logit (training.cross_entropy): fused, 12 B forward and 6 B
-// backward; Megatron-LM's unfused FP32 cross-entropy over FP16 logits (e = 2), a cast (2 + 4),
-// max (4), subtract (8), exp (8), sum (4), divide (8): 38 B, and in the backward the in-place
-// multiply (8) and the cast back (4 + 2): 14 B.
-// The loss's kernels and their HBM bytes per FP16 logit: fused, one kernel each way (12 and 6 B);
-// Megatron's FP32 loss, six forward kernels (2 + 4, 4, 8, 8, 4, 8 = 38 B) and two backward (the
-// multiply, 8, and the cast back, 6).
+// The loss's kernels and their HBM traffic per FP16 logit (training.cross_entropy): fused, one
+// kernel each way (12 and 6 B); Megatron-LM's unfused FP32 cross-entropy, six forward kernels
+// (cast 2 + 4, max 4, subtract 8, exp 8, sum 4, divide 8: 38 B) and two backward (the in-place
+// multiply, 8, and the cast back, 4 + 2: 14 B).
 TEST(TransformerModel, CrossEntropyBytesPerLogit) {
   const TransformerModel model(gpt3());
   struct Loss {

@@ -210,24 +210,16 @@ bool fused_softmax_takes(double attn_batch, double seq) {
 // backward reads the gradient and the mask and writes one (2 + 1 + 2).
 void append_scores_softmax(double scores, bool fused, std::vector<LayerStep>& core) {
   constexpr double kDropoutBytes = 5;
-  struct Kernel {
-    const char* name;
-    double forward_bytes;
-    double backward_bytes;
-  };
-  static constexpr Kernel kFused[] = {{"attn.softmax", 4 + kDropoutBytes, 6 + kDropoutBytes}};
-  static constexpr Kernel kUnfused[] = {{"attn.softmax.to_fp32", 6, 6},
-                                        {"attn.softmax.scale", 8, 8},
-                                        {"attn.softmax.mask", 8, 8},
-                                        {"attn.softmax", 8 + kDropoutBytes, 12 + kDropoutBytes},
-                                        {"attn.softmax.to_fp16", 6, 6}};
-  for (const Kernel& k :
-       fused ? std::span<const Kernel>(kFused) : std::span<const Kernel>(kUnfused)) {
-    const double flops = (fused ? 6 : 2) * scores;
-    LayerStep step = compute_step(k.name, OpClass::kElementwise, flops, k.forward_bytes * scores);
-    step.backward_bytes_factor = k.backward_bytes / k.forward_bytes;
-    core.push_back(step);
-  }
+  static constexpr ElementwiseKernel kFused[] = {{"", 6, 4 + kDropoutBytes, 6 + kDropoutBytes}};
+  static constexpr ElementwiseKernel kUnfused[] = {{".to_fp32", 2, 6, 6},
+                                                   {".scale", 2, 8, 8},
+                                                   {".mask", 2, 8, 8},
+                                                   {"", 2, 8 + kDropoutBytes, 12 + kDropoutBytes},
+                                                   {".to_fp16", 2, 6, 6}};
+  append_elementwise_kernels("attn.softmax",
+                             fused ? std::span<const ElementwiseKernel>(kFused)
+                                   : std::span<const ElementwiseKernel>(kUnfused),
+                             scores, core);
 }
 
 // Attention before FlashAttention (Megatron-LM's CoreAttention): per sequence and head, a batched

@@ -41,6 +41,17 @@ LayerStep attention_step(std::string name, double flops, double hbm_bytes) {
   return s;
 }
 
+void append_elementwise_kernels(const std::string& name, std::span<const ElementwiseKernel> kernels,
+                                double elements, std::vector<LayerStep>& steps) {
+  for (const ElementwiseKernel& k : kernels) {
+    LayerStep step = compute_step(name + k.suffix, OpClass::kElementwise, k.flops * elements,
+                                  k.forward_bytes * elements);
+    step.backward_bytes_factor = k.backward_bytes / k.forward_bytes;
+    if (k.backward_bytes == 0) step.input_grad_factor = 0;
+    steps.push_back(step);
+  }
+}
+
 LayerStep collective_step(std::string name, std::optional<CollectiveKind> forward,
                           std::optional<CollectiveKind> backward, CommDim dim, double bytes) {
   LayerStep s;

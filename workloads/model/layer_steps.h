@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,6 +89,18 @@ LayerStep batched_gemm_step(std::string name, double batch, double m, double k, 
 LayerStep elementwise_step(std::string name, double elements_touched, double flops,
                            double elem_bytes);
 LayerStep attention_step(std::string name, double flops, double hbm_bytes);
+
+// One of a sequence of element-wise kernels over the same elements, per element: its FLOPs, the
+// HBM bytes it moves, and those its backward kernel moves (0: its backward launches none).
+struct ElementwiseKernel {
+  const char* suffix;  // after the sequence's name ("" for the kernel that carries the name)
+  double flops;
+  double forward_bytes;
+  double backward_bytes;
+};
+// Appends each kernel over `elements` as a step named `name` + its suffix.
+void append_elementwise_kernels(const std::string& name, std::span<const ElementwiseKernel> kernels,
+                                double elements, std::vector<LayerStep>& steps);
 LayerStep collective_step(std::string name, std::optional<CollectiveKind> forward,
                           std::optional<CollectiveKind> backward, CommDim dim, double bytes);
 

@@ -35,29 +35,17 @@ MlpShape mlp_shape(const RankShape& shape) {
 // by the output's gradient, then the cast back), so the other four launch nothing.
 void append_cross_entropy(const std::string& name, double logits, double e, bool unfused,
                           std::vector<LayerStep>& fw) {
-  if (!unfused) {
-    LayerStep loss = compute_step(name, OpClass::kElementwise, 5 * logits, logits * 3 * kFp32Bytes);
-    loss.backward_bytes_factor = 0.5;
-    fw.push_back(loss);
-    return;
-  }
-  struct Kernel {
-    const char* suffix;
-    double flops;          // per logit
-    double forward_bytes;  // per logit
-    bool backward;         // its backward runs a kernel of the same bytes
-  };
-  const Kernel kernels[] = {
-      {".to_fp32", 0, e + kFp32Bytes, true}, {".max", 1, kFp32Bytes, false},
-      {".sub", 1, 2 * kFp32Bytes, false},    {".exp", 1, 2 * kFp32Bytes, false},
-      {".sum", 1, kFp32Bytes, false},        {"", 1, 2 * kFp32Bytes, true}};
-  for (const Kernel& k : kernels) {
-    LayerStep step = compute_step(name + k.suffix, OpClass::kElementwise, k.flops * logits,
-                                  k.forward_bytes * logits);
-    step.backward_bytes_factor = 1;
-    if (!k.backward) step.input_grad_factor = 0;
-    fw.push_back(step);
-  }
+  const ElementwiseKernel fused[] = {{"", 5, 3 * kFp32Bytes, 1.5 * kFp32Bytes}};
+  const ElementwiseKernel fp32[] = {{".to_fp32", 0, e + kFp32Bytes, e + kFp32Bytes},
+                                    {".max", 1, kFp32Bytes, 0},
+                                    {".sub", 1, 2 * kFp32Bytes, 0},
+                                    {".exp", 1, 2 * kFp32Bytes, 0},
+                                    {".sum", 1, kFp32Bytes, 0},
+                                    {"", 1, 2 * kFp32Bytes, 2 * kFp32Bytes}};
+  append_elementwise_kernels(name,
+                             unfused ? std::span<const ElementwiseKernel>(fp32)
+                                     : std::span<const ElementwiseKernel>(fused),
+                             logits, fw);
 }
 
 }  // namespace
