@@ -157,6 +157,14 @@ void check_compute(const config::Hardware& hw, const Checker& check) {
   if (compute.has_gemm_unaligned()) {
     check.efficiency("hardware.compute.gemm_unaligned", true, compute.gemm_unaligned());
   }
+  if (compute.gemm_sustained() != 0) {
+    check.efficiency("hardware.compute.gemm_sustained", true, compute.gemm_sustained());
+  }
+  if (compute.gemm_split_k_max() < 0 || compute.gemm_split_k_max() > 64) {
+    check.fail("hardware.compute.gemm_split_k_max",
+               fmt::format("must be a number of splits in [0, 64] (0 or 1: none), got {}",
+                           compute.gemm_split_k_max()));
+  }
   check.efficiency("hardware.compute.attention", compute.has_attention(), compute.attention());
   check.efficiency("hardware.compute.elementwise", compute.has_elementwise(),
                    compute.elementwise());

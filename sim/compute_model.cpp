@@ -32,6 +32,8 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   m.gemm_fp8_efficiency = hw.compute().gemm_fp8();
   m.gemm_fp8_k_overhead = hw.compute().gemm_fp8_k_overhead();
   if (hw.compute().has_gemm_unaligned()) m.gemm_unaligned = hw.compute().gemm_unaligned();
+  m.gemm_split_k_max = std::max(1, hw.compute().gemm_split_k_max());
+  m.gemm_sustained = hw.compute().gemm_sustained();
   return m;
 }
 
@@ -94,9 +96,15 @@ double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
   const int sms = std::max(1, sm_count - static_cast<int>(shape.reserved_sms));
   const double peak = compute_peak_flops_per_s(op.dtype) * sms / std::max(1, sm_count);
   const GemmRate rate = gemm_rate(op.dtype);
+  const double ceiling = op.dtype == DataType::kFp8 ? 0 : gemm_sustained * peak;
   auto one = [&](double m, double k, double n) {
-    return gemm_kernel_cost(m, k, n, shape.batch, sms, peak, rate.efficiency, rate.k_overhead)
-        .seconds;
+    const double tiles_s =
+        gemm_kernel_cost(m, k, n, shape.batch, sms, peak, rate.efficiency, rate.k_overhead,
+                         {gemm_split_k_max, hbm_bytes_per_s * hbm_efficiency})
+            .seconds;
+    return ceiling > 0
+               ? std::max(tiles_s, 2 * m * k * n * std::max(1.0, double{shape.batch}) / ceiling)
+               : tiles_s;
   };
   double seconds = 0;
   if (shape.pass == GemmPass::kForward) seconds = one(shape.m, shape.k, shape.n);

@@ -39,6 +39,8 @@ struct ComputeModel {
   double gemm_fp8_k_overhead = 0;  // 0: gemm_k_overhead
   // The fraction of its rate a GEMM keeps with a dimension not a multiple of 16 bytes.
   double gemm_unaligned = 1;
+  int gemm_split_k_max = 1;   // 1: no split-K
+  double gemm_sustained = 0;  // the whole GPU's GEMM ceiling, fraction of the peak (0: none)
 
   static ComputeModel from_hardware(const config::Hardware& hw);
 

@@ -9,7 +9,7 @@
 //   tiles(t)  = batch x ceil(m / t.m) x ceil(n / t.n)
 //   waves(t)  = ceil(tiles(t) / sm_count)
 //   time(t)   = waves(t) x 2 t.m t.n (k + k_overhead) / (peak x efficiency x t.relative / sms)
-//   time      = min over t of time(t)
+//   time      = min over t (and over the split-K factors allowed, GemmSplitK) of time(t)
 //
 // A large GEMM whose dimensions are multiples of the big tile reaches `efficiency` of the peak;
 // a last wave that fills few SMs, a tile half empty at the edge of m or n, or a short k cost
@@ -46,11 +46,22 @@ struct GemmKernelCost {
   double tile_n = 0;
   double tiles = 0;
   double waves = 0;
+  int split_k = 1;
+};
+
+// Split-K: when the output tiles are too few to fill the SMs, cuBLAS splits the inner dimension
+// over several CTAs per tile (CUTLASS's GemmSplitKParallel; cuBLASLt's
+// CUBLASLT_ALGO_CONFIG_SPLITK_NUM), each summing k / splits, and reduces their FP32 partial
+// sums through memory: splits x m x n x 4 bytes written and read back. max_splits 1: no split.
+struct GemmSplitK {
+  int max_splits = 1;
+  double hbm_bytes_per_s = 0;  // what the partial sums move at
 };
 
 // The fastest tile's cost for `batch` products of m x k x n on a GPU of `sm_count` SMs whose
 // GEMMs reach `peak_flops_per_s` x `efficiency` when the tiles fill every wave.
 GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int sm_count,
-                                double peak_flops_per_s, double efficiency, double k_overhead);
+                                double peak_flops_per_s, double efficiency, double k_overhead,
+                                const GemmSplitK& split_k = {});
 
 }  // namespace racksim::sim

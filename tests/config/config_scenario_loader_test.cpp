@@ -424,6 +424,24 @@ TEST(app_scenario_loader, Fp8GemmRateFields) {
   EXPECT_FALSE(with("hardware.compute.gemm_fp8_k_overhead=500").thrown);
 }
 
+// The GEMM ceiling is a fraction of the peak; split-K a number of splits in [0, 64].
+TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
+  auto with = [&](const std::string& set) {
+    return load_error(small_scenario(""), "scenario.textproto", {set});
+  };
+  const Caught ceiling = with("hardware.compute.gemm_sustained=1.5");
+  EXPECT_EQ(ceiling.field, "hardware.compute.gemm_sustained");
+  EXPECT_NE(ceiling.detail.find("(0, 1]"), std::string::npos) << ceiling.detail;
+  EXPECT_EQ(with("hardware.compute.gemm_sustained=-0.1").field, "hardware.compute.gemm_sustained");
+  EXPECT_EQ(with("hardware.compute.gemm_split_k_max=-2").field,
+            "hardware.compute.gemm_split_k_max");
+  const Caught splits = with("hardware.compute.gemm_split_k_max=65");
+  EXPECT_EQ(splits.field, "hardware.compute.gemm_split_k_max");
+  EXPECT_NE(splits.detail.find("[0, 64]"), std::string::npos) << splits.detail;
+  EXPECT_FALSE(with("hardware.compute.gemm_sustained=0.859").thrown);
+  EXPECT_FALSE(with("hardware.compute.gemm_split_k_max=8").thrown);
+}
+
 TEST(app_scenario_loader, LoadsFromAFile) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("racksim-loader-" + std::to_string(::getpid()));

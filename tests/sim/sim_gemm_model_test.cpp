@@ -54,6 +54,27 @@ TEST(GemmKernelCost, BatchMultipliesTheTilesAndKOverheadLengthensEachTile) {
   EXPECT_NEAR(cost.seconds, tile_s(256, 128, 128, 1.0), 1e-15);
 }
 
+// Split-K: 1024 x 1024 outputs are 64 tiles of 128 x 128 (the best whole tile), one wave that
+// leaves 44 of 108 SMs idle. Split in three over k = 8192, 32 tiles of 256 x 128 make 96 slices
+// of a third of the k each, one wave, plus the FP32 partial sums written and read through HBM.
+TEST(GemmKernelCost, SplitKFillsTheWavesThatFewOutputTilesLeaveEmpty) {
+  const double m = 1024, n = 1024, k = 8192, hbm = 2e12;
+  const GemmKernelCost whole = gemm_kernel_cost(m, k, n, 1, kSms, kPeak, kEfficiency, 64);
+  EXPECT_EQ(whole.split_k, 1);
+  EXPECT_EQ(whole.tile_m, 128);
+  EXPECT_NEAR(whole.seconds, tile_s(128, 128, k + 64, 0.92), 1e-12);
+  const GemmKernelCost split = gemm_kernel_cost(m, k, n, 1, kSms, kPeak, kEfficiency, 64, {8, hbm});
+  EXPECT_EQ(split.split_k, 3);
+  EXPECT_EQ(split.tile_m, 256);
+  EXPECT_EQ(split.waves, 1);
+  EXPECT_NEAR(split.seconds, tile_s(256, 128, k / 3 + 64, 1.0) + 3 * m * n * 4 * 2 / hbm, 1e-12);
+  EXPECT_LT(split.seconds, whole.seconds);
+  // A GEMM whose tiles fill the waves does not split: the partial sums would only cost.
+  const GemmKernelCost full =
+      gemm_kernel_cost(256 * 12, 4096, 128 * 9, 1, kSms, kPeak, kEfficiency, 64, {8, hbm});
+  EXPECT_EQ(full.split_k, 1);
+}
+
 ComputeModel kernel_a100() {
   ComputeModel m;
   m.bf16_flops_per_s = kPeak;
@@ -246,6 +267,25 @@ TEST(MaterializedAttention, SoftmaxFallsBackToFiveFp32KernelsWhereTheFusedKernel
   EXPECT_DOUBLE_EQ(fused_backward, 11 * 2 * scores);
   shape.seq_length = 8192;  // more than 4,096 keys: the fallback again
   EXPECT_EQ(std::get<0>(softmax_kernels(shape)), 5);
+}
+
+// hardware.compute.gemm_sustained: a GEMM that fills every SM runs no faster than the ceiling
+// (the GPU's clocks under its power limit), whatever its tiles; one that leaves most SMs idle
+// keeps the rate of its tiles.
+TEST(KernelComputeModel, TheSustainedCeilingCapsLargeGemmsAndLeavesSmallOnesToTheirTiles) {
+  ComputeModel model = kernel_a100();
+  model.launch_overhead_s = 0;
+  model.cpu_launch_floor_s = 0;
+  model.gemm_efficiency = 1;
+  auto seconds = [&](double m, double k, double n) {
+    const LayerStep step = gemm_step("g", m, k, n, 2);
+    return model.duration_s(op_of(step), step.shape);
+  };
+  const double large = seconds(8192, 8192, 8192), small = seconds(256, 4096, 128);
+  model.gemm_sustained = 0.859;
+  EXPECT_NEAR(seconds(8192, 8192, 8192), 2.0 * 8192 * 8192 * 8192 / (kPeak * 0.859), 1e-12);
+  EXPECT_GT(seconds(8192, 8192, 8192), large);
+  EXPECT_DOUBLE_EQ(seconds(256, 4096, 128), small);
 }
 
 }  // namespace
