@@ -423,5 +423,22 @@ TEST(MemoryLedger, KorthikantiActivationFormulas) {
                    sbh * 34);  // FlashAttention stores no scores
 }
 
+// The materialized attention keeps its scores: 5 bytes each (16-bit softmax output, dropout mask
+// and output) where Megatron's fused softmax takes them, 7 where PyTorch's FP32 softmax keeps
+// its FP32 output instead (more than 4,096 keys).
+TEST(MemoryLedger, MaterializedAttentionKeepsItsScoresAndTheFp32FallbacksOutput) {
+  auto s = scenario(1, 1, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_attention_impl(config::Training::MATERIALIZED);
+  s.mutable_training()->set_recompute(config::Training::NONE);
+  const double b = 1, h = 4096, a = 32;
+  for (const double seq : {1024.0, 8192.0}) {
+    s.mutable_training()->set_seq_length(static_cast<int64_t>(seq));
+    const double bytes_per_score = seq <= 4096 ? 5 : 7;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                     seq * b * h * (34 + bytes_per_score * a * seq / h))
+        << seq;
+  }
+}
+
 }  // namespace
 }  // namespace racksim

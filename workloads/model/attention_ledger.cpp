@@ -191,16 +191,6 @@ double kv_bytes_per_token(const AttentionSpec& s, double elem_bytes) {
 
 namespace {
 
-// Whether Megatron-LM's fused scale-mask-softmax kernel takes these scores. FusedScaleMaskSoftmax
-// (Megatron-LM and Megatron-DeepSpeed, megatron/model/fused_softmax.py, is_kernel_available;
-// NVIDIA's Apache-2.0 header) calls the CUDA kernel only for 16 < keys <= 4096 (2,048 in the 2021
-// releases), queries and keys multiples of 4, and micro-batch x heads per rank a multiple of 4
-// (of the kernel's batches per block, 4 for causal scores this long); otherwise PyTorch runs the
-// softmax op by op.
-bool fused_softmax_takes(double attn_batch, double seq) {
-  return seq > 16 && seq <= 4096 && std::fmod(seq, 4) == 0 && std::fmod(attn_batch, 4) == 0;
-}
-
 // The softmax of the scores and the dropout after it, HBM bytes per score element. Fused: one
 // kernel reads the 16-bit scores and writes the probabilities (2 + 2), its backward reads the
 // gradient and the probabilities and writes one gradient (2 + 2 + 2). Unfused (the fallback):
@@ -402,6 +392,16 @@ Workspace attention_workspace(const AttentionSpec& spec, const AttentionShape& s
                        shape.indexer_chunk_tokens > 0 ? ", one query chunk" : "");
   w.bytes = rows * heads * entries * kFp32Bytes;
   return w;
+}
+
+// Whether Megatron-LM's fused scale-mask-softmax kernel takes these scores. FusedScaleMaskSoftmax
+// (Megatron-LM and Megatron-DeepSpeed, megatron/model/fused_softmax.py, is_kernel_available;
+// NVIDIA's Apache-2.0 header) calls the CUDA kernel only for 16 < keys <= 4096 (2,048 in the 2021
+// releases), queries and keys multiples of 4, and micro-batch x heads per rank a multiple of 4
+// (of the kernel's batches per block, 4 for causal scores this long); otherwise PyTorch runs the
+// softmax op by op.
+bool fused_softmax_takes(double attn_batch, double seq) {
+  return seq > 16 && seq <= 4096 && std::fmod(seq, 4) == 0 && std::fmod(attn_batch, 4) == 0;
 }
 
 }  // namespace racksim

@@ -60,6 +60,11 @@ std::vector<AttentionKind> attention_kinds(const config::Model& model);
 AttentionSpec attention_spec(const config::Model& model, AttentionKind kind);
 std::string_view to_string(AttentionKind kind);
 
+// Whether Megatron's fused scale-mask-softmax kernel takes the scores of `attn_batch` (micro-batch
+// x heads per rank) products over `seq` keys; otherwise PyTorch runs the softmax in FP32, op by
+// op (see attention_ledger.cpp).
+bool fused_softmax_takes(double attn_batch, double seq);
+
 double attention_params(const AttentionSpec& spec);
 // This layer's share of a in 6N + aL (FLOPs per token per unit of L, forward + backward).
 double attention_coeff(const AttentionSpec& spec, bool causal_halving);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/model/attention_ledger.h"
 #include "workloads/model/transformer.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/step_shape.h"
@@ -34,8 +35,11 @@ double dtype_scale(const TrainingPlan& p) {
   return bytes_per_element(p.training.dtype) / 2;
 }
 
-// The s x s attention scores and their softmax/dropout, 5as/h per sbh element, unless the
-// attention kernel never stores them (FlashAttention) or selective recompute drops them.
+// The s x s attention scores and their softmax/dropout, 5as/h per sbh element (per score: the
+// softmax's 16-bit output, the dropout's 1-byte mask and its 16-bit output), unless the attention
+// kernel never stores them (FlashAttention) or selective recompute drops them. Where Megatron's
+// fused softmax kernel does not take the scores, PyTorch's FP32 softmax keeps its FP32 output for
+// its backward: 4 + 1 + 2 = 7 bytes per score instead of 5.
 double score_term(const TrainingPlan& p) {
   const bool stored =
       p.training.stores_attention_scores && p.training.recompute == config::Training::NONE;
@@ -43,7 +47,10 @@ double score_term(const TrainingPlan& p) {
   const double a = static_cast<double>(p.attention_heads);
   const double h = static_cast<double>(p.model.hidden());
   const double seq = static_cast<double>(p.training.seq_length);
-  return 5 * a * seq / (h * p.layout.tp());
+  const double attn_batch =
+      static_cast<double>(p.training.micro_batch_size) * a / static_cast<double>(p.layout.tp());
+  const double bytes_per_score = fused_softmax_takes(attn_batch, seq) ? 5 : 7;
+  return bytes_per_score * a * seq / (h * p.layout.tp());
 }
 
 // A MoE layer keeps, per routed token copy, the dispatched input and the expert's SwiGLU

@@ -28,7 +28,10 @@ TrainingSettings training_settings(const config::Training& t) {
   s.tp_comm_overlap = t.tp_comm_overlap();
   s.tp_comm_overlap_sms = t.tp_comm_overlap_sms();
   s.skewed_routing = t.routing() > config::Training::BALANCED;
-  s.stores_attention_scores = t.has_flash_attention() && !t.flash_attention();
+  // The materialized attention keeps its scores for the backward, as does any kernel a scenario
+  // declares not to be FlashAttention-style.
+  s.stores_attention_scores = t.attention_impl() == config::Training::MATERIALIZED ||
+                              (t.has_flash_attention() && !t.flash_attention());
   s.flops_causal_halving = t.flops_causal_halving();
   s.clip_grad_norm = !t.has_clip_grad_norm() || t.clip_grad_norm();
   s.grad_accumulation = t.grad_accumulation();
