@@ -10,7 +10,6 @@
 #include "common/error.h"
 #include "config/scenario_loader.h"
 #include "sim/compute_model.h"
-#include "sim/gemm_model.h"
 #include "topologies/ring_topology.h"
 #include "topologies/switch_topology.h"
 #include "topologies/topology_graph.h"
@@ -108,17 +107,16 @@ sim::SimResult simulate_trace(const chakra::ChakraTrace& trace, const topo::Topo
   }
 }
 
-// --compute model for a Kineto trace: a GEMM kernel takes what sim/gemm_model.h gives its
+// --compute model for a Kineto trace: a GEMM kernel takes what the kernel model gives its
 // shape on the preset's GPU (tiles in waves over the SMs), without launch overhead (a
 // recorded kernel's duration has none either).
 kineto::GemmTimer gemm_timer(const sim::ComputeModel& model) {
   return [model](const KernelShape& s, DataType dtype) {
-    const double peak = model.compute_peak_flops_per_s(dtype);
-    const sim::ComputeModel::GemmRate rate = model.gemm_rate(dtype);
-    if (model.sm_count <= 0) return s.flops() / (peak * rate.efficiency);
-    return sim::gemm_kernel_cost(s.m, s.k, s.n, s.batch, model.sm_count, peak, rate.efficiency,
-                                 rate.k_overhead)
-        .seconds;
+    if (model.sm_count <= 0) {
+      return s.flops() /
+             (model.compute_peak_flops_per_s(dtype) * model.gemm_rate(dtype).efficiency);
+    }
+    return model.gemm_kernel_s(s.m, s.k, s.n, s.batch, dtype, model.sm_count);
   };
 }
 

@@ -94,17 +94,8 @@ double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
 double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
   // SMs held by a communication kernel beside this GEMM take their share of the peak with them.
   const int sms = std::max(1, sm_count - static_cast<int>(shape.reserved_sms));
-  const double peak = compute_peak_flops_per_s(op.dtype) * sms / std::max(1, sm_count);
-  const GemmRate rate = gemm_rate(op.dtype);
-  const double ceiling = op.dtype == DataType::kFp8 ? 0 : gemm_sustained * peak;
   auto one = [&](double m, double k, double n) {
-    const double tiles_s =
-        gemm_kernel_cost(m, k, n, shape.batch, sms, peak, rate.efficiency, rate.k_overhead,
-                         {gemm_split_k_max, hbm_bytes_per_s * hbm_efficiency})
-            .seconds;
-    return ceiling > 0
-               ? std::max(tiles_s, 2 * m * k * n * std::max(1.0, double{shape.batch}) / ceiling)
-               : tiles_s;
+    return gemm_kernel_s(m, k, n, shape.batch, op.dtype, sms);
   };
   double seconds = 0;
   if (shape.pass == GemmPass::kForward) seconds = one(shape.m, shape.k, shape.n);
@@ -122,6 +113,20 @@ double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
   if (nominal > 0) seconds *= op.amount / nominal;
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
   return std::max(seconds, byte_rate > 0 ? op.hbm_bytes / byte_rate : 0);
+}
+
+double ComputeModel::gemm_kernel_s(double m, double k, double n, double batch, DataType dtype,
+                                   int sms) const {
+  const double peak = compute_peak_flops_per_s(dtype) * sms / std::max(1, sm_count);
+  const GemmRate rate = gemm_rate(dtype);
+  const double tiles_s =
+      gemm_kernel_cost(m, k, n, batch, sms, peak, rate.efficiency, rate.k_overhead,
+                       {gemm_split_k_max, hbm_bytes_per_s * hbm_efficiency})
+          .seconds;
+  // FP8 GEMMs keep their own fitted rate (gemm_fp8); the ceiling is the 16-bit MAMF figure.
+  const double ceiling = dtype == DataType::kFp8 ? 0 : gemm_sustained * peak;
+  if (ceiling <= 0) return tiles_s;
+  return std::max(tiles_s, 2 * m * k * n * std::max(1.0, batch) / ceiling);
 }
 
 double ComputeModel::roofline_s(const Op& op) const {

@@ -62,6 +62,10 @@ struct ComputeModel {
   double duration_s(const Op& op) const { return duration_s(op, KernelShape{}); }
   // `shape`: the op's GEMM shape (EventGraph::shape(op.shape)), used by the KERNEL model.
   double duration_s(const Op& op, const KernelShape& shape) const;
+  // One GEMM kernel of `batch` products m x k x n in `dtype` on `sms` of the GPU's SMs: its tiles
+  // in waves (sim/gemm_model.h), split-K where allowed, no faster than the sustained ceiling; no
+  // launch overhead, no HBM floor.
+  double gemm_kernel_s(double m, double k, double n, double batch, DataType dtype, int sms) const;
 
  private:
   double roofline_s(const Op& op) const;
