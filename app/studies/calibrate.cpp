@@ -277,7 +277,7 @@ void fit_held_out(const std::vector<std::vector<size_t>>& folds,
 void summarise_fit(size_t fit_every, const ChildPredictor& predict, const std::vector<size_t>& all,
                    CalibrationResult& result) {
   std::vector<double> fitted_measured;
-  for (size_t i = 0; i < all.size(); i += fit_every) fitted_measured.push_back(result.measured[i]);
+  for (size_t i : every_nth(all.size(), fit_every)) fitted_measured.push_back(result.measured[i]);
   result.in_sample = analysis::error_summary(result.fit.predicted, fitted_measured);
   if (fit_every == 1) {
     result.predicted = result.fit.predicted;

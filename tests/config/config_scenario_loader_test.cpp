@@ -408,11 +408,13 @@ TEST(app_scenario_loader, RoutingGroupsDedupAndReservedSms) {
   EXPECT_FALSE(with({"hardware.compute.comm_reserved_sms=20"}).thrown);
 }
 
+// The error (if any) of the small scenario with one `--set` override.
+Caught with(const std::string& set) {
+  return load_error(small_scenario(""), "scenario.textproto", {set});
+}
+
 // FP8 GEMMs' own fraction and per-tile cost: a fraction in (0, 1], K elements >= 0.
 TEST(app_scenario_loader, Fp8GemmRateFields) {
-  auto with = [&](const std::string& set) {
-    return load_error(small_scenario(""), "scenario.textproto", {set});
-  };
   const Caught above_one = with("hardware.compute.gemm_fp8=1.2");
   EXPECT_EQ(above_one.field, "hardware.compute.gemm_fp8");
   EXPECT_NE(above_one.detail.find("(0, 1]"), std::string::npos) << above_one.detail;
@@ -426,9 +428,6 @@ TEST(app_scenario_loader, Fp8GemmRateFields) {
 
 // The GEMM ceiling is a fraction of the peak; split-K a number of splits in [0, 64].
 TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
-  auto with = [&](const std::string& set) {
-    return load_error(small_scenario(""), "scenario.textproto", {set});
-  };
   const Caught ceiling = with("hardware.compute.gemm_sustained=1.5");
   EXPECT_EQ(ceiling.field, "hardware.compute.gemm_sustained");
   EXPECT_NE(ceiling.detail.find("(0, 1]"), std::string::npos) << ceiling.detail;
