@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Kernel microbenchmarks of one Hopper GPU (H100/H200) for racksim's compute model.
+
+One prepared run, about 3 minutes of device time (under 7 minutes with --budget-s at its
+default), that measures what racksim's kernel model takes as inputs:
+
+  gemm.csv       BF16 and FP8 (E4M3, per-tensor scales, BF16 output: Transformer Engine's
+                 delayed-scaling recipe as cuBLASLt runs it through torch._scaled_mm) GEMM
+                 throughput over the linear layers of Llama-style models (hidden 4,096 to
+                 16,384, TP 1/4/8, 256 to 16,384 tokens), squares, decode rows, and an m sweep
+                 in steps of 128 rows (wave quantization over the SMs);
+  attention.csv  scaled-dot-product attention, forward and backward, flash and cuDNN backends,
+                 BF16, head dimension 64 and 128, causal or not, 1K to 32K tokens;
+  hbm.csv        HBM bandwidth of a copy, an add and a read-only sum, 256 MiB and 4 GiB;
+  sustained.csv  a large BF16 and a large FP8 GEMM run back to back for 25 s each: throughput
+                 per second, to tell a short benchmark's rate from what a GPU holds once its
+                 power limit bites;
+  smi.csv        nvidia-smi samples (SM clock, power, temperature, throttle reasons) every
+                 100 ms over the whole run, for the same question;
+  env.json       the GPU, driver, CUDA, cuBLAS and PyTorch versions and the clocks at start.
+
+Usage (on the device machine; $OUT is the folder whose files come back):
+  python3 scripts/device/measure-hopper.py --out "$OUT"
+  python3 scripts/device/measure-hopper.py --plan      # here, without a GPU: what it would run
+
+Every measurement is timed with CUDA events after warm-up iterations, repeated until at least
+--min-ms of GPU time, on random data (zeros run faster on Hopper's tensor cores). A failed
+shape is recorded with its error and the run goes on; a section that would pass --budget-s is
+skipped and said so in log.txt. FLOPs: 2 m n k per GEMM; attention forward 4 b h s^2 d (half
+of it causal), backward 2.5 x the forward (FlashAttention-2's count).
+"""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+# Linear layers of a Llama-style block (SwiGLU MLP, grouped-query attention with 8 KV heads of
+# 128), per tensor-parallel rank: (name, n, k) for hidden h, MLP width f and tp ranks.
+MODELS = {  # hidden: (MLP width, heads)
+    4096: (14336, 32),
+    8192: (28672, 64),
+    16384: (53248, 128),
+}
+TPS = (1, 4, 8)
+TOKENS = (256, 1024, 4096, 8192, 16384)
+SQUARES = (1024, 2048, 4096, 8192, 16384)
+DECODE_ROWS = (16, 64, 128)
+SWEEP_NK = (8192, 8192)
+SWEEP_ROWS = tuple(range(128, 8192 + 1, 128))
+ATTN_SEQS = (1024, 2048, 4096, 8192, 16384, 32768)
+ATTN_TOKENS = 65536  # batch x sequence per call
+ATTN_HEADS = 16
+SUSTAINED_S = 25.0
+
+
+def linear_layers(hidden, tp):
+    ffn, heads = MODELS[hidden]
+    kv_width = 2 * 8 * 128
+    return [
+        ("qkv", (hidden + kv_width) // tp, hidden),
+        ("proj", hidden, hidden // tp),
+        ("fc1", 2 * ffn // tp, hidden),
+        ("fc2", hidden, ffn // tp),
+    ]
+
+
+def gemm_plan():
+    """(group, m, n, k) for one dtype, in the order they run."""
+    plan = []
+    for s in SQUARES:
+        plan.append(("square", s, s, s))
+    for hidden in MODELS:
+        for tp in TPS:
+            for name, n, k in linear_layers(hidden, tp):
+                for m in TOKENS:
+                    plan.append((f"h{hidden}.tp{tp}.{name}", m, n, k))
+                for m in DECODE_ROWS:
+                    plan.append((f"h{hidden}.tp{tp}.{name}.decode", m, n, k))
+    for m in SWEEP_ROWS:
+        plan.append(("sweep", m, SWEEP_NK[0], SWEEP_NK[1]))
+    return plan
+
+
+def attention_plan():
+    plan = []
+    for backend in ("flash", "cudnn"):
+        for d in (128, 64):
+            for causal in (True, False):
+                for s in ATTN_SEQS:
+                    plan.append((backend, max(1, ATTN_TOKENS // s), ATTN_HEADS, s, d, causal))
+    return plan
+
+
+class Budget:
+    def __init__(self, seconds, log):
+        self.end = time.monotonic() + seconds
+        self.log = log
+
+    def left(self):
+        return self.end - time.monotonic()
+
+    def allows(self, section, needs_s):
+        if self.left() >= needs_s:
+            return True
+        self.log(f"skipped {section}: {self.left():.0f} s left, it needs about {needs_s:.0f} s")
+        return False
+
+
+class Rows:
+    """A CSV written row by row, flushed, so that a run cut short keeps what it measured."""
+
+    def __init__(self, path, fields):
+        self.file = open(path, "w", newline="")
+        self.writer = csv.DictWriter(self.file, fieldnames=fields)
+        self.writer.writeheader()
+
+    def add(self, row):
+        self.writer.writerow(row)
+        self.file.flush()
+
+    def close(self):
+        self.file.close()
+
+
+def smi_fields():
+    base = "timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu"
+    for reasons in ("clocks_event_reasons.active", "clocks_throttle_reasons.active"):
+        query = f"{base},{reasons}"
+        probe = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0:
+            return query
+    return base
+
+
+def start_smi(path, log):
+    try:
+        query = smi_fields()
+        out = open(path, "w")
+        out.write(query + "\n")
+        out.flush()
+        return subprocess.Popen(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", "-lms", "100"],
+            stdout=out, stderr=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as error:
+        log(f"nvidia-smi sampling not started: {error}")
+        return None
+
+
+def timed(torch, fn, min_ms, warmup=3):
+    """Milliseconds per call: CUDA events around a batch of calls, after warm-up."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    calls, total_ms = 0, 0.0
+    batch = 1
+    while total_ms < min_ms and calls < 10000:
+        start.record()
+        for _ in range(batch):
+            fn()
+        stop.record()
+        stop.synchronize()
+        total_ms += start.elapsed_time(stop)
+        calls += batch
+        batch = min(batch * 2, 256)
+    return total_ms / calls
+
+
+def environment(torch):
+    props = torch.cuda.get_device_properties(0)
+    env = {
+        "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "gpu": props.name,
+        "sms": props.multi_processor_count,
+        "memory_bytes": props.total_memory,
+        "compute_capability": f"{props.major}.{props.minor}",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+    }
+    query = "driver_version,clocks.max.sm,clocks.max.mem,power.limit,power.max_limit"
+    try:
+        smi = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                             capture_output=True, text=True)
+        env["nvidia_smi"] = {"query": query, "answer": smi.stdout.strip() or smi.stderr.strip()}
+    except OSError as error:
+        env["nvidia_smi"] = {"query": query, "answer": str(error)}
+    return env
+
+
+def measure_hbm(torch, rows, min_ms):
+    for mib in (256, 4096):
+        elems = mib * 2**20 // 2
+        x = torch.randn(elems, device="cuda", dtype=torch.bfloat16)
+        y = torch.randn_like(x)
+        z = torch.empty_like(x)
+        nbytes = elems * 2
+        cases = [
+            ("copy", lambda: z.copy_(x), 2 * nbytes),
+            ("add", lambda: torch.add(x, y, out=z), 3 * nbytes),
+            ("sum", lambda: x.sum(dtype=torch.float32), nbytes),
+        ]
+        for name, fn, moved in cases:
+            ms = timed(torch, fn, min_ms)
+            rows.add({"kernel": name, "mib": mib, "bytes_moved": moved, "ms": f"{ms:.5f}",
+                      "gb_per_s": f"{moved / ms / 1e6:.1f}"})
+        del x, y, z
+        torch.cuda.empty_cache()
+
+
+def gemm_inputs(torch, dtype, m, n, k):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    if dtype == "bf16":
+        return lambda: torch.matmul(a, w.t())
+    fp8 = torch.float8_e4m3fn
+    a8, w8 = (a * 0.1).to(fp8), (w * 0.1).to(fp8)
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    return lambda: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one,
+                                    out_dtype=torch.bfloat16)
+
+
+def measure_gemms(torch, rows, min_ms, budget, log):
+    plan = gemm_plan()
+    for dtype in ("bf16", "fp8"):
+        if not budget.allows(f"{dtype} GEMMs", 30):
+            continue
+        for group, m, n, k in plan:
+            if budget.left() < 15:
+                log(f"stopped the {dtype} GEMMs at {group} m={m}: budget")
+                break
+            row = {"dtype": dtype, "group": group, "m": m, "n": n, "k": k}
+            try:
+                fn = gemm_inputs(torch, dtype, m, n, k)
+                ms = timed(torch, fn, min_ms)
+                row.update(ms=f"{ms:.5f}", tflops=f"{2 * m * n * k / ms / 1e9:.1f}", error="")
+            except (RuntimeError, TypeError, ValueError) as error:
+                row.update(ms="", tflops="", error=str(error).splitlines()[0][:160])
+            rows.add(row)
+            torch.cuda.empty_cache()
+
+
+def attention_call(torch, backend, b, h, s, d, causal):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    chosen = SDPBackend.FLASH_ATTENTION if backend == "flash" else SDPBackend.CUDNN_ATTENTION
+    shape = (b, h, s, d)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+               for _ in range(3))
+    grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def forward():
+        with sdpa_kernel([chosen]):
+            return sdpa(q, k, v, is_causal=causal)
+
+    def forward_backward():
+        out = forward()
+        out.backward(grad)
+        q.grad = k.grad = v.grad = None
+
+    return forward, forward_backward
+
+
+def measure_attention(torch, rows, min_ms, budget, log):
+    for backend, b, h, s, d, causal in attention_plan():
+        if budget.left() < 10:
+            log(f"stopped attention at {backend} s={s}: budget")
+            break
+        row = {"backend": backend, "batch": b, "heads": h, "seq": s, "head_dim": d,
+               "causal": int(causal)}
+        try:
+            forward, forward_backward = attention_call(torch, backend, b, h, s, d, causal)
+            with torch.no_grad():
+                fwd_ms = timed(torch, forward, min_ms)
+            total_ms = timed(torch, forward_backward, min_ms)
+            flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+            bwd_ms = max(total_ms - fwd_ms, 1e-9)
+            row.update(fwd_ms=f"{fwd_ms:.5f}", bwd_ms=f"{bwd_ms:.5f}",
+                       fwd_tflops=f"{flops / fwd_ms / 1e9:.1f}",
+                       bwd_tflops=f"{2.5 * flops / bwd_ms / 1e9:.1f}", error="")
+        except (RuntimeError, TypeError, ValueError) as error:
+            row.update(fwd_ms="", bwd_ms="", fwd_tflops="", bwd_tflops="",
+                       error=str(error).splitlines()[0][:160])
+        rows.add(row)
+        torch.cuda.empty_cache()
+
+
+def measure_sustained(torch, rows, budget, log):
+    size = 8192
+    for dtype in ("bf16", "fp8"):
+        if not budget.allows(f"sustained {dtype}", SUSTAINED_S + 5):
+            continue
+        fn = gemm_inputs(torch, dtype, size, size, size)
+        flops = 2 * size**3
+        start = time.monotonic()
+        while time.monotonic() - start < SUSTAINED_S:
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            calls = 0
+            window_start = time.monotonic()
+            while time.monotonic() - window_start < 1.0:
+                for _ in range(8):
+                    fn()
+                calls += 8
+                end.record()
+                end.synchronize()
+            ms = begin.elapsed_time(end)
+            rows.add({"dtype": dtype, "m": size, "n": size, "k": size,
+                      "t_s": f"{time.monotonic() - start:.2f}", "calls": calls,
+                      "tflops": f"{flops * calls / ms / 1e9:.1f}"})
+        torch.cuda.synchronize()
+        time.sleep(3)  # let the clocks recover before the next dtype
+
+
+def run(out_dir, budget_s, min_ms):
+    os.makedirs(out_dir, exist_ok=True)
+    log_file = open(os.path.join(out_dir, "log.txt"), "w")
+
+    def log(message):
+        line = f"[{time.strftime('%H:%M:%S')}] {message}"
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    budget = Budget(budget_s, log)
+    smi = start_smi(os.path.join(out_dir, "smi.csv"), log)
+    try:
+        env = environment(torch)
+        with open(os.path.join(out_dir, "env.json"), "w") as f:
+            json.dump(env, f, indent=1)
+        log(f"{env['gpu']}, {env['sms']} SMs, torch {env['torch']}, CUDA {env['cuda']}")
+        sections = [
+            ("hbm", ["kernel", "mib", "bytes_moved", "ms", "gb_per_s"],
+             lambda r: measure_hbm(torch, r, min_ms), 10),
+            ("gemm", ["dtype", "group", "m", "n", "k", "ms", "tflops", "error"],
+             lambda r: measure_gemms(torch, r, min_ms, budget, log), 30),
+            ("attention", ["backend", "batch", "heads", "seq", "head_dim", "causal", "fwd_ms",
+                           "bwd_ms", "fwd_tflops", "bwd_tflops", "error"],
+             lambda r: measure_attention(torch, r, min_ms, budget, log), 20),
+            ("sustained", ["dtype", "m", "n", "k", "t_s", "calls", "tflops"],
+             lambda r: measure_sustained(torch, r, budget, log), SUSTAINED_S + 5),
+        ]
+        for name, fields, measure, needs_s in sections:
+            if not budget.allows(name, needs_s):
+                continue
+            rows = Rows(os.path.join(out_dir, f"{name}.csv"), fields)
+            began = time.monotonic()
+            try:
+                measure(rows)
+            finally:
+                rows.close()
+            log(f"{name}: {time.monotonic() - began:.0f} s")
+    finally:
+        if smi is not None:
+            smi.terminate()
+        log(f"done, {budget.left():.0f} s of the budget left")
+        log_file.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.environ.get("OUT", "out"))
+    parser.add_argument("--budget-s", type=float, default=400,
+                        help="stop starting new measurements after this many seconds")
+    parser.add_argument("--min-ms", type=float, default=20,
+                        help="GPU time each measurement accumulates")
+    parser.add_argument("--plan", action="store_true", help="print the plan; needs no GPU")
+    args = parser.parse_args()
+    if args.plan:
+        gemms, attn = gemm_plan(), attention_plan()
+        print(f"GEMM shapes per dtype: {len(gemms)} (BF16 and FP8: {2 * len(gemms)})")
+        print(f"attention configurations: {len(attn)} (forward and forward+backward each)")
+        print(f"HBM: copy, add, sum at 256 and 4096 MiB; sustained: 2 x {SUSTAINED_S:.0f} s")
+        return 0
+    run(args.out, args.budget_s, args.min_ms)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
