@@ -14,7 +14,7 @@ namespace {
 using Span = std::pair<double, double>;
 
 // Length of the union of `spans` clipped to [0, limit].
-double union_length(std::vector<Span> spans, double limit) {
+double clipped_union_length(std::vector<Span> spans, double limit) {
   std::sort(spans.begin(), spans.end());
   double covered_to = 0;
   double length = 0;
@@ -95,8 +95,8 @@ GpuStateSeconds gpu_state_seconds(const EventGraph& graph, const sim::SimResult&
   for (RankId r = 0; r < graph.num_ranks(); ++r) {
     if (!has_ops[r]) continue;
     ++simulated_ranks;
-    const double b = union_length(std::move(busy[r]), step_time_s);
-    const double a = union_length(std::move(active[r]), step_time_s);
+    const double b = clipped_union_length(std::move(busy[r]), step_time_s);
+    const double a = clipped_union_length(std::move(active[r]), step_time_s);
     simulated.busy_s += b;
     simulated.comm_s += a - b;
     simulated.idle_s += step_time_s - a;

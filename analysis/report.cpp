@@ -239,6 +239,19 @@ nlohmann::ordered_json sim_json(const StepReport& r) {
 
 }  // namespace
 
+namespace {
+
+nlohmann::ordered_json kernel_bounds_json(const ComputeBounds& k) {
+  nlohmann::ordered_json shares;
+  for (int i = 0; i < sim::kNumKernelBounds; ++i) {
+    const auto bound = static_cast<sim::KernelBound>(i);
+    shares[std::string(json_key(bound))] = k.share(bound);
+  }
+  return {{"rank", k.rank}, {"kernel_s", k.total_s()}, {"share", shares}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json report_json(const StepReport& r) {
   const Breakdown& b = r.breakdown;
   nlohmann::ordered_json j;
@@ -251,6 +264,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["ms_per_1k_tokens"] = r.ms_per_1k_tokens;
   j["mfu"] = mfu_json(r.mfu);
   j["breakdown_s"] = breakdown_json(r);
+  j["kernel_time_by_bound"] = kernel_bounds_json(r.kernel_bounds);
   j["offload"] = {{"exposed_s", b.offload_s},
                   {"copy_busy_s", b.copy_busy_s},
                   {"hidden_s", b.offload_hidden_s()},
@@ -341,6 +355,20 @@ std::string headline_text(const StepReport& r) {
   return out;
 }
 
+// One line: the shares of the rank's kernel time each bound sets, in the enum's order.
+std::string kernel_bounds_text(const ComputeBounds& k) {
+  if (k.total_s() <= 0) return "";
+  std::string out = "  kernel time, by what sets it:";
+  const char* separator = " ";
+  for (int i = 0; i < sim::kNumKernelBounds; ++i) {
+    const auto bound = static_cast<sim::KernelBound>(i);
+    if (k.share(bound) < 0.0005) continue;
+    out += fmt::format("{}{} {:.1f} %", separator, to_string(bound), 100 * k.share(bound));
+    separator = ", ";
+  }
+  return out + "\n";
+}
+
 std::string breakdown_text(const StepReport& r) {
   using units::kGB;
   const Breakdown& b = r.breakdown;
@@ -356,6 +384,7 @@ std::string breakdown_text(const StepReport& r) {
   out += row("offload", b.offload_s, r.step_time_s);
   out += row("other", b.other_s, r.step_time_s);
   out += row("total", b.total_s(), r.step_time_s);
+  out += kernel_bounds_text(r.kernel_bounds);
   if (b.copy_busy_s > 0) {
     out += fmt::format(
         "  offload copies: {:.4f} s busy, {:.4f} s exposed, {:.4f} s hidden under compute; "

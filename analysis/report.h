@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/breakdown.h"
+#include "analysis/compute_bounds.h"
 #include "analysis/critical_path.h"
 #include "analysis/energy.h"
 #include "analysis/fault_report.h"
@@ -56,6 +57,9 @@ struct StepReport {
   double ms_per_1k_tokens = 0;
   MfuFigures mfu;
   Breakdown breakdown;
+  // The critical rank's kernel time by what sets it (filled by app/training_run.cpp, which has
+  // the compute model).
+  ComputeBounds kernel_bounds;
   int critical_stage = 0;
   CriticalPath critical_path;                  // the chain of operations that set the step time
   std::vector<PathOperation> path_operations;  // its longest operations, grouped by label

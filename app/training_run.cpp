@@ -199,13 +199,16 @@ std::optional<TrainingRun> run_extended(const TrainingRunPlan& plan, std::string
 
 TrainingRun run_training(const TrainingRunPlan& plan, const SimFeedback& feedback) {
   std::string not_extended = plan.steady_state_note;
-  if (plan.steady_state) {
-    if (std::optional<TrainingRun> run = run_extended(plan, &not_extended)) return std::move(*run);
+  std::optional<TrainingRun> run;
+  if (plan.steady_state) run = run_extended(plan, &not_extended);
+  if (!run) {
+    run = run_every_micro_batch(plan, feedback);
+    run->report.steady_state.micro_batches = plan.training.micro_batches;
+    run->report.steady_state.not_extended = not_extended;
   }
-  TrainingRun run = run_every_micro_batch(plan, feedback);
-  run.report.steady_state.micro_batches = plan.training.micro_batches;
-  run.report.steady_state.not_extended = not_extended;
-  return run;
+  run->report.kernel_bounds =
+      analysis::compute_bounds(run->step.graph, run->report.breakdown.rank, plan.compute);
+  return std::move(*run);
 }
 
 analysis::PipelineSvgOptions pipeline_svg_options(const TrainingRun& run) {

@@ -129,6 +129,47 @@ double ComputeModel::gemm_kernel_s(double m, double k, double n, double batch, D
   return std::max(tiles_s, 2 * m * k * n * std::max(1.0, batch) / ceiling);
 }
 
+KernelBound ComputeModel::bound_of(const Op& op, const KernelShape& shape) const {
+  if (op.duration_s >= 0) return KernelBound::kGiven;
+  const bool gemm = kernel_model && op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
+  const double kernels = gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
+  const double gemm_seconds = gemm ? gemm_s(op, shape) : 0;
+  const double gpu_s = gemm ? gemm_seconds + kernels * launch_overhead_s : roofline_s(op);
+  if (kernel_model && kernels * cpu_launch_floor_s > gpu_s) return KernelBound::kHost;
+  const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
+  const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;
+  if (!gemm) {
+    const double flop_rate = compute_peak_flops_per_s(op.dtype) * efficiency(op);
+    const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
+    return memory_s > compute_s ? KernelBound::kMemory : KernelBound::kCompute;
+  }
+  if (memory_s >= gemm_seconds) return KernelBound::kGemmMemory;
+  ComputeModel uncapped = *this;
+  uncapped.gemm_sustained = 0;
+  return gemm_seconds > uncapped.gemm_s(op, shape) * (1 + 1e-9) ? KernelBound::kGemmSustained
+                                                                : KernelBound::kGemmTiles;
+}
+
+std::string_view to_string(KernelBound bound) {
+  switch (bound) {
+    case KernelBound::kGemmSustained:
+      return "GEMMs at the sustained ceiling";
+    case KernelBound::kGemmTiles:
+      return "GEMM tiles and waves";
+    case KernelBound::kGemmMemory:
+      return "GEMMs held by HBM";
+    case KernelBound::kCompute:
+      return "FLOP-bound kernels";
+    case KernelBound::kMemory:
+      return "HBM-bound kernels";
+    case KernelBound::kHost:
+      return "host-bound kernels";
+    case KernelBound::kGiven:
+      return "fixed durations";
+  }
+  return "?";
+}
+
 double ComputeModel::roofline_s(const Op& op) const {
   const double flop_rate = compute_peak_flops_per_s(op.dtype) * efficiency(op);
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;

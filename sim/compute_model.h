@@ -12,10 +12,27 @@
 // A recorded duration (from a trace) is used as is.
 #pragma once
 
+#include <string_view>
+
 #include "graph/event_graph.h"
 #include "proto/scenario.pb.h"
 
 namespace racksim::sim {
+
+// What sets a compute operation's time under the model: the report splits a rank's compute time
+// by it (analysis/compute_bounds.h), so that a step says how much of it the power limit, the
+// waves of tiles, the HBM and the host each hold.
+enum class KernelBound : uint8_t {
+  kGemmSustained,  // a GEMM held at the sustained ceiling (gemm_sustained: the power limit)
+  kGemmTiles,      // a GEMM's tiles in waves at the per-SM rate (part-empty waves, split-K)
+  kGemmMemory,     // a GEMM held by its HBM bytes (thin decode GEMMs)
+  kCompute,        // another kernel, or a GEMM without a known shape, at its class's FLOP rate
+  kMemory,         // another kernel, or a GEMM without a known shape, held by its HBM bytes
+  kHost,           // the host's time to issue it (cpu_launch_floor_s)
+  kGiven,          // a recorded or fixed duration
+};
+inline constexpr int kNumKernelBounds = 7;
+std::string_view to_string(KernelBound bound);
 
 struct ComputeModel {
   double bf16_flops_per_s = 0;
@@ -66,6 +83,8 @@ struct ComputeModel {
   // in waves (sim/gemm_model.h), split-K where allowed, no faster than the sustained ceiling; no
   // launch overhead, no HBM floor.
   double gemm_kernel_s(double m, double k, double n, double batch, DataType dtype, int sms) const;
+  // Which term of duration_s(op, shape) sets it.
+  KernelBound bound_of(const Op& op, const KernelShape& shape) const;
 
  private:
   double roofline_s(const Op& op) const;
