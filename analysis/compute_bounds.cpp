@@ -13,26 +13,6 @@ double ComputeBounds::share(sim::KernelBound bound) const {
   return total > 0 ? seconds[static_cast<size_t>(bound)] / total : 0;
 }
 
-std::string_view json_key(sim::KernelBound bound) {
-  switch (bound) {
-    case sim::KernelBound::kGemmSustained:
-      return "gemm_sustained";
-    case sim::KernelBound::kGemmTiles:
-      return "gemm_tiles";
-    case sim::KernelBound::kGemmMemory:
-      return "gemm_hbm";
-    case sim::KernelBound::kCompute:
-      return "flop_bound";
-    case sim::KernelBound::kMemory:
-      return "hbm_bound";
-    case sim::KernelBound::kHost:
-      return "host_bound";
-    case sim::KernelBound::kGiven:
-      return "fixed";
-  }
-  return "unknown";
-}
-
 ComputeBounds compute_bounds(const EventGraph& graph, RankId rank, const sim::ComputeModel& model) {
   ComputeBounds bounds;
   bounds.rank = rank;

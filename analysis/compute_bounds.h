@@ -6,7 +6,6 @@
 #pragma once
 
 #include <array>
-#include <string_view>
 
 #include "graph/event_graph.h"
 #include "sim/compute_model.h"
@@ -19,9 +18,6 @@ struct ComputeBounds {
   double total_s() const;
   double share(sim::KernelBound bound) const;
 };
-
-// The report's JSON key of a bound (`kernel_time_by_bound.share.<key>`).
-std::string_view json_key(sim::KernelBound bound);
 
 // Every compute operation of `rank` in `graph`, timed and classified by `model`. A step extended
 // from shorter ones repeats the same kernels, so the shares hold for it too.

@@ -245,7 +245,7 @@ nlohmann::ordered_json kernel_bounds_json(const ComputeBounds& k) {
   nlohmann::ordered_json shares;
   for (int i = 0; i < sim::kNumKernelBounds; ++i) {
     const auto bound = static_cast<sim::KernelBound>(i);
-    shares[std::string(json_key(bound))] = k.share(bound);
+    shares[std::string(sim::json_key(bound))] = k.share(bound);
   }
   return {{"rank", k.rank}, {"kernel_s", k.total_s()}, {"share", shares}};
 }

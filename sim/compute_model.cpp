@@ -1,6 +1,7 @@
 #include "sim/compute_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "sim/gemm_model.h"
@@ -150,24 +151,27 @@ KernelBound ComputeModel::bound_of(const Op& op, const KernelShape& shape) const
                                                                 : KernelBound::kGemmTiles;
 }
 
+namespace {
+
+// Per KernelBound, in its order: what the report prints, and the report.json key.
+constexpr std::array<std::array<std::string_view, 2>, kNumKernelBounds> kBoundNames = {{
+    {"GEMMs at the sustained ceiling", "gemm_sustained"},
+    {"GEMM tiles and waves", "gemm_tiles"},
+    {"GEMMs held by HBM", "gemm_hbm"},
+    {"FLOP-bound kernels", "flop_bound"},
+    {"HBM-bound kernels", "hbm_bound"},
+    {"host-bound kernels", "host_bound"},
+    {"fixed durations", "fixed"},
+}};
+
+}  // namespace
+
 std::string_view to_string(KernelBound bound) {
-  switch (bound) {
-    case KernelBound::kGemmSustained:
-      return "GEMMs at the sustained ceiling";
-    case KernelBound::kGemmTiles:
-      return "GEMM tiles and waves";
-    case KernelBound::kGemmMemory:
-      return "GEMMs held by HBM";
-    case KernelBound::kCompute:
-      return "FLOP-bound kernels";
-    case KernelBound::kMemory:
-      return "HBM-bound kernels";
-    case KernelBound::kHost:
-      return "host-bound kernels";
-    case KernelBound::kGiven:
-      return "fixed durations";
-  }
-  return "?";
+  return kBoundNames[static_cast<size_t>(bound)][0];
+}
+
+std::string_view json_key(KernelBound bound) {
+  return kBoundNames[static_cast<size_t>(bound)][1];
 }
 
 double ComputeModel::roofline_s(const Op& op) const {

@@ -32,7 +32,8 @@ enum class KernelBound : uint8_t {
   kGiven,          // a recorded or fixed duration
 };
 inline constexpr int kNumKernelBounds = 7;
-std::string_view to_string(KernelBound bound);
+std::string_view to_string(KernelBound bound);  // as the report prints it
+std::string_view json_key(KernelBound bound);   // its key in report.json
 
 struct ComputeModel {
   double bf16_flops_per_s = 0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/compute_bounds.h"
+#include "tests/support/compute_ops.h"
 
 namespace racksim {
 namespace {
@@ -11,14 +12,7 @@ namespace {
 using sim::KernelBound;
 
 sim::ComputeModel a100_with_ceiling() {
-  sim::ComputeModel m;
-  m.bf16_flops_per_s = 312e12;
-  m.hbm_bytes_per_s = 2.039e12;
-  m.gemm_efficiency = 0.96;
-  m.hbm_efficiency = 0.85;
-  m.elementwise_efficiency = 0.9;
-  m.kernel_model = true;
-  m.sm_count = 108;
+  sim::ComputeModel m = testing::kernel_a100_model(0.96);
   m.gemm_sustained = 0.74;
   return m;
 }
@@ -53,8 +47,8 @@ TEST(ComputeBounds, EachKernelOfTheRankCountsOnceUnderItsBound) {
   EXPECT_DOUBLE_EQ(bounds.total_s(), gemm_s + norm_s + 0.25);
   EXPECT_DOUBLE_EQ(bounds.share(KernelBound::kGiven), 0.25 / bounds.total_s());
   EXPECT_EQ(seconds(KernelBound::kGemmTiles), 0);
-  EXPECT_EQ(analysis::json_key(KernelBound::kGemmSustained), "gemm_sustained");
-  EXPECT_EQ(analysis::json_key(KernelBound::kHost), "host_bound");
+  EXPECT_EQ(sim::json_key(KernelBound::kGemmSustained), "gemm_sustained");
+  EXPECT_EQ(sim::json_key(KernelBound::kHost), "host_bound");
 }
 
 }  // namespace

@@ -76,15 +76,8 @@ TEST(GemmKernelCost, SplitKFillsTheWavesThatFewOutputTilesLeaveEmpty) {
 }
 
 ComputeModel kernel_a100() {
-  ComputeModel m;
-  m.bf16_flops_per_s = kPeak;
-  m.hbm_bytes_per_s = 2.039e12;
-  m.gemm_efficiency = kEfficiency;
-  m.hbm_efficiency = 0.85;
-  m.elementwise_efficiency = 0.9;
+  ComputeModel m = testing::kernel_a100_model(kEfficiency);
   m.launch_overhead_s = 2e-6;
-  m.kernel_model = true;
-  m.sm_count = kSms;
   m.cpu_launch_floor_s = 4e-6;
   return m;
 }
@@ -273,10 +266,7 @@ TEST(MaterializedAttention, SoftmaxFallsBackToFiveFp32KernelsWhereTheFusedKernel
 // (the GPU's clocks under its power limit), whatever its tiles; one that leaves most SMs idle
 // keeps the rate of its tiles.
 TEST(KernelComputeModel, TheSustainedCeilingCapsLargeGemmsAndLeavesSmallOnesToTheirTiles) {
-  ComputeModel model = kernel_a100();
-  model.launch_overhead_s = 0;
-  model.cpu_launch_floor_s = 0;
-  model.gemm_efficiency = 1;
+  ComputeModel model = testing::kernel_a100_model(1);
   auto seconds = [&](double m, double k, double n) {
     const LayerStep step = gemm_step("g", m, k, n, 2);
     return model.duration_s(op_of(step), step.shape);
@@ -292,10 +282,7 @@ TEST(KernelComputeModel, TheSustainedCeilingCapsLargeGemmsAndLeavesSmallOnesToTh
 // tiles for one that leaves SMs idle, the host when it issues slower than the GPU runs, the HBM
 // for an element-wise kernel, and a recorded duration as given.
 TEST(KernelComputeModel, BoundOfNamesTheTermThatSetsTheDuration) {
-  ComputeModel model = kernel_a100();
-  model.launch_overhead_s = 0;
-  model.cpu_launch_floor_s = 0;
-  model.gemm_efficiency = 1;
+  ComputeModel model = testing::kernel_a100_model(1);
   model.gemm_sustained = 0.8;
   auto bound = [&](const LayerStep& step) { return model.bound_of(op_of(step), step.shape); };
   EXPECT_EQ(bound(gemm_step("g", 8192, 8192, 8192, 2)), KernelBound::kGemmSustained);
