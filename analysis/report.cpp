@@ -237,10 +237,6 @@ nlohmann::ordered_json sim_json(const StepReport& r) {
           {"steady_state", steady_state_json(r.steady_state)}};
 }
 
-}  // namespace
-
-namespace {
-
 nlohmann::ordered_json kernel_bounds_json(const ComputeBounds& k) {
   nlohmann::ordered_json shares;
   for (int i = 0; i < sim::kNumKernelBounds; ++i) {
