@@ -18,8 +18,8 @@ ComputeBounds compute_bounds(const EventGraph& graph, RankId rank, const sim::Co
   bounds.rank = rank;
   for (const Op& op : graph.ops()) {
     if (op.rank != rank || op.kind != OpKind::kCompute) continue;
-    const KernelShape& shape = graph.shape(op.shape);
-    bounds.seconds[static_cast<size_t>(model.bound_of(op, shape))] += model.duration_s(op, shape);
+    const sim::KernelTime time = model.timed(op, graph.shape(op.shape));
+    bounds.seconds[static_cast<size_t>(time.bound)] += time.seconds;
   }
   return bounds;
 }

@@ -78,46 +78,56 @@ double ComputeModel::efficiency(const Op& op) const {
   return gemm_shape_efficiency(base, d, gemm_half_dim);
 }
 
-double ComputeModel::duration_s(const Op& op, const KernelShape& shape) const {
-  if (op.duration_s >= 0) return op.duration_s;
-  return kernel_model ? kernel_s(op, shape) : roofline_s(op);
+KernelTime ComputeModel::timed(const Op& op, const KernelShape& shape) const {
+  if (op.duration_s >= 0) return {op.duration_s, KernelBound::kGiven};
+  return kernel_model ? kernel_time(op, shape) : roofline_time(op);
 }
 
-double ComputeModel::kernel_s(const Op& op, const KernelShape& shape) const {
+KernelTime ComputeModel::kernel_time(const Op& op, const KernelShape& shape) const {
   const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
   const double kernels = gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
-  const double gpu_s = gemm ? gemm_s(op, shape) + kernels * launch_overhead_s : roofline_s(op);
-  return std::max(gpu_s, kernels * cpu_launch_floor_s);
+  KernelTime gpu = roofline_time(op);
+  if (gemm) {
+    gpu = gemm_time(op, shape);
+    gpu.seconds += kernels * launch_overhead_s;
+  }
+  const double host_s = kernels * cpu_launch_floor_s;
+  return host_s > gpu.seconds ? KernelTime{host_s, KernelBound::kHost} : gpu;
 }
 
 // The op's GEMMs from their shapes, scaled to its FLOPs (a MoE expert kernel doing the work of
 // the tokens it received, a ring-attention slice), against the HBM floor of its bytes.
-double ComputeModel::gemm_s(const Op& op, const KernelShape& shape) const {
+KernelTime ComputeModel::gemm_time(const Op& op, const KernelShape& shape) const {
   // SMs held by a communication kernel beside this GEMM take their share of the peak with them.
   const int sms = std::max(1, sm_count - static_cast<int>(shape.reserved_sms));
-  auto one = [&](double m, double k, double n) {
-    return gemm_kernel_s(m, k, n, shape.batch, op.dtype, sms);
+  KernelTime time{0, KernelBound::kGemmTiles};
+  auto add = [&](double m, double k, double n) {
+    const KernelTime one = gemm_kernel_time(m, k, n, shape.batch, op.dtype, sms);
+    time.seconds += one.seconds;
+    if (one.bound == KernelBound::kGemmSustained) time.bound = one.bound;
   };
-  double seconds = 0;
-  if (shape.pass == GemmPass::kForward) seconds = one(shape.m, shape.k, shape.n);
+  if (shape.pass == GemmPass::kForward) add(shape.m, shape.k, shape.n);
   if (shape.pass == GemmPass::kInputGrad || shape.pass == GemmPass::kBackward) {
-    seconds += one(shape.m, shape.n, shape.k);  // dA[m,k] = dC[m,n] B^T
+    add(shape.m, shape.n, shape.k);  // dA[m,k] = dC[m,n] B^T
   }
   if (shape.pass == GemmPass::kWeightGrad || shape.pass == GemmPass::kBackward) {
-    seconds += one(shape.k, shape.m, shape.n);  // dB[k,n] = A^T dC
+    add(shape.k, shape.m, shape.n);  // dB[k,n] = A^T dC
   }
   // Tensor Core kernels load 16 bytes at a time. The weight's two dimensions (k and n) are the
   // operands' row lengths in all three products; off that grain they take narrower loads.
   const double grain = 16 / bytes_per_element(op.dtype);
-  if (std::fmod(shape.k, grain) != 0 || std::fmod(shape.n, grain) != 0) seconds /= gemm_unaligned;
+  if (std::fmod(shape.k, grain) != 0 || std::fmod(shape.n, grain) != 0) {
+    time.seconds /= gemm_unaligned;
+  }
   const double nominal = shape.flops();
-  if (nominal > 0) seconds *= op.amount / nominal;
+  if (nominal > 0) time.seconds *= op.amount / nominal;
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
-  return std::max(seconds, byte_rate > 0 ? op.hbm_bytes / byte_rate : 0);
+  const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;
+  return memory_s >= time.seconds ? KernelTime{memory_s, KernelBound::kGemmMemory} : time;
 }
 
-double ComputeModel::gemm_kernel_s(double m, double k, double n, double batch, DataType dtype,
-                                   int sms) const {
+KernelTime ComputeModel::gemm_kernel_time(double m, double k, double n, double batch,
+                                          DataType dtype, int sms) const {
   const double peak = compute_peak_flops_per_s(dtype) * sms / std::max(1, sm_count);
   const GemmRate rate = gemm_rate(dtype);
   const double tiles_s =
@@ -126,29 +136,9 @@ double ComputeModel::gemm_kernel_s(double m, double k, double n, double batch, D
           .seconds;
   // FP8 GEMMs keep their own fitted rate (gemm_fp8); the ceiling is the 16-bit MAMF figure.
   const double ceiling = dtype == DataType::kFp8 ? 0 : gemm_sustained * peak;
-  if (ceiling <= 0) return tiles_s;
-  return std::max(tiles_s, 2 * m * k * n * std::max(1.0, batch) / ceiling);
-}
-
-KernelBound ComputeModel::bound_of(const Op& op, const KernelShape& shape) const {
-  if (op.duration_s >= 0) return KernelBound::kGiven;
-  const bool gemm = kernel_model && op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
-  const double kernels = gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
-  const double gemm_seconds = gemm ? gemm_s(op, shape) : 0;
-  const double gpu_s = gemm ? gemm_seconds + kernels * launch_overhead_s : roofline_s(op);
-  if (kernel_model && kernels * cpu_launch_floor_s > gpu_s) return KernelBound::kHost;
-  const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
-  const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;
-  if (!gemm) {
-    const double flop_rate = compute_peak_flops_per_s(op.dtype) * efficiency(op);
-    const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
-    return memory_s > compute_s ? KernelBound::kMemory : KernelBound::kCompute;
-  }
-  if (memory_s >= gemm_seconds) return KernelBound::kGemmMemory;
-  ComputeModel uncapped = *this;
-  uncapped.gemm_sustained = 0;
-  return gemm_seconds > uncapped.gemm_s(op, shape) * (1 + 1e-9) ? KernelBound::kGemmSustained
-                                                                : KernelBound::kGemmTiles;
+  const double ceiling_s = ceiling > 0 ? 2 * m * k * n * std::max(1.0, batch) / ceiling : 0;
+  return ceiling_s > tiles_s ? KernelTime{ceiling_s, KernelBound::kGemmSustained}
+                             : KernelTime{tiles_s, KernelBound::kGemmTiles};
 }
 
 namespace {
@@ -174,12 +164,13 @@ std::string_view json_key(KernelBound bound) {
   return kBoundNames[static_cast<size_t>(bound)][1];
 }
 
-double ComputeModel::roofline_s(const Op& op) const {
+KernelTime ComputeModel::roofline_time(const Op& op) const {
   const double flop_rate = compute_peak_flops_per_s(op.dtype) * efficiency(op);
   const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
   const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
   const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;
-  return std::max(compute_s, memory_s) + launch_overhead_s;
+  return {std::max(compute_s, memory_s) + launch_overhead_s,
+          memory_s > compute_s ? KernelBound::kMemory : KernelBound::kCompute};
 }
 
 double gemm_harmonic_dim(double flops, double hbm_bytes, double elem_bytes) {

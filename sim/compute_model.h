@@ -35,6 +35,12 @@ inline constexpr int kNumKernelBounds = 7;
 std::string_view to_string(KernelBound bound);  // as the report prints it
 std::string_view json_key(KernelBound bound);   // its key in report.json
 
+// A compute operation's time and the term of the model that sets it.
+struct KernelTime {
+  double seconds = 0;
+  KernelBound bound = KernelBound::kGiven;
+};
+
 struct ComputeModel {
   double bf16_flops_per_s = 0;
   double fp8_flops_per_s = 0;
@@ -79,18 +85,25 @@ struct ComputeModel {
   double efficiency(const Op& op) const;
   double duration_s(const Op& op) const { return duration_s(op, KernelShape{}); }
   // `shape`: the op's GEMM shape (EventGraph::shape(op.shape)), used by the KERNEL model.
-  double duration_s(const Op& op, const KernelShape& shape) const;
+  double duration_s(const Op& op, const KernelShape& shape) const {
+    return timed(op, shape).seconds;
+  }
+  // The same duration with the term that sets it.
+  KernelTime timed(const Op& op, const KernelShape& shape) const;
   // One GEMM kernel of `batch` products m x k x n in `dtype` on `sms` of the GPU's SMs: its tiles
   // in waves (sim/gemm_model.h), split-K where allowed, no faster than the sustained ceiling; no
   // launch overhead, no HBM floor.
-  double gemm_kernel_s(double m, double k, double n, double batch, DataType dtype, int sms) const;
-  // Which term of duration_s(op, shape) sets it.
-  KernelBound bound_of(const Op& op, const KernelShape& shape) const;
+  double gemm_kernel_s(double m, double k, double n, double batch, DataType dtype, int sms) const {
+    return gemm_kernel_time(m, k, n, batch, dtype, sms).seconds;
+  }
 
  private:
-  double roofline_s(const Op& op) const;
-  double kernel_s(const Op& op, const KernelShape& shape) const;
-  double gemm_s(const Op& op, const KernelShape& shape) const;
+  KernelTime roofline_time(const Op& op) const;
+  KernelTime kernel_time(const Op& op, const KernelShape& shape) const;
+  KernelTime gemm_time(const Op& op, const KernelShape& shape) const;
+  // kGemmSustained where the ceiling sets it, else kGemmTiles.
+  KernelTime gemm_kernel_time(double m, double k, double n, double batch, DataType dtype,
+                              int sms) const;
 };
 
 // The harmonic-mean dimension 3 / (1/m + 1/k + 1/n) of a GEMM of `flops` = 2mkn reading and

@@ -278,19 +278,19 @@ TEST(KernelComputeModel, TheSustainedCeilingCapsLargeGemmsAndLeavesSmallOnesToTh
   EXPECT_DOUBLE_EQ(seconds(256, 4096, 128), small);
 }
 
-// bound_of names the term that sets duration_s: the ceiling for a GEMM that fills the GPU, the
+// timed() names the term that sets duration_s: the ceiling for a GEMM that fills the GPU, the
 // tiles for one that leaves SMs idle, the host when it issues slower than the GPU runs, the HBM
 // for an element-wise kernel, and a recorded duration as given.
-TEST(KernelComputeModel, BoundOfNamesTheTermThatSetsTheDuration) {
+TEST(KernelComputeModel, TimedNamesTheTermThatSetsTheDuration) {
   ComputeModel model = testing::kernel_a100_model(1);
   model.gemm_sustained = 0.8;
-  auto bound = [&](const LayerStep& step) { return model.bound_of(op_of(step), step.shape); };
+  auto bound = [&](const LayerStep& step) { return model.timed(op_of(step), step.shape).bound; };
   EXPECT_EQ(bound(gemm_step("g", 8192, 8192, 8192, 2)), KernelBound::kGemmSustained);
   EXPECT_EQ(bound(gemm_step("g", 256, 4096, 128, 2)), KernelBound::kGemmTiles);
   EXPECT_EQ(bound(elementwise_step("e", 1e9, 1e6, 2)), KernelBound::kMemory);
   Op recorded = op_of(gemm_step("g", 8192, 8192, 8192, 2));
   recorded.duration_s = 1e-3;
-  EXPECT_EQ(model.bound_of(recorded, KernelShape{}), KernelBound::kGiven);
+  EXPECT_EQ(model.timed(recorded, KernelShape{}).bound, KernelBound::kGiven);
   model.cpu_launch_floor_s = 1;  // a host far slower than any of these kernels
   EXPECT_EQ(bound(gemm_step("g", 256, 4096, 128, 2)), KernelBound::kHost);
   model.cpu_launch_floor_s = 0;
