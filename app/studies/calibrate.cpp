@@ -193,17 +193,32 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
   return folds;
 }
 
+// A row's place among the rows that differ from it only in the micro-batch.
+analysis::MicroBatchRow micro_batch_row(const MeasuredPoint& point,
+                                        const config::Scenario& scenario) {
+  analysis::MicroBatchRow row;
+  for (const auto& o : point.overrides) {
+    if (o.rfind("training.micro_batch_size=", 0) != 0) row.family += o + " ";
+  }
+  row.micro_batch = static_cast<double>(scenario.training().micro_batch_size());
+  row.pipelined = scenario.layout().pp() > 1;
+  row.measured_s = point.step_time_s;
+  return row;
+}
+
 // Every measured row's scenario loads and validates before anything is simulated.
 void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result) {
+  std::vector<analysis::MicroBatchRow> rows;
   for (const auto& point : spec.measured.points) {
     try {
-      load_point(spec, point, {});
+      rows.push_back(micro_batch_row(point, load_point(spec, point, {}).scenario));
     } catch (const InputError& e) {
       throw InputError({spec.measured.path, point.line, 0}, "",
                        fmt::format("this row's scenario is invalid: {}", e.what()));
     }
     result.measured.push_back(point.step_time_s);
   }
+  result.floor = analysis::micro_batch_floor(rows);
   const size_t n = result.measured.size();
   if (analysis::over_parameterised(result.params.size(), n)) {
     result.warnings.push_back(fmt::format(
@@ -357,6 +372,25 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
   return out;
 }
 
+// How close any model can come to these measurements (analysis/measurement_floor.h).
+std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r) {
+  const analysis::MicroBatchFloor& f = r.floor;
+  if (f.families == 0) return "";
+  std::string out = fmt::format(
+      "  measurement floor {:.2f} % mean |error| ({} points): {} of {} families of rows that "
+      "differ only in the micro-batch (no pipeline stages) slow down as it grows, which no model "
+      "of kernels and collectives does{}\n",
+      100 * f.mean_abs_relative, r.measured.size(), f.families_broken, f.families,
+      f.families_broken > 0 ? "; the closest such model:" : "");
+  for (size_t i = 0; i < r.measured.size(); ++i) {
+    if (f.closest_s[i] == r.measured[i]) continue;
+    out += fmt::format("    line {}: measured {:.4g} s, at best {:.4g} s ({:+.1f} %)\n",
+                       spec.measured.points[i].line, r.measured[i], f.closest_s[i],
+                       100 * (f.closest_s[i] / r.measured[i] - 1));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& r) {
@@ -393,6 +427,7 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
   if (!r.held_out_predicted.empty()) {
     out += rank_lines(spec, r.held_out_predicted, r.measured, "held out");
   }
+  out += floor_lines(spec, r);
   out += "\nPer point (seconds):\n";
   out += fmt::format("  {:>5} {:<10} {:>10} {:>10} {:>8} {:>10} {:>8}  overrides\n", "line",
                      "group", "measured", "fitted", "error", "held out", "error");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/calibration_fit.h"
+#include "analysis/measurement_floor.h"
 
 namespace racksim::app {
 
@@ -66,6 +67,9 @@ struct CalibrationResult {
                                                  // (0 for a point no fold held out)
   std::vector<std::vector<double>> fold_values;  // each held-out fold's fitted values
   analysis::ErrorSummary held_out;
+  // The floor under any model whose step time does not rise with the micro-batch (no pipeline
+  // stages): rows of the measurements that contradict every such model.
+  analysis::MicroBatchFloor floor;
   std::vector<std::string> warnings;
   int evaluations = 0;  // fit evaluations, all folds together
 };

@@ -147,6 +147,28 @@ TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
   EXPECT_EQ(r.err.find("before fitting"), std::string::npos) << r.err;
 }
 
+// Rows that differ only in the micro-batch, without pipeline stages, and take longer with a
+// larger one: the report names the row and the closest time a model that does not slow down can
+// give it (the faster row's), and the floor over all rows, before fitting anything.
+TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv =
+      dir.write("measured.csv",
+                "training.global_batch_size,training.micro_batch_size,measured_step_time_s\n"
+                "4,1,0.40\n4,2,0.30\n4,4,0.60\n");
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm", "--holdout", "none", "--max-evals", "1",
+                              "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // The closest consistent times are 0.40, 0.30, 0.30: the last row is 50 % off, 16.67 % a row.
+  EXPECT_NE(r.out.find("measurement floor 16.67 % mean |error| (3 points): 1 of 1 families"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("line 4: measured 0.6 s, at best 0.3 s (-50.0 %)"), std::string::npos)
+      << r.out;
+}
+
 TEST(Calibrate, BadCsvNamesTheLine) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);

@@ -123,18 +123,23 @@ TEST(NarayananSc21, TransferFromVtrainFitErrorsOfThreeRowsArePinned) {
                           "/scenarios/calibration/a100-kernel-calibration.textproto"});
 }
 
-// predicted / measured - 1 of one of vTrain's rows (its `model` and `row` overrides) on its base
+// The predicted step time of one of vTrain's rows (its `model` and `row` overrides) on its base
 // scenario under the five A100 terms fitted on vTrain's rows
 // (scenarios/calibration/a100-kernel-calibration.textproto).
-double vtrain_error(const std::vector<std::string>& model, const std::vector<std::string>& row,
-                    double measured_s) {
+double vtrain_step_s(const std::vector<std::string>& model, const std::vector<std::string>& row) {
   std::vector<std::string> sets = {"calibration=" + std::string(RACKSIM_SOURCE_DIR) +
                                    "/scenarios/calibration/a100-kernel-calibration.textproto"};
   sets.insert(sets.end(), model.begin(), model.end());
   sets.insert(sets.end(), row.begin(), row.end());
   const std::string base =
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/calibration/a100-vtrain-kernel-base.textproto";
-  return simulate(base, sets) / measured_s - 1;
+  return simulate(base, sets);
+}
+
+// predicted / measured - 1 of one of vTrain's rows.
+double vtrain_error(const std::vector<std::string>& model, const std::vector<std::string>& row,
+                    double measured_s) {
+  return vtrain_step_s(model, row) / measured_s - 1;
 }
 
 // vTrain's single-node rows (scenarios/calibration/a100-single-node.csv) under the A100 terms
@@ -176,6 +181,36 @@ TEST(VtrainMultiNode, ErrorsOfThreeRowsUnderTheFittedTermsArePinned) {
   EXPECT_NEAR(vtrain_error(model, layout(8, 1, 32, 4), 9.9276), -0.015, 0.005);
   EXPECT_NEAR(vtrain_error(model, layout(16, 1, 16, 2), 20.4148), 0.014, 0.005);
   EXPECT_NEAR(vtrain_error(model, layout(4, 2, 32, 4), 10.9504), -0.160, 0.005);
+}
+
+// The property `racksim calibrate`'s measurement floor rests on (analysis/measurement_floor.h):
+// without pipeline stages, a larger micro-batch never makes the predicted step longer. Checked
+// on the two families of vTrain's multi-node rows whose measurements break it (3.6B TP8, whose
+// micro-batch 64 measures twice micro-batch 32, and 18.4B TP8, whose 16 measures 9 % over 8).
+TEST(VtrainMultiNode, PredictionsDoNotRiseWithTheMicroBatchWithoutPipelineStages) {
+  struct Family {
+    std::vector<std::string> sets;
+    std::vector<int> micro_batches;
+  };
+  const std::vector<Family> families = {
+      {{"model.hidden_size=3072", "model.num_heads=32", "model.num_layers=30",
+        "model.ffn_hidden_size=12288", "training.seq_length=2048", "hardware.nodes=8",
+        "layout.tp=8", "layout.pp=1", "layout.dp=8", "training.global_batch_size=512"},
+       {2, 4, 8, 16, 32, 64}},
+      {{"model.hidden_size=6144", "model.num_heads=48", "model.num_layers=40",
+        "model.ffn_hidden_size=24576", "training.seq_length=2048", "hardware.nodes=32",
+        "layout.tp=8", "layout.pp=1", "layout.dp=32", "training.global_batch_size=1024"},
+       {2, 4, 8, 16}},
+  };
+  for (const Family& family : families) {
+    double previous = 0;
+    for (int micro_batch : family.micro_batches) {
+      const double step =
+          vtrain_step_s(family.sets, {fmt::format("training.micro_batch_size={}", micro_batch)});
+      if (previous > 0) EXPECT_LE(step, previous) << family.sets[0] << " mb " << micro_batch;
+      previous = step;
+    }
+  }
 }
 
 // NVIDIA's published Llama 3 70B FP8 row (Megatron-Bridge 25.11, 64 H100, TP4 PP8 VP5, GBS 128:
