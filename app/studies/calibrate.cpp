@@ -66,7 +66,8 @@ analysis::FitParameter parameter(const config::Scenario& base, const std::string
   }
   const bool efficiency =
       field.find("efficiency") != std::string::npos ||
-      (field.rfind("hardware.compute.", 0) == 0 && field.find("_s") == std::string::npos &&
+      (field.rfind("hardware.compute.", 0) == 0 && !field.ends_with("_s") &&  // seconds
+       !field.ends_with("_max") &&                     // a count (gemm_split_k_max)
        field.find("_dim") == std::string::npos &&      // gemm_half_dim is a size, not a fraction
        field.find("_overhead") == std::string::npos);  // nor K elements per tile
   p.lower = efficiency ? 0.01 : p.initial / 10;

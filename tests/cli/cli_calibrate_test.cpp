@@ -132,6 +132,21 @@ TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
   EXPECT_NE(r.out.find("(was 64; bounds 6.4 .. 640)"), std::string::npos) << r.out;
 }
 
+// The sustained GEMM ceiling is a fraction of the peak although its name holds "_s" (a
+// seconds field ends in it): searched within (0, 1], so a fit cannot hand the simulator a
+// ceiling above the peak.
+TEST(Calibrate, BoundsTheSustainedCeilingAsAFraction) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096}));
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm_sustained", "--set",
+                              "hardware.compute.gemm_sustained=0.8", "--holdout", "none",
+                              "--max-evals", "1", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(was 0.8; bounds 0.01 .. 1)"), std::string::npos) << r.out;
+}
+
 // A held-out fold with no row left to fit on under --fit-every is the command line's error, found
 // before anything is simulated (no "before fitting" line).
 TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
