@@ -182,6 +182,9 @@ TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
       << r.out;
   EXPECT_NE(r.out.find("line 4: measured 0.6 s, at best 0.3 s (-50.0 %)"), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("the fit against these closest times instead: mean |error|"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Calibrate, BadCsvNamesTheLine) {
