@@ -119,32 +119,37 @@ TEST(Calibrate, FitsEveryNthRowAndPredictsTheOthers) {
   EXPECT_EQ(m[2], "2");
 }
 
-// A per-tile overhead is a size in K elements (64 for this preset): searched from a tenth to ten
-// times its start, not clamped into (0, 1] as an efficiency would be.
-TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
+// The report of a fit of `param` that stops after one evaluation (its bounds are what it shows).
+std::string one_evaluation_fit(const std::string& param, const std::vector<std::string>& sets) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);
   const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096}));
-  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
-                              "hardware.compute.gemm_k_overhead", "--holdout", "none",
-                              "--max-evals", "1", "--jobs", "2"});
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("(was 64; bounds 6.4 .. 640)"), std::string::npos) << r.out;
+  std::vector<std::string> args = {"calibrate", "--base", base,        "--measured", csv,
+                                   "--params",  param,    "--holdout", "none",       "--max-evals",
+                                   "1",         "--jobs", "2"};
+  for (const std::string& set : sets) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
+  const auto r = run_racksim(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  return r.out;
+}
+
+// A per-tile overhead is a size in K elements (64 for this preset): searched from a tenth to ten
+// times its start, not clamped into (0, 1] as an efficiency would be.
+TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
+  const std::string out = one_evaluation_fit("hardware.compute.gemm_k_overhead", {});
+  EXPECT_NE(out.find("(was 64; bounds 6.4 .. 640)"), std::string::npos) << out;
 }
 
 // The sustained GEMM ceiling is a fraction of the peak although its name holds "_s" (a
 // seconds field ends in it): searched within (0, 1], so a fit cannot hand the simulator a
 // ceiling above the peak.
 TEST(Calibrate, BoundsTheSustainedCeilingAsAFraction) {
-  TempDir dir;
-  const std::string base = dir.write("base.textproto", kBase);
-  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096}));
-  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
-                              "hardware.compute.gemm_sustained", "--set",
-                              "hardware.compute.gemm_sustained=0.8", "--holdout", "none",
-                              "--max-evals", "1", "--jobs", "2"});
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("(was 0.8; bounds 0.01 .. 1)"), std::string::npos) << r.out;
+  const std::string out = one_evaluation_fit("hardware.compute.gemm_sustained",
+                                             {"hardware.compute.gemm_sustained=0.8"});
+  EXPECT_NE(out.find("(was 0.8; bounds 0.01 .. 1)"), std::string::npos) << out;
 }
 
 // A held-out fold with no row left to fit on under --fit-every is the command line's error, found
