@@ -31,7 +31,7 @@ enum class KernelBound : uint8_t {
   kHost,           // the host's time to issue it (cpu_launch_floor_s)
   kGiven,          // a recorded or fixed duration
 };
-inline constexpr int kNumKernelBounds = 7;
+inline constexpr int kNumKernelBounds = static_cast<int>(KernelBound::kGiven) + 1;  // the last
 std::string_view to_string(KernelBound bound);  // as the report prints it
 std::string_view json_key(KernelBound bound);   // its key in report.json
 

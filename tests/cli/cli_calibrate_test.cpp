@@ -119,11 +119,14 @@ TEST(Calibrate, FitsEveryNthRowAndPredictsTheOthers) {
   EXPECT_EQ(m[2], "2");
 }
 
-// The report of a fit of `param` that stops after one evaluation (its bounds are what it shows).
-std::string one_evaluation_fit(const std::string& param, const std::vector<std::string>& sets) {
+// The report of a fit of `param` that stops after one evaluation (its bounds are what it shows),
+// on `measured` (a CSV's text; empty: two rows simulated with known efficiencies).
+std::string one_evaluation_fit(const std::string& param, const std::vector<std::string>& sets,
+                               const std::string& measured = "") {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);
-  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096}));
+  const std::string csv =
+      dir.write("measured.csv", measured.empty() ? measured_csv(base, {1024, 4096}) : measured);
   std::vector<std::string> args = {"calibrate", "--base", base,        "--measured", csv,
                                    "--params",  param,    "--holdout", "none",       "--max-evals",
                                    "1",         "--jobs", "2"};
@@ -171,25 +174,18 @@ TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
 // larger one: the report names the row and the closest time a model that does not slow down can
 // give it (the faster row's), and the floor over all rows, before fitting anything.
 TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
-  TempDir dir;
-  const std::string base = dir.write("base.textproto", kBase);
-  const std::string csv =
-      dir.write("measured.csv",
-                "training.global_batch_size,training.micro_batch_size,measured_step_time_s\n"
-                "4,1,0.40\n4,2,0.30\n4,4,0.60\n");
-  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
-                              "hardware.compute.gemm", "--holdout", "none", "--max-evals", "1",
-                              "--jobs", "2"});
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string out = one_evaluation_fit(
+      "hardware.compute.gemm", {},
+      "training.global_batch_size,training.micro_batch_size,measured_step_time_s\n"
+      "4,1,0.40\n4,2,0.30\n4,4,0.60\n");
   // The closest consistent times are 0.40, 0.30, 0.30: the last row is 50 % off, 16.67 % a row.
-  EXPECT_NE(r.out.find("measurement floor 16.67 % mean |error| (3 points): 1 of 1 families"),
+  EXPECT_NE(out.find("measurement floor 16.67 % mean |error| (3 points): 1 of 1 families"),
             std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("line 4: measured 0.6 s, at best 0.3 s (-50.0 %)"), std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("the fit against these closest times instead: mean |error|"),
+      << out;
+  EXPECT_NE(out.find("line 4: measured 0.6 s, at best 0.3 s (-50.0 %)"), std::string::npos) << out;
+  EXPECT_NE(out.find("the fit against these closest times instead: mean |error|"),
             std::string::npos)
-      << r.out;
+      << out;
 }
 
 TEST(Calibrate, BadCsvNamesTheLine) {
