@@ -7,9 +7,13 @@ usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...]
 Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-table1.csv on
 scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
 (data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto)
-and deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
-scenarios/validation/deepseek-v3-h800.textproto).
-Columns with a dot are scenario overrides. `published_tokens_per_s_per_gpu` compares step times
+deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
+scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
+and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
+scenarios/calibration/a100-vtrain-kernel-base.textproto: larger than anything the A100 terms were
+fitted on).
+Columns with a dot are scenario overrides. `measured_step_time_ms` is a measured step time;
+`published_tokens_per_s_per_gpu` compares step times
 directly (global batch x sequence / (GPUs x tokens/s per GPU)); `published_tflops_per_gpu` is the
 paper's achieved TFLOP/s per GPU, and the paper's FLOPs per step (its eq. 3, recompute included)
 turn both into step times:
@@ -23,9 +27,11 @@ Every row is simulated under each configuration of the table (--config picks som
              vTrain's 3.6B and 18.4B runs on another cluster, scenarios/calibration/
              a100-kernel-calibration.textproto), applied unchanged: fit on small, predict large.
 
-Writes data/published/<table>-results.csv and prints the markdown table with the errors
+Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
+vtrain-a100-multi-node-large-results.csv) and prints the markdown table with the errors
 (predicted / published step time - 1; per configuration the MAPE over the rows, the largest
-miss and how many rows are within 10%).
+miss and how many rows are within 10%; where the rows have a `group` column, the same per group
+with Spearman's rank correlation between predicted and published step times).
 """
 import csv, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +56,16 @@ TABLES = {
         "seq": 4096,
         "configs": {"datasheet": []},
     },
+    "vtrain-a100-large": {
+        "base": "scenarios/calibration/a100-vtrain-kernel-base.textproto",
+        "data": "data/measured/vtrain-a100-multi-node-large.csv",
+        "results": "data/measured/vtrain-a100-multi-node-large-results.csv",
+        "seq": 2048,
+        "configs": {
+            "datasheet": [],
+            "transfer": ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"],
+        },
+    },
 }
 VOCAB, GPUS_PER_NODE = 51200, 8
 
@@ -61,6 +77,8 @@ def rows(path):
 
 def published_step_s(row, gpus, seq):
     """The published step time, and the work per step its rate counts (tokens or TFLOPs)."""
+    if "measured_step_time_ms" in row:
+        return float(row["measured_step_time_ms"]) / 1e3, float(row["training.global_batch_size"]) * seq
     if "published_tokens_per_s_per_gpu" in row:
         tokens = float(row["training.global_batch_size"]) * seq
         return tokens / (gpus * float(row["published_tokens_per_s_per_gpu"])), tokens
@@ -106,6 +124,43 @@ def summary(name, errors, total):
             f"{100 * worst[0]:.1f}% ({worst[1]}), within 10%: {within}")
 
 
+def ranks(values):
+    """Ranks from 1, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    result = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            result[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return result
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation: Pearson's on the ranks."""
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    var = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return cov / var if var else float("nan")
+
+
+def group_summaries(name, steps):
+    """Per group: MAPE, bias and Spearman of (group, published, predicted, row) tuples."""
+    lines = []
+    for group in dict.fromkeys(g for g, _, _, _ in steps):
+        rows = [(pub, pred, row) for g, pub, pred, row in steps if g == group]
+        errors = [(abs(pred / pub - 1), row) for pub, pred, row in rows]
+        bias = 100 * sum(pred / pub - 1 for pub, pred, _ in rows) / len(rows)
+        rho = spearman([pub for pub, _, _ in rows], [pred for _, pred, _ in rows])
+        lines.append(f"  {summary(f'{name} {group}', errors, len(rows))}, "
+                     f"mean error {bias:+.1f}%, Spearman {rho:+.3f}")
+    return lines
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -117,7 +172,8 @@ def main():
     table = TABLES[opts["table"]]
     configs = {k: v for k, v in table["configs"].items()
                if not opts["config"] or k in opts["config"].split(",")}
-    points = rows(os.path.join(ROOT, "data", "published", opts["table"] + ".csv"))
+    data = table.get("data", os.path.join("data", "published", opts["table"] + ".csv"))
+    points = rows(os.path.join(ROOT, data))
     if opts["only"]:
         points = [p for p in points if p["name"] in opts["only"].split(",")]
     jobs = [(p, c) for p in points for c in configs]
@@ -126,26 +182,29 @@ def main():
             lambda j: simulate(racksim, table["base"], j[0], configs[j[1]] + extra), jobs))
     sim = {(p["name"], c): s for (p, c), s in zip(jobs, sims)}
 
-    unit = "tokens/s" if points and "published_tokens_per_s_per_gpu" in points[0] else "TFLOP/s"
-    head = ["model", "GPUs", "TP", "PP", "CP", "DP", "v", "mb", "batch", f"published {unit}",
-            "published step (s)"]
+    measured = bool(points) and "measured_step_time_ms" in points[0]
+    unit = "TFLOP/s" if points and "published_tflops_per_gpu" in points[0] else "tokens/s"
+    source = "measured" if measured else "published"
+    head = ["model", "GPUs", "TP", "PP", "CP", "DP", "v", "mb", "batch", f"{source} {unit}",
+            f"{source} step (s)"]
     for c in configs:
         head += [f"{c} {unit}", f"{c} step (s)", f"{c} error"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     errors = {c: [] for c in configs}
+    steps = {c: [] for c in configs}
     out_rows = []
     for p in points:
         gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
         published_step, work = published_step_s(p, gpus, table["seq"])
         published_rate = work / (gpus * published_step)
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
-                 p["layout.dp"], p["layout.virtual_stages"],
+                 p["layout.dp"], p.get("layout.virtual_stages", ""),
                  p.get("training.micro_batch_size", "1"), p["training.global_batch_size"],
                  f"{published_rate:.0f}", f"{published_step:.2f}"]
-        rate_key = "published_tokens_per_s_per_gpu" if unit == "tokens/s" else "published_tflops_per_gpu"
+        rate_key = f"{source}_tokens_per_s_per_gpu" if unit == "tokens/s" else "published_tflops_per_gpu"
         record = {"name": p["name"], "gpus": gpus, rate_key: published_rate,
-                  "published_step_time_s": f"{published_step:.4f}"}
+                  f"{source}_step_time_s": f"{published_step:.4f}"}
         for c in configs:
             step, err = sim[(p["name"], c)]
             if step is None:
@@ -154,6 +213,8 @@ def main():
                 continue
             error = step / published_step - 1
             errors[c].append((abs(error), p["name"]))
+            if "group" in p:
+                steps[c].append((p["group"], published_step, step, p["name"]))
             cells += [f"{work / (gpus * step):.1f}", f"{step:.2f}", f"{100 * error:+.1f}%"]
             record[f"{c}_step_time_s"] = f"{step:.4f}"
             record[f"{c}_error_percent"] = f"{100 * error:+.2f}"
@@ -162,9 +223,10 @@ def main():
     print()
     for c in configs:
         print(summary(c, errors[c], len(points)))
+        print("\n".join(group_summaries(c, steps[c])))
     fields = list(dict.fromkeys(k for r in out_rows for k in r))
-    with open(os.path.join(ROOT, "data", "published", opts["table"] + "-results.csv"), "w",
-              newline="") as f:
+    results = table.get("results", os.path.join("data", "published", opts["table"] + "-results.csv"))
+    with open(os.path.join(ROOT, results), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields or ["name"])
         writer.writeheader()
         writer.writerows(out_rows)
