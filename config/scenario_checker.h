@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "config/fraction_fields.h"
 #include "config/scenario_loader.h"
 
 namespace racksim::config {
@@ -37,7 +39,13 @@ class Checker {
     if (present && !(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
   }
 
+  // A fraction in (0, 1]. `field` must be in kFractionFields, so that what calibrate bounds as a
+  // fraction and what this refuses outside (0, 1] cannot drift apart.
   void efficiency(const std::string& field, bool present, double value) const {
+    if (!is_fraction_field(field)) {
+      throw std::logic_error("Checker::efficiency: " + field +
+                             " is not in config/fraction_fields.h");
+    }
     if (!present) fail(field, "missing: an efficiency in (0, 1]");
     if (!(value > 0 && value <= 1)) {
       fail(field, fmt::format("must be a fraction in (0, 1], got {}", value));

@@ -11,6 +11,7 @@
 #include "app/child_process.h"
 #include "common/error.h"
 #include "config/field_path.h"
+#include "config/fraction_fields.h"
 #include "config/scenario_loader.h"
 
 namespace racksim::app {
@@ -64,12 +65,9 @@ analysis::FitParameter parameter(const config::Scenario& base, const std::string
         {"--params", 0, 0}, field,
         fmt::format("starts at {}; a fitted parameter must start positive", p.initial));
   }
-  const bool efficiency =
-      field.find("efficiency") != std::string::npos ||
-      (field.rfind("hardware.compute.", 0) == 0 && !field.ends_with("_s") &&  // seconds
-       !field.ends_with("_max") &&                     // a count (gemm_split_k_max)
-       field.find("_dim") == std::string::npos &&      // gemm_half_dim is a size, not a fraction
-       field.find("_overhead") == std::string::npos);  // nor K elements per tile
+  // Fractions stay in (0.01, 1]; anything else (seconds, counts, sizes) within ten times its
+  // start either way.
+  const bool efficiency = config::is_fraction_field(field);
   p.lower = efficiency ? 0.01 : p.initial / 10;
   p.upper = efficiency ? 1.0 : p.initial * 10;
   return p;

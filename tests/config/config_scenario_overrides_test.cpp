@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/fraction_fields.h"
 #include "config/json_locations.h"
 #include "config/scenario_loader.h"
 #include "tests/support/scenario_errors.h"
@@ -124,6 +125,25 @@ TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
       }
     }
   }
+}
+
+// Every field of the shared fraction table (config/fraction_fields.h, which calibrate's bounds
+// follow) is one the validator refuses outside (0, 1], naming that field; and a count that
+// calibrate once took for a fraction by its name is not in the table.
+TEST(app_scenario_loader, EveryFractionFieldIsRefusedAboveOne) {
+  for (std::string_view field : kFractionFields) {
+    const std::string set = std::string(field) + "=1.5";
+    try {
+      config::load_scenario_text(small_scenario("  tp: 8\n"), "s.textproto", {set});
+      ADD_FAILURE() << set << " was accepted";
+    } catch (const InputError& error) {
+      EXPECT_EQ(error.field(), field) << error.what();
+      EXPECT_NE(error.detail().find("(0, 1]"), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_FALSE(is_fraction_field("hardware.compute.comm_reserved_sms"));
+  EXPECT_FALSE(is_fraction_field("hardware.compute.gemm_split_k_max"));
+  EXPECT_TRUE(is_fraction_field("hardware.compute.gemm_sustained"));
 }
 
 TEST(app_scenario_loader, PresetFigures) {
