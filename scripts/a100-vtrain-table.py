@@ -12,6 +12,8 @@ simulated and left out of the errors.
 import csv, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
+from rank_stats import spearman
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "calibration")
 BASE = os.path.join(HERE, "a100-vtrain-base.textproto")
 
@@ -31,28 +33,6 @@ def simulate(racksim, row, extra, timeout):
         return None
     line = next(l for l in out.splitlines() if l.startswith("step time"))
     return float(line.split()[2])
-
-
-def ranks(values):
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    r = [0.0] * len(values)
-    i = 0
-    while i < len(order):  # ties share the mean rank
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2
-        i = j + 1
-    return r
-
-
-def spearman(a, b):
-    ra, rb = ranks(a), ranks(b)
-    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    var = (sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb)) ** 0.5
-    return cov / var
 
 
 def mape(points):

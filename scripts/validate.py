@@ -28,13 +28,16 @@ Every row is simulated under each configuration of the table (--config picks som
              a100-kernel-calibration.textproto), applied unchanged: fit on small, predict large.
 
 Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
-vtrain-a100-multi-node-large-results.csv) and prints the markdown table with the errors
+vtrain-a100-multi-node-large-results.csv; not with --only or --config, which print a
+partial table) and prints the markdown table with the errors
 (predicted / published step time - 1; per configuration the MAPE over the rows, the largest
 miss and how many rows are within 10%; where the rows have a `group` column, the same per group
 with Spearman's rank correlation between predicted and published step times).
 """
 import csv, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
+
+from rank_stats import spearman
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 TABLES = {
@@ -124,30 +127,6 @@ def summary(name, errors, total):
             f"{100 * worst[0]:.1f}% ({worst[1]}), within 10%: {within}")
 
 
-def ranks(values):
-    """Ranks from 1, ties sharing their mean rank."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    result = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            result[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return result
-
-
-def spearman(xs, ys):
-    """Spearman's rank correlation: Pearson's on the ranks."""
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    var = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
-    return cov / var if var else float("nan")
-
-
 def group_summaries(name, steps):
     """Per group: MAPE, bias and Spearman of (group, published, predicted, row) tuples."""
     lines = []
@@ -224,6 +203,10 @@ def main():
     for c in configs:
         print(summary(c, errors[c], len(points)))
         print("\n".join(group_summaries(c, steps[c])))
+    if opts["only"] or opts["config"]:
+        # A partial table must not replace the whole one the docs quote.
+        print("(--only/--config: the results file is left as it was)")
+        return
     fields = list(dict.fromkeys(k for r in out_rows for k in r))
     results = table.get("results", os.path.join("data", "published", opts["table"] + "-results.csv"))
     with open(os.path.join(ROOT, results), "w", newline="") as f:
