@@ -23,9 +23,10 @@ turn both into step times:
 
 Every row is simulated under each configuration of the table (--config picks some):
   datasheet  the base scenario as it is: datasheet preset, nothing fitted;
-  transfer   the same with a calibration fitted on other measurements (for the A100 table:
-             vTrain's 3.6B and 18.4B runs on another cluster, scenarios/calibration/
-             a100-kernel-calibration.textproto), applied unchanged: fit on small, predict large.
+  transfer   the same with a calibration fitted on other measurements (for the A100 tables:
+             vTrain's single-node rows and 3.6B and 18.4B runs, scenarios/calibration/
+             a100-kernel-calibration.textproto; another cluster than Selene's, the same as the
+             39.1B and 175B rows'), applied unchanged: fit on small, predict large.
 
 Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
 vtrain-a100-multi-node-large-results.csv; not with --only or --config, which print a
