@@ -81,10 +81,10 @@ def rows(path):
 
 def published_step_s(row, gpus, seq):
     """The published step time, and the work per step its rate counts (tokens or TFLOPs)."""
+    tokens = float(row["training.global_batch_size"]) * seq
     if "measured_step_time_ms" in row:
-        return float(row["measured_step_time_ms"]) / 1e3, float(row["training.global_batch_size"]) * seq
+        return float(row["measured_step_time_ms"]) / 1e3, tokens
     if "published_tokens_per_s_per_gpu" in row:
-        tokens = float(row["training.global_batch_size"]) * seq
         return tokens / (gpus * float(row["published_tokens_per_s_per_gpu"])), tokens
     flops = paper_flops(row, seq)
     return flops / (gpus * float(row["published_tflops_per_gpu"]) * 1e12), flops / 1e12
@@ -203,7 +203,8 @@ def main():
     print()
     for c in configs:
         print(summary(c, errors[c], len(points)))
-        print("\n".join(group_summaries(c, steps[c])))
+        for line in group_summaries(c, steps[c]):
+            print(line)
     if opts["only"] or opts["config"]:
         # A partial table must not replace the whole one the docs quote.
         print("(--only/--config: the results file is left as it was)")

@@ -86,11 +86,8 @@ KernelTime ComputeModel::timed(const Op& op, const KernelShape& shape) const {
 KernelTime ComputeModel::kernel_time(const Op& op, const KernelShape& shape) const {
   const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
   const double kernels = gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
-  KernelTime gpu = roofline_time(op);
-  if (gemm) {
-    gpu = gemm_time(op, shape);
-    gpu.seconds += kernels * launch_overhead_s;
-  }
+  KernelTime gpu = gemm ? gemm_time(op, shape) : roofline_time(op);
+  if (gemm) gpu.seconds += kernels * launch_overhead_s;
   const double host_s = kernels * cpu_launch_floor_s;
   return host_s > gpu.seconds ? KernelTime{host_s, KernelBound::kHost} : gpu;
 }
