@@ -8,6 +8,8 @@
 // of vTrain's measured A100 rows, single-node and multi-node, under the fitted terms.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -236,6 +238,41 @@ TEST(VtrainLarge, TransferErrorsOfThreeRowsArePinned) {
   EXPECT_NEAR(vtrain_error(gpt_175b, layout(4, 16, 8, 2), 54.2559), 0.0087, 0.005);
   EXPECT_NEAR(vtrain_error(gpt_39b, layout(8, 4, 16, 2), 14.7134), -0.0248, 0.005);
   EXPECT_NEAR(vtrain_error(gpt_39b, layout(2, 16, 16, 3), 26.1888), -0.3564, 0.005);
+}
+
+// The large vTrain table is vTrain's file rewritten by hand into one override per column, so a row
+// can be mistyped (one was: a micro-batch-6 row filed as a second run of micro-batch 4). Each
+// row's name spells its layout; the columns must agree with it, fill the 512 GPUs, and only a row
+// named `-run2` may repeat a layout, next to its first run.
+TEST(VtrainLarge, EveryRowsColumnsAgreeWithItsName) {
+  std::istringstream file(read_file(std::string(RACKSIM_SOURCE_DIR) +
+                                    "/data/measured/vtrain-a100-multi-node-large.csv"));
+  std::vector<std::string> header;
+  std::map<std::string, int> rows_per_name;
+  for (std::string line; std::getline(file, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    if (header.empty()) {
+      header = fields;
+      continue;
+    }
+    ASSERT_EQ(fields.size(), header.size()) << line;
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < fields.size(); ++i) row[header[i]] = fields[i];
+    const int tp = std::stoi(row.at("layout.tp")), pp = std::stoi(row.at("layout.pp")),
+              dp = std::stoi(row.at("layout.dp"));
+    EXPECT_EQ(tp * pp * dp, 8 * std::stoi(row.at("hardware.nodes"))) << line;
+    const std::string layout_name = fmt::format("tp{}-pp{}-dp{}-mb{}", tp, pp, dp,
+                                                row.at("training.micro_batch_size"));
+    std::string name = row.at("name");
+    if (name.size() > 5 && name.substr(name.size() - 5) == "-run2") name.resize(name.size() - 5);
+    EXPECT_EQ(name.substr(name.size() - layout_name.size()), layout_name) << line;
+    ++rows_per_name[name];
+  }
+  EXPECT_EQ(rows_per_name.size(), 67u);  // 68 rows, one layout measured twice
+  for (const auto& [name, count] : rows_per_name) EXPECT_LE(count, 2) << name;
 }
 
 // NVIDIA's published Llama 3 70B FP8 row (Megatron-Bridge 25.11, 64 H100, TP4 PP8 VP5, GBS 128:
