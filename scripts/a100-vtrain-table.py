@@ -9,10 +9,11 @@ usage: scripts/a100-vtrain-table.py RACKSIM [--jobs N] [--timeout S] [--set PATH
 A row whose simulation takes longer than S seconds (default: no limit) is listed as not
 simulated and left out of the errors.
 """
-import csv, os, subprocess, sys
+import csv, os, sys
 from concurrent.futures import ThreadPoolExecutor
 
 from rank_stats import spearman
+from racksim_step import step_time
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "calibration")
 BASE = os.path.join(HERE, "a100-vtrain-base.textproto")
@@ -24,15 +25,14 @@ def rows(name):
 
 
 def simulate(racksim, row, extra, timeout):
-    sets = [a for k, v in row.items() if k not in ("group", "measured_step_time_ms")
-            for a in ("--set", f"{k}={v}")]
-    try:
-        out = subprocess.run([racksim, "run", BASE, *sets, *extra], capture_output=True,
-                             text=True, check=True, timeout=timeout).stdout
-    except subprocess.TimeoutExpired:
-        return None
-    line = next(l for l in out.splitlines() if l.startswith("step time"))
-    return float(line.split()[2])
+    """A row's step time, None past `timeout` s: every column but the group and the measurement
+    is a scenario override."""
+    step, why = step_time(racksim, BASE, {k: v for k, v in row.items()
+                                          if k not in ("group", "measured_step_time_ms")},
+                          extra, timeout)
+    if step is None and not why.startswith("over"):
+        sys.exit(f"a100-vtrain-table.py: racksim failed: {why}")
+    return step
 
 
 def mape(points):

@@ -35,10 +35,11 @@ partial table) and prints the markdown table with the errors
 miss and how many rows are within 10%; where the rows have a `group` column, the same per group
 with Spearman's rank correlation between predicted and published step times).
 """
-import csv, os, subprocess, sys
+import csv, os, sys
 from concurrent.futures import ThreadPoolExecutor
 
 from rank_stats import spearman
+from racksim_step import step_time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 TABLES = {
@@ -98,14 +99,10 @@ def paper_flops(row, seq):
 
 
 def simulate(racksim, base, row, extra):
-    sets = [a for k, v in row.items() if "." in k and v != ""
-            for a in ("--set", f"{k}={v}")]
-    out = subprocess.run([racksim, "run", base, *sets, *extra], capture_output=True,
-                         text=True, cwd=ROOT)
-    if out.returncode != 0:
-        return None, out.stderr.strip().splitlines()[-1:] or ["failed"]
-    line = next(l for l in out.stdout.splitlines() if l.startswith("step time"))
-    return float(line.split()[2]), None
+    """A row's step time: its dotted columns are scenario overrides."""
+    step, why = step_time(racksim, base, {k: v for k, v in row.items() if "." in k}, extra,
+                          cwd=ROOT)
+    return step, None if why is None else [why]
 
 
 def parse_args(argv):
