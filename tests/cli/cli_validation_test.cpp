@@ -264,8 +264,8 @@ TEST(VtrainLarge, EveryRowsColumnsAgreeWithItsName) {
     const int tp = std::stoi(row.at("layout.tp")), pp = std::stoi(row.at("layout.pp")),
               dp = std::stoi(row.at("layout.dp"));
     EXPECT_EQ(tp * pp * dp, 8 * std::stoi(row.at("hardware.nodes"))) << line;
-    const std::string layout_name = fmt::format("tp{}-pp{}-dp{}-mb{}", tp, pp, dp,
-                                                row.at("training.micro_batch_size"));
+    const std::string layout_name =
+        fmt::format("tp{}-pp{}-dp{}-mb{}", tp, pp, dp, row.at("training.micro_batch_size"));
     std::string name = row.at("name");
     if (name.size() > 5 && name.substr(name.size() - 5) == "-run2") name.resize(name.size() - 5);
     EXPECT_EQ(name.substr(name.size() - layout_name.size()), layout_name) << line;
