@@ -149,6 +149,44 @@ TEST(TransformerModel, SequenceParallelSwapsAllReduceForGatherAndScatter) {
             (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
 }
 
+// Ring attention's kernels besides attention, as Transformer Engine runs them (attention_ledger's
+// ring_pack_and_merge), by hand for a GQA model: 64 heads of 128, 8 KV heads, TP4, micro-batch 1
+// of 8,192 tokens over CP ranks (T = 8192 / cp local tokens, BF16). Per local token: out and dq
+// 16 x 128 = 2,048 elements, k and v 2 x 2 x 128 = 512, the LSE 16 x 4 B. With L = 0.75 (cp - 1)
+// blocks merged after the first: pack 2 x 512 x 2 B each way; merge forward (2 x 2048 x 2 + 2 x
+// 64) + L (3 x 2048 x 2 + 2 x 64) + (2 x 64 + L x 3 x 64); backward (2 + 3 L) x (2048 + 512) x 2.
+TEST(TransformerModel, RingAttentionPacksAndMergesItsBlocks) {
+  config::Model m = gpt3();
+  m.set_hidden_size(8192);
+  m.set_num_heads(64);
+  m.set_num_kv_heads(8);
+  const TransformerModel model(m);
+  for (const int cp : {2, 4}) {
+    RankShape shape{1, 8192, 4, true, DataType::kBf16};
+    shape.cp = cp;
+    const BlockSteps steps = model.layer_steps(0, shape);
+    std::vector<std::string> core;
+    std::map<std::string, double> forward_bytes, backward_bytes;
+    for (const auto& s : steps.forward) {
+      if (s.name.rfind("attn.c", 0) == 0) core.push_back(s.name);
+      forward_bytes[s.name] = s.hbm_bytes;
+    }
+    for (const auto& s : steps.backward) backward_bytes[s.name] = s.hbm_bytes;
+    EXPECT_EQ(core, (std::vector<std::string>{"attn.cp.pack", "attn.core", "attn.cp.merge"}));
+    const double tokens = 8192.0 / cp, later = 0.75 * (cp - 1);
+    EXPECT_DOUBLE_EQ(forward_bytes["attn.cp.pack"], tokens * 2 * 512 * 2);
+    EXPECT_DOUBLE_EQ(backward_bytes["attn.cp.pack.bwd"], tokens * 2 * 512 * 2);
+    EXPECT_DOUBLE_EQ(forward_bytes["attn.cp.merge"],
+                     tokens * ((2 * 2048 * 2 + 2 * 64) + later * (3 * 2048 * 2 + 2 * 64) +
+                               (2 * 64 + later * 3 * 64)));
+    EXPECT_DOUBLE_EQ(backward_bytes["attn.cp.merge.bwd"],
+                     tokens * (2 + 3 * later) * (2048 + 512) * 2);
+  }
+  // Without CP there is no ring and nothing to merge.
+  const BlockSteps plain = model.layer_steps(0, RankShape{1, 8192, 4, true, DataType::kBf16});
+  for (const auto& s : plain.forward) EXPECT_EQ(s.name.rfind("attn.cp", 0), std::string::npos);
+}
+
 TEST(PipelineSchedule, OneFOneBWarmupAndOrder) {
   const auto order = one_f_one_b_order(/*stage=*/1, /*stages=*/4, /*micro_batches=*/6);
   ASSERT_EQ(order.size(), 12u);

@@ -252,6 +252,42 @@ void append_indexer(const AttentionSpec& spec, const AttentionShape& shape, doub
       elementwise_step("attn.indexer.topk", tokens * entries / 2, tokens * entries / 2, e));
 }
 
+// What ring attention does besides its attention kernels, per rank, as Transformer Engine's
+// AttnFuncWithCPAndKVP2P runs it (NVIDIA/TransformerEngine, pytorch/attention/
+// dot_product_attention/context_parallel.py, Apache-2.0):
+// - pack: the forward packs k and v into the one buffer that travels (torch.cat: read and write
+//   the block); the backward copies it into the first of its send buffers;
+// - merge: each step's partial output is merged into the running one by the log-sum-exp rule
+//   (the first copied, read and written once; each later step reads its output and reads and
+//   writes the sum, with two FP32 LSE per head read; the LSE itself cloned, then read twice and
+//   written per step); the backward sums each step's dq and dk/dv the same way, in the
+//   activation dtype (copy the first, read both and write for each later one).
+// With causal load balancing (each rank holds chunks r and 2 cp - 1 - r), a step after the
+// first touches the whole local block on half of the ranks and half of it on the others: 3/4 of
+// the block on average.
+// Returns the pack kernel and the merge kernel.
+std::vector<LayerStep> ring_pack_and_merge(const AttentionSpec& spec, const AttentionShape& shape,
+                                           double tokens, double hops, double block_entries) {
+  const double e = bytes_per_element(shape.dtype);
+  const double heads = static_cast<double>(spec.heads) / shape.tp;
+  const double out = heads * static_cast<double>(spec.v_head_dim);  // per token
+  const double dq = heads * static_cast<double>(spec.qk_dim());
+  const double kv = kv_width(spec, shape.tp) * block_entries / tokens;  // per local token
+  const double later = 0.75 * hops;  // blocks merged after the first, in whole local blocks
+  const double lse = heads * kFp32Bytes;
+  const double pack_bytes = 2 * kv * e;
+  const double merge_forward =
+      (2 * out * e + 2 * lse) + later * (3 * out * e + 2 * lse) + (2 * lse + later * 3 * lse);
+  const double merge_backward =
+      (2 * dq * e + later * 3 * dq * e) + (2 * kv * e + later * 3 * kv * e);
+  const ElementwiseKernel kernels[] = {
+      {".pack", 0, pack_bytes, pack_bytes},
+      {".merge", 3 * (1 + later) * out, merge_forward, merge_backward}};
+  std::vector<LayerStep> steps;
+  append_elementwise_kernels("attn.cp", kernels, tokens, steps);
+  return steps;
+}
+
 // Ring attention: the rank's block of key/value state visits every other CP rank while the core
 // works on the blocks it has; a sliding window only needs the previous rank's tail. The first
 // attention kernel carries the exchange; the rest use what arrived.
@@ -264,14 +300,23 @@ void mark_ring_exchange(const AttentionSpec& spec, const AttentionShape& shape, 
   if (spec.kind == AttentionKind::kCompressedSparse) {
     hop_bytes += block_entries * static_cast<double>(spec.indexer_head_dim) * e;  // indexer keys
   }
-  for (LayerStep& step : core) {
-    if (step.op_class != OpClass::kAttention) continue;
-    step.kind = LayerStep::Kind::kRing;
-    step.ring_hops = window_only ? 1 : shape.cp - 1;
-    step.dim = CommDim::kCp;
-    step.bytes = hop_bytes;
-    break;
-  }
+  const auto ring = std::find_if(core.begin(), core.end(), [](const LayerStep& step) {
+    return step.op_class == OpClass::kAttention;
+  });
+  if (ring == core.end()) return;
+  // The pack and merge kernels are Transformer Engine's, whose ring runs dense attention (full
+  // or latent). For the compressed and windowed kinds the exchange is modelled alone: how their
+  // frameworks merge partial outputs is not published.
+  const bool dense = spec.kind == AttentionKind::kFull || spec.kind == AttentionKind::kLatent;
+  ring->kind = LayerStep::Kind::kRing;
+  ring->ring_hops = window_only ? 1 : shape.cp - 1;
+  ring->dim = CommDim::kCp;
+  ring->bytes = hop_bytes;
+  if (!dense) return;
+  const std::vector<LayerStep> pack_and_merge =
+      ring_pack_and_merge(spec, shape, tokens, ring->ring_hops, block_entries);
+  const auto at = core.insert(ring + 1, pack_and_merge[1]);  // the merge follows the ring
+  core.insert(at - 1, pack_and_merge[0]);                    // the pack precedes it
 }
 
 // The context-parallel exchange around the core attention, and the core itself.
