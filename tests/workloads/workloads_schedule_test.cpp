@@ -440,5 +440,23 @@ TEST(MemoryLedger, MaterializedAttentionKeepsItsScoresAndTheFp32FallbacksOutput)
   }
 }
 
+// Full recompute stores a layer's input only, but the layer it rematerialises for its backward
+// holds everything, the materialized scores included: 4,096 tokens x 4,096 hidden x (34 + 5 x 32
+// heads x 4,096 / 4,096) bytes, larger than the stage's other transients (stage 0 of 2 holds no
+// logits).
+TEST(MemoryLedger, FullRecomputesTransientLayerKeepsTheMaterializedScores) {
+  auto s = scenario(1, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_layout()->set_virtual_stages(1);
+  s.mutable_training()->set_attention_impl(config::Training::MATERIALIZED);
+  s.mutable_training()->set_recompute(config::Training::FULL);
+  s.mutable_training()->set_seq_length(4096);
+  const double sbh = 4096.0 * 4096;
+  const TrainingPlan plan = resolve_training_plan(s);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(plan), 2 * sbh);
+  const MemoryLedger ledger = memory_ledger(plan, 0);
+  EXPECT_NE(ledger.largest_transient.name.find("full recompute"), std::string::npos);
+  EXPECT_DOUBLE_EQ(ledger.largest_transient.bytes, sbh * (34 + 5 * 32));
+}
+
 }  // namespace
 }  // namespace racksim

@@ -37,12 +37,13 @@ double dtype_scale(const TrainingPlan& p) {
 
 // The s x s attention scores and their softmax/dropout, 5as/h per sbh element (per score: the
 // softmax's 16-bit output, the dropout's 1-byte mask and its 16-bit output), unless the attention
-// kernel never stores them (FlashAttention) or selective recompute drops them. Where Megatron's
-// fused softmax kernel does not take the scores, PyTorch's FP32 softmax keeps its FP32 output for
-// its backward: 4 + 1 + 2 = 7 bytes per score instead of 5.
+// kernel never stores them (FlashAttention) or selective recompute drops them. Full recompute
+// keeps them too, in the one layer it rematerialises for its backward. Where Megatron's fused
+// softmax kernel does not take the scores, PyTorch's FP32 softmax keeps its FP32 output for its
+// backward: 4 + 1 + 2 = 7 bytes per score instead of 5.
 double score_term(const TrainingPlan& p) {
   const bool stored =
-      p.training.stores_attention_scores && p.training.recompute == config::Training::NONE;
+      p.training.stores_attention_scores && p.training.recompute != config::Training::SELECTIVE;
   if (!stored) return 0;
   const double a = static_cast<double>(p.attention_heads);
   const double h = static_cast<double>(p.model.hidden());
