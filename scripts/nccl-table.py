@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""racksim's intra-node all-reduce against measured nccl-tests tables.
+
+usage: scripts/nccl-table.py RACKSIM [--set PATH=VALUE ...]
+
+Reads data/measured/vtrain-a100-nccl-allreduce.csv (nccl-tests all_reduce_perf on 2-8 A100 of
+one DGX A100 node, the tables vTrain ships), runs `racksim collective --hardware dgx-a100` for
+the same GPU counts and sizes, once with the preset as it is and once with the per-call cost of
+the A100 calibration (scenarios/calibration/a100-kernel-calibration.textproto), and writes
+data/measured/vtrain-a100-nccl-allreduce-results.csv with the error of each row (predicted /
+measured out-of-place time - 1). Prints the mean error and MAPE per GPU count. Extra `--set`
+arguments go to every racksim run (a what-if, e.g. --set hardware.scale_up.efficiency=0.7; the
+results file is then left as it was).
+"""
+import csv, os, subprocess, sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+DATA = os.path.join(ROOT, "data", "measured", "vtrain-a100-nccl-allreduce.csv")
+RESULTS = os.path.join(ROOT, "data", "measured", "vtrain-a100-nccl-allreduce-results.csv")
+CALIBRATED = ["--set", "hardware.collectives.base_latency_s=2.906e-05"]
+
+
+def measured_rows():
+    with open(DATA) as f:
+        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def predicted_us(racksim, gpus, size, extra):
+    """racksim collective's time for one all-reduce of `size` bytes on `gpus` GPUs of one node."""
+    out = subprocess.run([racksim, "collective", "--hardware", "dgx-a100", "--nodes", "1",
+                          "--op", "all_reduce", "--ranks", str(gpus), "--min-bytes", str(size),
+                          "--max-bytes", str(size), *extra],
+                         capture_output=True, text=True, check=True).stdout
+    row = next(l.split() for l in out.splitlines() if l.split()[:1] == [str(size)])
+    return float(row[1])
+
+
+def summary(label, errors):
+    mean = 100 * sum(errors) / len(errors)
+    mape = 100 * sum(abs(e) for e in errors) / len(errors)
+    return f"{label}: mean error {mean:+.1f} %, MAPE {mape:.1f} % ({len(errors)} rows)"
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    racksim, extra = sys.argv[1], sys.argv[2:]
+    configs = {"preset": extra, "calibrated": CALIBRATED + extra}
+    rows = measured_rows()
+    for r in rows:
+        r["measured_us"] = float(r["out_of_place_time_us"])
+        for name, args in configs.items():
+            r[name] = predicted_us(racksim, int(r["gpus"]), int(r["size_bytes"]), args)
+    for name in configs:
+        print(summary(f"{name}, all", [r[name] / r["measured_us"] - 1 for r in rows]))
+        for gpus in sorted({int(r["gpus"]) for r in rows}):
+            errors = [r[name] / r["measured_us"] - 1 for r in rows if int(r["gpus"]) == gpus]
+            print("  " + summary(f"{gpus} GPUs", errors))
+    if extra:
+        print("(--set: the results file is left as it was)")
+        return
+    with open(RESULTS, "w", newline="") as f:
+        f.write("# racksim collective --hardware dgx-a100 against vtrain-a100-nccl-allreduce.csv; "
+                "written by scripts/nccl-table.py\n")
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["gpus", "size_bytes", "measured_us"] +
+                   [c for name in configs for c in (f"{name}_us", f"{name}_error_percent")])
+        for r in rows:
+            w.writerow([r["gpus"], r["size_bytes"], f"{r['measured_us']:g}"] +
+                       [c for name in configs
+                        for c in (f"{r[name]:.2f}", f"{100 * (r[name] / r['measured_us'] - 1):+.1f}")])
+    print(f"table: {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
