@@ -48,7 +48,8 @@ int calibrate_command(const std::vector<std::string>& args) {
   po::options_description options("racksim calibrate options");
   options.add_options()("help,h", "show this help")("base", po::value<std::string>(),
                                                     "the base scenario file")(
-      "measured", po::value<std::string>(), "CSV of measured runs (see README, Calibration)")(
+      "measured", po::value<std::string>(),
+      "CSV of measured runs (see README, Calibration); several files: A.csv,B.csv")(
       "params", po::value<std::string>(),
       "comma-separated hardware fields to fit, e.g. "
       "hardware.compute.gemm,hardware.compute.attention")("out", po::value<std::string>(),
@@ -78,7 +79,7 @@ int calibrate_command(const std::vector<std::string>& args) {
   if (vm.count("out")) check_writable(vm["out"].as<std::string>());
   app::CalibrationSpec spec;
   spec.base = vm["base"].as<std::string>();
-  spec.measured = app::read_measured_csv(vm["measured"].as<std::string>());
+  spec.measured = app::read_measured_csvs(split_list(vm["measured"].as<std::string>()));
   spec.params = split_list(vm["params"].as<std::string>());
   if (vm.count("set")) spec.base_overrides = vm["set"].as<std::vector<std::string>>();
   spec.jobs = jobs_option(vm);

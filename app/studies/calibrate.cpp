@@ -112,9 +112,9 @@ class ChildPredictor {
       const fs::path report = dir(which[k]) / "report.json";
       if (status != 0 || !fs::exists(report)) {
         if (failure.empty()) {
+          const MeasuredPoint& point = spec_.measured.points[which[k]];
           failure = fmt::format("calibrate: simulating {} line {} failed (exit {}):\n{}",
-                                spec_.measured.path, spec_.measured.points[which[k]].line, status,
-                                read_text_file(jobs[k].log));
+                                point.path, point.line, status, read_text_file(jobs[k].log));
         }
         return;
       }
@@ -212,7 +212,7 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
     try {
       rows.push_back(micro_batch_row(point, load_point(spec, point, {}).scenario));
     } catch (const InputError& e) {
-      throw InputError({spec.measured.path, point.line, 0}, "",
+      throw InputError({point.path, point.line, 0}, "",
                        fmt::format("this row's scenario is invalid: {}", e.what()));
     }
     result.measured.push_back(point.step_time_s);
@@ -384,8 +384,8 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
   for (size_t i = 0; i < r.measured.size(); ++i) {
     if (f.closest_s[i] == r.measured[i]) continue;
     out += fmt::format("    line {}: measured {:.4g} s, at best {:.4g} s ({:+.1f} %)\n",
-                       spec.measured.points[i].line, r.measured[i], f.closest_s[i],
-                       100 * (f.closest_s[i] / r.measured[i] - 1));
+                       point_source(spec.measured, spec.measured.points[i]), r.measured[i],
+                       f.closest_s[i], 100 * (f.closest_s[i] / r.measured[i] - 1));
   }
   // The model's own error, the measurements' inconsistency taken out: the fit against those
   // closest times in place of the rows that break the property.
@@ -442,8 +442,9 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
     for (const auto& o : p.overrides) overrides += " " + o;
     const bool h = !r.held_out_predicted.empty() && r.held_out_predicted[i] > 0;
     out += fmt::format(
-        "  {:>5} {:<10} {:>10.4g} {:>10.4g} {:>+7.1f}% {:>10} {:>8} {}\n", p.line, p.group,
-        r.measured[i], r.predicted[i], 100 * (r.predicted[i] / r.measured[i] - 1),
+        "  {:>5} {:<10} {:>10.4g} {:>10.4g} {:>+7.1f}% {:>10} {:>8} {}\n",
+        point_source(spec.measured, p), p.group, r.measured[i], r.predicted[i],
+        100 * (r.predicted[i] / r.measured[i] - 1),
         h ? fmt::format("{:.4g}", r.held_out_predicted[i]) : "-",
         h ? fmt::format("{:+.1f}%", 100 * (r.held_out_predicted[i] / r.measured[i] - 1)) : "-",
         overrides);

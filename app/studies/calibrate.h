@@ -26,18 +26,24 @@ struct MeasuredPoint {
   std::vector<std::string> overrides;  // "layout.tp=2", ...
   double step_time_s = 0;
   std::string group;
-  int line = 0;  // in the CSV file
+  std::string path;  // the CSV file
+  int line = 0;      // in it
 };
 
 struct MeasuredSet {
-  std::string path;
-  std::vector<std::string> fields;  // the override columns
+  std::string path;                 // the CSV file, or the files joined by ", "
+  std::vector<std::string> fields;  // the override columns (of every file, in order of appearance)
   std::vector<MeasuredPoint> points;
   bool has_groups = false;
+  bool several_files = false;
 };
 
 // Throws InputError naming the file and line for a malformed CSV.
 MeasuredSet read_measured_csv(const std::string& path);
+// Several files as one set, their rows in order; either every file has a group column or none.
+MeasuredSet read_measured_csvs(const std::vector<std::string>& paths);
+// Where a point was read: its line, and its file's name when the set holds several files.
+std::string point_source(const MeasuredSet& set, const MeasuredPoint& point);
 
 struct CalibrationSpec {
   std::string base;  // scenario file

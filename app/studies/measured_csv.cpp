@@ -1,6 +1,7 @@
 // The measured-runs CSV of `racksim calibrate` (format: app/studies/calibrate.h).
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 
@@ -85,6 +86,7 @@ MeasuredPoint read_row(const std::vector<std::string>& cells, const CsvColumns& 
                      fmt::format("{} cells, but the header has {}", cells.size(), header.size()));
   }
   MeasuredPoint p;
+  p.path = path;
   p.line = number;
   const int t = columns.time;
   try {
@@ -128,6 +130,36 @@ MeasuredSet read_measured_csv(const std::string& path) {
   if (set.points.empty()) throw InputError({path, 0, 0}, "", "no measured rows");
   set.has_groups = columns && columns->group >= 0;
   return set;
+}
+
+MeasuredSet read_measured_csvs(const std::vector<std::string>& paths) {
+  if (paths.size() == 1) return read_measured_csv(paths.front());
+  MeasuredSet set;
+  set.several_files = true;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    MeasuredSet part = read_measured_csv(paths[i]);
+    if (i > 0 && part.has_groups != set.has_groups) {
+      throw InputError({paths[i], 0, 0}, "group",
+                       fmt::format("a group column in every measured file or in none ({} has {})",
+                                   paths.front(), set.has_groups ? "one" : "none"));
+    }
+    set.has_groups = part.has_groups;
+    set.path += (i > 0 ? ", " : "") + paths[i];
+    for (const auto& field : part.fields) {
+      if (std::find(set.fields.begin(), set.fields.end(), field) == set.fields.end()) {
+        set.fields.push_back(field);
+      }
+    }
+    std::move(part.points.begin(), part.points.end(), std::back_inserter(set.points));
+  }
+  return set;
+}
+
+std::string point_source(const MeasuredSet& set, const MeasuredPoint& point) {
+  if (!set.several_files) return std::to_string(point.line);
+  const auto slash = point.path.find_last_of('/');
+  return fmt::format(
+      "{}:{}", slash == std::string::npos ? point.path : point.path.substr(slash + 1), point.line);
 }
 
 }  // namespace racksim::app

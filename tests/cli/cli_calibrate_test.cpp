@@ -199,5 +199,42 @@ TEST(Calibrate, BadCsvNamesTheLine) {
   EXPECT_NE(r.err.find("measured.csv:3"), std::string::npos) << r.err;
 }
 
+// --measured A.csv,B.csv reads both as one set: a row names its file where it is reported, and a
+// bad row is named by its own file and line. The files may differ in their columns (a `name`
+// column is ignored); either every file has a group column or none does.
+TEST(Calibrate, SeveralMeasuredFilesAreOneSet) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string a =
+      dir.write("a.csv",
+                "training.global_batch_size,training.micro_batch_size,measured_step_time_s\n"
+                "4,1,0.40\n4,2,0.30\n");
+  const std::string b =
+      dir.write("b.csv",
+                "name,training.micro_batch_size,training.global_batch_size,measured_step_time_s\n"
+                "x,4,4,0.60\n");
+  auto fit = [&](const std::string& measured) {
+    return run_racksim({"calibrate", "--base", base, "--measured", measured, "--params",
+                        "hardware.compute.gemm", "--holdout", "none", "--max-evals", "1", "--jobs",
+                        "2"});
+  };
+  const auto r = fit(a + "," + b);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(3 points)"), std::string::npos) << r.out;
+  // The third row, from the second file, slows down with the larger micro-batch of the first.
+  EXPECT_NE(r.out.find("line b.csv:2: measured 0.6 s, at best 0.3 s (-50.0 %)"), std::string::npos)
+      << r.out;
+  const std::string bad = dir.write("bad.csv", "layout.tp,measured_step_time_s\n1,abc\n");
+  const auto bad_row = fit(a + "," + bad);
+  EXPECT_EQ(bad_row.exit_code, 2);
+  EXPECT_NE(bad_row.err.find("bad.csv:2"), std::string::npos) << bad_row.err;
+  const std::string grouped =
+      dir.write("grouped.csv", "group,layout.tp,measured_step_time_s\n1B,1,0.5\n");
+  const auto mixed = fit(a + "," + grouped);
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("a group column in every measured file or in none"), std::string::npos)
+      << mixed.err;
+}
+
 }  // namespace
 }  // namespace racksim
