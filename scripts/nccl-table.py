@@ -12,12 +12,19 @@ measured out-of-place time - 1). Prints the mean error and MAPE per GPU count. E
 arguments go to every racksim run (a what-if, e.g. --set hardware.scale_up.efficiency=0.7; the
 results file is then left as it was).
 """
-import csv, os, subprocess, sys
+import csv, os, re, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DATA = os.path.join(ROOT, "data", "measured", "vtrain-a100-nccl-allreduce.csv")
 RESULTS = os.path.join(ROOT, "data", "measured", "vtrain-a100-nccl-allreduce-results.csv")
-CALIBRATED = ["--set", "hardware.collectives.base_latency_s=2.906e-05"]
+CALIBRATION = os.path.join(ROOT, "scenarios", "calibration", "a100-kernel-calibration.textproto")
+
+
+def calibrated_latency_args():
+    """The calibration's per-call cost, read from its file so the two cannot drift apart."""
+    with open(CALIBRATION) as f:
+        latency = re.search(r"base_latency_s:\s*([0-9.eE+-]+)", f.read()).group(1)
+    return ["--set", f"hardware.collectives.base_latency_s={latency}"]
 
 
 def measured_rows():
@@ -45,7 +52,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     racksim, extra = sys.argv[1], sys.argv[2:]
-    configs = {"preset": extra, "calibrated": CALIBRATED + extra}
+    configs = {"preset": extra, "calibrated": calibrated_latency_args() + extra}
     rows = measured_rows()
     for r in rows:
         r["measured_us"] = float(r["out_of_place_time_us"])

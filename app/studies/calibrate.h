@@ -31,8 +31,7 @@ struct MeasuredPoint {
 };
 
 struct MeasuredSet {
-  std::string path;                 // the CSV file, or the files joined by ", "
-  std::vector<std::string> fields;  // the override columns (of every file, in order of appearance)
+  std::string path;  // the CSV file, or the files joined by ", "
   std::vector<MeasuredPoint> points;
   bool has_groups = false;
   bool several_files = false;

@@ -55,8 +55,7 @@ struct CsvColumns {
   std::vector<int> fields;
 };
 
-CsvColumns read_header(const std::vector<std::string>& cells, const std::string& path, int number,
-                       MeasuredSet& set) {
+CsvColumns read_header(const std::vector<std::string>& cells, const std::string& path, int number) {
   CsvColumns columns;
   columns.header = cells;
   for (size_t i = 0; i < cells.size(); ++i) {
@@ -68,7 +67,6 @@ CsvColumns read_header(const std::vector<std::string>& cells, const std::string&
       columns.group = static_cast<int>(i);
     } else if (h != "note" && h != "name") {
       columns.fields.push_back(static_cast<int>(i));
-      set.fields.push_back(h);
     }
   }
   if (columns.time < 0) {
@@ -122,7 +120,7 @@ MeasuredSet read_measured_csv(const std::string& path) {
     }
     const auto cells = split_csv_line(line);
     if (!columns) {
-      columns = read_header(cells, path, number, set);
+      columns = read_header(cells, path, number);
     } else {
       set.points.push_back(read_row(cells, *columns, path, number));
     }
@@ -145,11 +143,6 @@ MeasuredSet read_measured_csvs(const std::vector<std::string>& paths) {
     }
     set.has_groups = part.has_groups;
     set.path += (i > 0 ? ", " : "") + paths[i];
-    for (const auto& field : part.fields) {
-      if (std::find(set.fields.begin(), set.fields.end(), field) == set.fields.end()) {
-        set.fields.push_back(field);
-      }
-    }
     std::move(part.points.begin(), part.points.end(), std::back_inserter(set.points));
   }
   return set;

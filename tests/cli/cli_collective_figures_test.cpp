@@ -19,13 +19,14 @@ namespace {
 
 using testing::run_racksim;
 
-// The last row (the largest size) of an all-reduce table.
+// The last row of an all-reduce table of one size, `bytes` (the largest, 1 GiB, by default).
 nlohmann::json last_row(const std::string& hardware, int nodes, int ranks,
-                        const std::vector<std::string>& extra = {}) {
+                        const std::vector<std::string>& extra = {},
+                        const std::string& bytes = "1G") {
   std::vector<std::string> args{
       "collective", "--hardware",          hardware, "--nodes",    std::to_string(nodes),
       "--ranks",    std::to_string(ranks), "--op",   "all_reduce", "--min-bytes",
-      "1G",         "--max-bytes",         "1G",     "--json"};
+      bytes,        "--max-bytes",         bytes,    "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_racksim(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -82,14 +83,7 @@ TEST(CollectiveFigures, A100AllReduceAgainstVtrainsNcclTablesIsPinned) {
   const std::vector<std::string> calibrated{"--set",
                                             "hardware.collectives.base_latency_s=2.906e-05"};
   auto time_us = [&](int ranks, const std::string& bytes) {
-    std::vector<std::string> args{
-        "collective", "--hardware",          "dgx-a100", "--nodes",    "1",
-        "--ranks",    std::to_string(ranks), "--op",     "all_reduce", "--min-bytes",
-        bytes,        "--max-bytes",         bytes,      "--json"};
-    args.insert(args.end(), calibrated.begin(), calibrated.end());
-    const auto r = run_racksim(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return nlohmann::json::parse(r.out)["rows"].back()["time_us"].get<double>();
+    return last_row("dgx-a100", 1, ranks, calibrated, bytes)["time_us"].get<double>();
   };
   EXPECT_NEAR(time_us(8, "1G") / 8193.0 - 1, -0.062, 0.005);
   EXPECT_NEAR(time_us(2, "128M") / 763.6 - 1, -0.244, 0.005);
