@@ -94,6 +94,7 @@ StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
   r.fidelity_error_budget = sim::fidelity_error_budget(result.fidelity);
   r.analytic_collectives = result.analytic_collectives;
   r.flow_collectives = result.flow_collectives;
+  r.measured_table_collectives = result.measured_table_collectives;
   // Folding keeps one data-parallel replica: the others are what the simulated ranks stand for.
   r.folded_replicas = result.simulated_ranks > 0
                           ? static_cast<int>(step.graph.num_ranks() / result.simulated_ranks)
@@ -231,6 +232,7 @@ nlohmann::ordered_json sim_json(const StepReport& r) {
           {"wall_s", r.sim_wall_s},
           {"analytic_collectives", r.analytic_collectives},
           {"flow_collectives", r.flow_collectives},
+          {"measured_table_collectives", r.measured_table_collectives},
           {"folded_replicas", r.folded_replicas},
           {"routes_computed", r.routes_computed},
           {"gpu_pairs", r.gpu_pairs},
@@ -418,6 +420,12 @@ std::string simulation_text(const StepReport& r) {
       r.sim_ops, r.sim_events, r.sim_flows, r.fidelity, budget, r.sim_wall_s);
   out += fmt::format("Routes: {} computed on demand (an all-pairs table would hold {} GPU pairs)\n",
                      r.routes_computed, r.gpu_pairs);
+  if (r.measured_table_collectives > 0) {
+    out += fmt::format(
+        "Measured: {} collectives inside one scale-up domain timed from "
+        "hardware.collectives.measured_table\n",
+        r.measured_table_collectives);
+  }
   if (r.folded_replicas > 1) {
     out += fmt::format(
         "Folded: one data-parallel replica simulated for {} (cross-replica collectives "

@@ -196,6 +196,8 @@ StepReport extend_step_report(const TrainingPlan& plan, const StepReport& small,
   r.sim_wall_s = small.sim_wall_s + large.sim_wall_s;
   r.analytic_collectives = small.analytic_collectives + large.analytic_collectives;
   r.flow_collectives = small.flow_collectives + large.flow_collectives;
+  r.measured_table_collectives =
+      small.measured_table_collectives + large.measured_table_collectives;
   r.routes_computed = std::max(small.routes_computed, large.routes_computed);
   r.steady_state = use;
   return r;

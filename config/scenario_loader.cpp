@@ -450,6 +450,13 @@ void resolve_data_paths(config::Scenario* scenario, const SourceMap& sources) {
         path_from_scenario(scenario->training().routing_file(), "training.routing_file", sources)
             .string());
   }
+  if (scenario->hardware().collectives().has_measured_table()) {
+    auto* collectives = scenario->mutable_hardware()->mutable_collectives();
+    collectives->set_measured_table(path_from_scenario(collectives->measured_table(),
+                                                       "hardware.collectives.measured_table",
+                                                       sources)
+                                        .string());
+  }
   if (scenario->expert_placement().has_token_routing_file()) {
     scenario->mutable_expert_placement()->set_token_routing_file(
         path_from_scenario(scenario->expert_placement().token_routing_file(),

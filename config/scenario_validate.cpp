@@ -13,6 +13,7 @@
 #include "config/scenario_limits.h"
 #include "config/scenario_loader.h"
 #include "config/symmetry_fold.h"
+#include "topologies/measured_collectives.h"
 #include "workloads/model/attention_ledger.h"
 
 namespace racksim::config {
@@ -486,6 +487,11 @@ void validate_hardware(const config::Hardware& hardware, const SourceMap& source
   check_field_limits(hardware, "hardware", sources);
   check_hardware(hardware, Checker(sources));
   validate_power_cost(hardware, sources);
+  if (hardware.collectives().has_measured_table()) {  // read now: a bad row fails before any work
+    const std::string field = "hardware.collectives.measured_table";
+    topo::read_measured_collectives(hardware.collectives().measured_table(), sources.find(field),
+                                    field);
+  }
 }
 
 // The inference section (racksim infer / racks): sizes and a price that make sense, and a layout

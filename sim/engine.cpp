@@ -71,6 +71,10 @@ SimOptions sim_options(const config::Hardware& hardware) {
   SimOptions options;
   options.collective_base_latency_s = hardware.collectives().base_latency_s();
   options.algorithm = to_algorithm(hardware.collectives().algorithm());
+  if (hardware.collectives().has_measured_table()) {
+    options.measured_collectives = topo::read_measured_collectives(
+        hardware.collectives().measured_table(), {}, "hardware.collectives.measured_table");
+  }
   return options;
 }
 

@@ -20,6 +20,7 @@
 #include "sim/collective_plan.h"
 #include "sim/compute_model.h"
 #include "sim/flow_log.h"
+#include "topologies/measured_collectives.h"
 #include "topologies/topology_graph.h"
 
 namespace racksim::sim {
@@ -48,6 +49,9 @@ struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;  // what tests pin
   double collective_base_latency_s = 0;
   Algorithm algorithm = Algorithm::kAuto;  // hardware.collectives.algorithm
+  // hardware.collectives.measured_table: collectives inside one scale-up domain that it holds
+  // take its times instead of flows (empty: none).
+  topo::MeasuredCollectives measured_collectives;
   // Symmetry folding: when not empty, only ranks r with simulated_ranks[r] have operations in
   // the graph; the others mirror them. A collective with mirrored members runs ANALYTIC on
   // the real fabric (every member's transfers loaded on the links), the mirrors being
@@ -106,6 +110,8 @@ struct SimResult {
   // Collectives run from the analytic model (ANALYTIC, AUTO, folded) and with flows.
   uint64_t analytic_collectives = 0;
   uint64_t flow_collectives = 0;
+  // Of the analytic ones, those timed from hardware.collectives.measured_table.
+  uint64_t measured_table_collectives = 0;
   // Routes the platform computed (GPU/CPU pairs that communicated), against the ordered GPU
   // pairs an all-pairs table would hold.
   uint64_t routes_computed = 0;

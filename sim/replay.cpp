@@ -50,6 +50,7 @@ struct Replay::CollectiveRun {
   double start_s = 0;           // the last member's arrival
   double analytic_s = -1;       // >= 0: the collective takes this long, without flows
   const LinearCost* analytic_cost = nullptr;  // set with analytic_s
+  bool measured = false;  // analytic_s is a measured time, base latency included
   double bytes = 0;
 };
 
@@ -344,6 +345,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
 // folded into one flow per peer, are one sleep before the data moves; an analytic collective
 // adds its whole duration.
 double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank) {
+  if (run.measured) return run.analytic_s;
   double delay = run.members > 1 ? options_.collective_base_latency_s : 0;
   if (run.analytic_s >= 0) return delay + run.analytic_s;
   if (run.extra_latency_steps > 0) {
@@ -447,18 +449,18 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
   note_algorithm(run, op);
   const auto fidelity = options_.fidelity;
   const double now = s4u::Engine::get_clock();
+  if (const auto* curve = measured_curve(op)) {
+    run.measured = true;
+    time_analytically(run, op, topo::measured_time_s(*curve, run.bytes), now);
+    ++measured_table_collectives_;
+    return;
+  }
   if (run.members > 1 && (run.folded || fidelity == config::Simulation::ANALYTIC ||
                           fidelity == config::Simulation::AUTO)) {
     const LinearCost& cost = analytic_cost_of(op);
     if (run.folded || fidelity == config::Simulation::ANALYTIC ||
         link_activity_->idle(cost.links, now)) {
-      run.analytic_s = cost.duration_s(run.bytes);
-      run.analytic_cost = &cost;
-      if (link_activity_) {
-        link_activity_->reserve(cost.links,
-                                now + options_.collective_base_latency_s + run.analytic_s);
-      }
-      ++analytic_collectives_;
+      time_analytically(run, op, cost.duration_s(run.bytes), now);
       return;
     }
   }
@@ -475,6 +477,19 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
   run.phases = run.plan->num_phases();
   run.waiting_phase.assign(run.members, -1);
   run.arrived.assign(static_cast<size_t>(run.members) * run.phases, 0);
+}
+
+// No flows: the collective lasts `duration_s` (after its call's base latency unless measured),
+// and under AUTO holds its links that long.
+void Replay::time_analytically(CollectiveRun& run, const Op& op, double duration_s, double now) {
+  const LinearCost& cost = analytic_cost_of(op);
+  run.analytic_s = duration_s;
+  run.analytic_cost = &cost;
+  if (link_activity_) {
+    const double latency_s = run.measured ? 0 : options_.collective_base_latency_s;
+    link_activity_->reserve(cost.links, now + latency_s + duration_s);
+  }
+  ++analytic_collectives_;
 }
 
 // Counted once per collective, when its last member arrives, for the report.
@@ -559,6 +574,7 @@ SimResult Replay::finish() {
   result.activities = activities_;
   result.analytic_collectives = analytic_collectives_;
   result.flow_collectives = flow_collectives_;
+  result.measured_table_collectives = measured_table_collectives_;
   result.flows = flows_;
   result.traffic_resolution_s = flow_log_.resolution_s();
   result.traffic = flow_log_.take_pairs();

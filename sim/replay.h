@@ -84,6 +84,10 @@ class Replay {
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
   void choose_execution(CollectiveRun& run, const Op& op);
+  void time_analytically(CollectiveRun& run, const Op& op, double duration_s, double now);
+  // The measured curve (SimOptions::measured_collectives) that times `op`: its kind and member
+  // count are in the table and its members share one scale-up domain. Null otherwise.
+  const std::vector<topo::CollectiveSample>* measured_curve(const Op& op) const;
   void note_algorithm(const CollectiveRun& run, const Op& op);
   const LinearCost& analytic_cost_of(const Op& op);
   bool simulated(RankId rank) const;
@@ -101,6 +105,7 @@ class Replay {
   AnalyticCosts analytic_costs_;
   std::unique_ptr<LinkActivity> link_activity_;  // AUTO only
   uint64_t analytic_collectives_ = 0;
+  uint64_t measured_table_collectives_ = 0;
   uint64_t flow_collectives_ = 0;
   std::map<std::tuple<CollectiveKind, CommDim, Algorithm>, AlgorithmUse> algorithm_uses_;
 

@@ -64,6 +64,7 @@ void write_sim_result(const SimResult& r, std::ostream& out) {
   put(out, r.simulated_ranks);
   put(out, r.analytic_collectives);
   put(out, r.flow_collectives);
+  put(out, r.measured_table_collectives);
   put(out, r.routes_computed);
   put(out, r.gpu_pairs);
   put(out, static_cast<uint64_t>(r.traffic.size()));
@@ -92,6 +93,7 @@ SimResult read_sim_result(std::istream& in) {
   r.simulated_ranks = get<uint32_t>(in);
   r.analytic_collectives = get<uint64_t>(in);
   r.flow_collectives = get<uint64_t>(in);
+  r.measured_table_collectives = get<uint64_t>(in);
   r.routes_computed = get<uint64_t>(in);
   r.gpu_pairs = get<uint64_t>(in);
   r.traffic.resize(get<uint64_t>(in));

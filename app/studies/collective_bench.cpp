@@ -68,10 +68,8 @@ std::vector<analysis::CollectiveRow> run_collective_bench(const CollectiveBenchR
   const EventGraph graph = collective_sweep_graph(request.kind, request.ranks, sizes);
   std::vector<uint32_t> rank_to_gpu(request.ranks);
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
-  sim::SimOptions options;
+  sim::SimOptions options = sim::sim_options(request.hardware);
   options.fidelity = request.fidelity;
-  options.collective_base_latency_s = request.hardware.collectives().base_latency_s();
-  options.algorithm = sim::to_algorithm(request.hardware.collectives().algorithm());
   const auto result = sim::simulate(graph, topology, rank_to_gpu,
                                     sim::ComputeModel::from_hardware(request.hardware), options);
   const sim::Algorithm algorithm = sim::choose_algorithm(request.kind, options.algorithm,

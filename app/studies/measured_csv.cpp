@@ -8,44 +8,13 @@
 #include <fmt/format.h>
 
 #include "app/studies/calibrate.h"
+#include "common/csv.h"
 #include "common/error.h"
 #include "common/input_file.h"
 
 namespace racksim::app {
 
 namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.push_back(cell);
-      cell.clear();
-    } else if (c != '\r') {
-      cell += c;
-    }
-  }
-  cells.push_back(cell);
-  for (auto& c : cells) {
-    c.erase(0, c.find_first_not_of(" \t"));
-    c.erase(c.find_last_not_of(" \t") + 1);
-  }
-  return cells;
-}
 
 // Where the header puts the step time, the group and the scenario fields.
 struct CsvColumns {
@@ -114,10 +83,8 @@ MeasuredSet read_measured_csv(const std::string& path) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
-    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r,") == std::string::npos) {
-      continue;
-    }
+    strip_byte_order_mark(&line);
+    if (skipped_csv_line(line)) continue;
     const auto cells = split_csv_line(line);
     if (!columns) {
       columns = read_header(cells, path, number);

@@ -6,6 +6,7 @@
 //   hf         a Hugging Face config.json turned into a model
 //   routing    a token-routing file (expert_placement.token_routing_file)
 //   csv        a measured CSV (racksim calibrate --measured)
+//   nccl       a measured collectives table (hardware.collectives.measured_table)
 //   report     a report.json given to `racksim compare`
 // Bad input must end in an InputError (exit code 2); any other exception, a crash or a
 // sanitizer report is a bug.
@@ -27,6 +28,7 @@
 #include "common/input_file.h"
 #include "config/hf_config.h"
 #include "config/scenario_loader.h"
+#include "topologies/measured_collectives.h"
 #include "workloads/moe/token_routing.h"
 
 namespace {
@@ -70,6 +72,11 @@ void read_one(std::string_view bytes) {
     racksim::read_token_routing(as_file(bytes), 16, 2, "expert_placement.token_routing_file");
   } else if (reader == "csv") {
     racksim::app::read_measured_csv(as_file(bytes));
+  } else if (reader == "nccl") {
+    const auto table = racksim::topo::read_measured_collectives(as_file(bytes), {}, "table");
+    for (const auto& [key, curve] : table.curves) {
+      for (double bytes : {0.0, 1.0, 1e6, 1e12}) racksim::topo::measured_time_s(curve, bytes);
+    }
   } else if (reader == "report") {
     read_report(bytes);
   } else {

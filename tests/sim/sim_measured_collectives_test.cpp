@@ -1,0 +1,77 @@
+// Collectives timed from a measured nccl-tests table (hardware.collectives.measured_table): a
+// collective inside one scale-up domain takes the table's time exactly, without the call's base
+// latency; one the table does not cover runs as flows. One simulation per TEST (process).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "sim/compute_model.h"
+#include "sim/engine.h"
+#include "topologies/hardware_presets.h"
+#include "topologies/topology_graph.h"
+#include "workloads/collectives/collective_sweep.h"
+
+namespace racksim {
+namespace {
+
+config::Hardware dgx_a100_with_table(int nodes) {
+  config::Hardware hw = *topo::hardware_preset("dgx-a100");
+  hw.set_nodes(nodes);
+  hw.mutable_collectives()->set_base_latency_s(30e-6);
+  const std::string path = ::testing::TempDir() + "table.csv";
+  std::ofstream(path) << "gpus,size_bytes,time_us\n"
+                         "4,1000000,100\n"
+                         "4,3000000,300\n"
+                         "8,1000000,50\n";
+  hw.mutable_collectives()->set_measured_table(path);
+  return hw;
+}
+
+struct OneCollective {
+  double time_s = 0;
+  sim::SimResult result;
+};
+
+OneCollective simulate_one(double bytes, const config::Hardware& hw,
+                           const std::vector<uint32_t>& gpus) {
+  const EventGraph graph = collective_sweep_graph(CollectiveKind::kAllReduce,
+                                                  static_cast<uint32_t>(gpus.size()), {bytes});
+  const topo::Topology topology = topo::build_cluster(hw);
+  OneCollective one;
+  one.result = sim::simulate(graph, topology, gpus, sim::ComputeModel::from_hardware(hw),
+                             sim::sim_options(hw));
+  double start = 0, end = 0;
+  for (const auto& t : one.result.timing) {
+    start = std::max(start, t.start_s);
+    end = std::max(end, t.end_s);
+  }
+  one.time_s = end - start;
+  return one;
+}
+
+TEST(MeasuredCollectivesSim, AnAllReduceInsideANodeTakesTheTablesInterpolatedTime) {
+  const auto one = simulate_one(2e6, dgx_a100_with_table(1), {0, 1, 2, 3});
+  EXPECT_NEAR(one.time_s, 200e-6, 1e-12);  // halfway between 100 and 300 us; no base latency
+  EXPECT_EQ(one.result.measured_table_collectives, 1u);
+  EXPECT_EQ(one.result.flows, 0u);
+}
+
+TEST(MeasuredCollectivesSim, AMemberCountTheTableLacksRunsAsFlows) {
+  const auto one = simulate_one(2e6, dgx_a100_with_table(1), {0, 1});
+  EXPECT_EQ(one.result.measured_table_collectives, 0u);
+  EXPECT_GT(one.result.flows, 0u);
+  EXPECT_GT(one.time_s, 30e-6);  // the base latency and the ring's flows
+}
+
+TEST(MeasuredCollectivesSim, FourGpusOverTwoNodesRunAsFlows) {
+  // Four members, as the table has, but split over two servers: the table measured one domain.
+  const auto one = simulate_one(2e6, dgx_a100_with_table(2), {0, 1, 8, 9});
+  EXPECT_EQ(one.result.measured_table_collectives, 0u);
+  EXPECT_GT(one.result.flows, 0u);
+}
+
+}  // namespace
+}  // namespace racksim
