@@ -59,18 +59,28 @@ std::vector<CollectiveRow> collective_rows(const EventGraph& graph, const sim::S
     row.busbw_bytes_per_s = row.algbw_bytes_per_s * bus_bandwidth_factor(s.kind, ranks);
     row.port_bytes_per_s = row.algbw_bytes_per_s * port_traffic_factor(s.kind, ranks, algorithm);
     row.algorithm = algorithm;
+    row.measured = result.measured_table_collectives > 0;
     rows.push_back(row);
   }
   return rows;
 }
 
+namespace {
+
+// A collective timed from a measured table ran no algorithm of racksim's.
+std::string_view algorithm_name(const CollectiveRow& row) {
+  return row.measured ? "measured" : sim::to_string(row.algorithm);
+}
+
+}  // namespace
+
 std::string collective_table_text(const std::vector<CollectiveRow>& rows) {
-  std::string out = fmt::format("#{:>15} {:>12} {:>12} {:>12} {:>12} {:>6}\n", "size (B)",
+  std::string out = fmt::format("#{:>15} {:>12} {:>12} {:>12} {:>12} {:>8}\n", "size (B)",
                                 "time (us)", "algbw (GB/s)", "busbw (GB/s)", "port (GB/s)", "algo");
   for (const auto& r : rows) {
-    out += fmt::format(" {:>15.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f} {:>6}\n", r.bytes,
+    out += fmt::format(" {:>15.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f} {:>8}\n", r.bytes,
                        r.time_s * 1e6, r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9,
-                       r.port_bytes_per_s / 1e9, sim::to_string(r.algorithm));
+                       r.port_bytes_per_s / 1e9, algorithm_name(r));
   }
   return out;
 }
@@ -83,7 +93,7 @@ nlohmann::ordered_json collective_table_json(const std::vector<CollectiveRow>& r
                  {"algbw_gb_per_s", r.algbw_bytes_per_s / 1e9},
                  {"busbw_gb_per_s", r.busbw_bytes_per_s / 1e9},
                  {"port_gb_per_s", r.port_bytes_per_s / 1e9},
-                 {"algorithm", std::string(sim::to_string(r.algorithm))}});
+                 {"algorithm", std::string(algorithm_name(r))}});
   }
   return j;
 }

@@ -25,6 +25,7 @@ struct CollectiveRow {
   double busbw_bytes_per_s = 0;
   double port_bytes_per_s = 0;  // algbw x port_traffic_factor
   sim::Algorithm algorithm = sim::Algorithm::kRing;
+  bool measured = false;  // timed from hardware.collectives.measured_table, not `algorithm`
 };
 
 double bus_bandwidth_factor(CollectiveKind kind, uint32_t ranks);

@@ -89,5 +89,19 @@ TEST(CollectiveFigures, A100AllReduceAgainstVtrainsNcclTablesIsPinned) {
   EXPECT_NEAR(time_us(2, "128M") / 763.6 - 1, -0.244, 0.005);
 }
 
+// With the same tables as hardware.collectives.measured_table the measured sizes come back as
+// measured, a size between two of them is interpolated, and the row says it was measured.
+TEST(CollectiveFigures, AMeasuredTableGivesItsOwnTimes) {
+  const std::vector<std::string> table{"--set",
+                                       "hardware.collectives.measured_table=" RACKSIM_SOURCE_DIR
+                                       "/data/measured/vtrain-a100-nccl-allreduce.csv"};
+  const auto at_128m = last_row("dgx-a100", 1, 2, table, "128M");
+  EXPECT_NEAR(at_128m["time_us"].get<double>(), 763.6, 0.01);
+  EXPECT_EQ(at_128m["algorithm"], "measured");
+  // 1 GiB on 8 GPUs: 8,193.0 us; 1.5 GiB, past the table, at the 1 GiB row's bandwidth.
+  EXPECT_NEAR(last_row("dgx-a100", 1, 8, table, "1536M")["time_us"].get<double>(), 1.5 * 8193.0,
+              0.01);
+}
+
 }  // namespace
 }  // namespace racksim
