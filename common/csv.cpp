@@ -1,5 +1,7 @@
 #include "common/csv.h"
 
+#include <sstream>
+
 namespace racksim {
 
 std::vector<std::string> split_csv_line(const std::string& line) {
@@ -34,12 +36,20 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return cells;
 }
 
-bool skipped_csv_line(const std::string& line) {
-  return line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r,") == std::string::npos;
-}
-
-void strip_byte_order_mark(std::string* line) {
-  if (line->rfind("\xEF\xBB\xBF", 0) == 0) line->erase(0, 3);
+std::vector<CsvLine> csv_lines(const std::string& text) {
+  std::vector<CsvLine> lines;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r,") == std::string::npos) {
+      continue;
+    }
+    lines.push_back({number, split_csv_line(line)});
+  }
+  return lines;
 }
 
 }  // namespace racksim

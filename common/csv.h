@@ -10,10 +10,14 @@ namespace racksim {
 // is one quote, a carriage return is dropped, and blanks around each cell are trimmed.
 std::vector<std::string> split_csv_line(const std::string& line);
 
-// Lines a CSV reader skips: empty, a '#' comment, or nothing but blanks and commas.
-bool skipped_csv_line(const std::string& line);
+struct CsvLine {
+  int number = 0;  // 1-based line in the file
+  std::vector<std::string> cells;
+};
 
-// `line` without a leading UTF-8 byte-order mark (a spreadsheet's export starts with one).
-void strip_byte_order_mark(std::string* line);
+// The lines of CSV `text` split into cells, without the lines a reader skips (empty, a '#'
+// comment, or nothing but blanks and commas) and without a leading UTF-8 byte-order mark (a
+// spreadsheet's export starts with one). The first is the header, if any.
+std::vector<CsvLine> csv_lines(const std::string& text);
 
 }  // namespace racksim

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -133,24 +132,15 @@ const std::vector<CollectiveSample>* MeasuredCollectives::find(std::string_view 
 
 MeasuredCollectives read_measured_collectives(const std::string& path, const SourceLocation& where,
                                               const std::string& field) {
-  std::istringstream in(read_input_file(path, "the measured collectives table", where, field));
+  const auto lines =
+      csv_lines(read_input_file(path, "the measured collectives table", where, field));
+  if (lines.size() < 2) throw InputError({path, 0, 0}, "", "no measured rows");
   MeasuredCollectives table;
   table.path = path;
-  std::optional<Columns> columns;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    strip_byte_order_mark(&line);
-    if (skipped_csv_line(line)) continue;
-    const auto cells = split_csv_line(line);
-    if (!columns) {
-      columns = read_header(cells, path, number);
-    } else {
-      add_row(cells, *columns, path, number, &table);
-    }
+  const Columns columns = read_header(lines.front().cells, path, lines.front().number);
+  for (auto line = lines.begin() + 1; line != lines.end(); ++line) {
+    add_row(line->cells, columns, path, line->number, &table);
   }
-  if (table.empty()) throw InputError({path, 0, 0}, "", "no measured rows");
   return table;
 }
 

@@ -1,9 +1,6 @@
 // The measured-runs CSV of `racksim calibrate` (format: app/studies/calibrate.h).
 #include <algorithm>
-#include <fstream>
 #include <iterator>
-#include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -75,25 +72,15 @@ MeasuredPoint read_row(const std::vector<std::string>& cells, const CsvColumns& 
 }  // namespace
 
 MeasuredSet read_measured_csv(const std::string& path) {
-  std::istringstream in(read_input_file(path, "the measured CSV", {path, 0, 0}, ""));
+  const auto lines = csv_lines(read_input_file(path, "the measured CSV", {path, 0, 0}, ""));
+  if (lines.size() < 2) throw InputError({path, 0, 0}, "", "no measured rows");
   MeasuredSet set;
   set.path = path;
-  std::optional<CsvColumns> columns;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    strip_byte_order_mark(&line);
-    if (skipped_csv_line(line)) continue;
-    const auto cells = split_csv_line(line);
-    if (!columns) {
-      columns = read_header(cells, path, number);
-    } else {
-      set.points.push_back(read_row(cells, *columns, path, number));
-    }
+  const CsvColumns columns = read_header(lines.front().cells, path, lines.front().number);
+  for (auto line = lines.begin() + 1; line != lines.end(); ++line) {
+    set.points.push_back(read_row(line->cells, columns, path, line->number));
   }
-  if (set.points.empty()) throw InputError({path, 0, 0}, "", "no measured rows");
-  set.has_groups = columns && columns->group >= 0;
+  set.has_groups = columns.group >= 0;
   return set;
 }
 
