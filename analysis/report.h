@@ -81,7 +81,8 @@ struct StepReport {
   double fidelity_error_budget = 0;   // relative step-time error against FULL it is held to
   uint64_t analytic_collectives = 0;  // collectives timed by the analytic model
   uint64_t flow_collectives = 0;      // collectives run as flows
-  // Of the analytic ones, those timed from hardware.collectives.measured_table.
+  // Collectives timed from hardware.collectives.measured_table (analytic, or flows lasting at
+  // least the measured time).
   uint64_t measured_table_collectives = 0;
   int folded_replicas = 1;       // data-parallel replicas one simulated replica stands for
   uint64_t routes_computed = 0;  // by the platform's router, on demand

@@ -110,7 +110,8 @@ struct SimResult {
   // Collectives run from the analytic model (ANALYTIC, AUTO, folded) and with flows.
   uint64_t analytic_collectives = 0;
   uint64_t flow_collectives = 0;
-  // Of the analytic ones, those timed from hardware.collectives.measured_table.
+  // Collectives timed from hardware.collectives.measured_table: analytic ones at the measured
+  // time, or flows that last at least that long.
   uint64_t measured_table_collectives = 0;
   // Routes the platform computed (GPU/CPU pairs that communicated), against the ordered GPU
   // pairs an all-pairs table would hold.

@@ -50,7 +50,9 @@ struct Replay::CollectiveRun {
   double start_s = 0;           // the last member's arrival
   double analytic_s = -1;       // >= 0: the collective takes this long, without flows
   const LinearCost* analytic_cost = nullptr;  // set with analytic_s
-  bool measured = false;  // analytic_s is a measured time, base latency included
+  // >= 0: the time measured for this collective (hardware.collectives.measured_table), base
+  // latency included. Timed analytically it is the duration; run as flows, the least it takes.
+  double measured_s = -1;
   double bytes = 0;
 };
 
@@ -334,6 +336,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
       s4u::this_actor::sleep_for(delay);
     }
     run_phases(run, member, actor);
+    if (run.measured_s >= 0) last_until_measured(run.start_s, run.measured_s);
     actor.clock = s4u::Engine::get_clock();
   }
   const uint64_t key = run_key(o);
@@ -345,8 +348,8 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
 // folded into one flow per peer, are one sleep before the data moves; an analytic collective
 // adds its whole duration.
 double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank) {
-  if (run.measured) return run.analytic_s;
-  double delay = run.members > 1 ? options_.collective_base_latency_s : 0;
+  if (run.measured_s >= 0 && run.analytic_s >= 0) return run.analytic_s;
+  double delay = run.members > 1 && run.measured_s < 0 ? options_.collective_base_latency_s : 0;
   if (run.analytic_s >= 0) return delay + run.analytic_s;
   if (run.extra_latency_steps > 0) {
     std::vector<Transfer> out;
@@ -450,17 +453,16 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
   const auto fidelity = options_.fidelity;
   const double now = s4u::Engine::get_clock();
   if (const auto* curve = measured_curve(op)) {
-    run.measured = true;
-    time_analytically(run, op, topo::measured_time_s(*curve, run.bytes), now);
+    run.measured_s = topo::measured_time_s(*curve, run.bytes);
     ++measured_table_collectives_;
-    return;
   }
   if (run.members > 1 && (run.folded || fidelity == config::Simulation::ANALYTIC ||
                           fidelity == config::Simulation::AUTO)) {
     const LinearCost& cost = analytic_cost_of(op);
     if (run.folded || fidelity == config::Simulation::ANALYTIC ||
         link_activity_->idle(cost.links, now)) {
-      time_analytically(run, op, cost.duration_s(run.bytes), now);
+      const double duration_s = run.measured_s >= 0 ? run.measured_s : cost.duration_s(run.bytes);
+      time_analytically(run, op, duration_s, now);
       return;
     }
   }
@@ -486,7 +488,7 @@ void Replay::time_analytically(CollectiveRun& run, const Op& op, double duration
   run.analytic_s = duration_s;
   run.analytic_cost = &cost;
   if (link_activity_) {
-    const double latency_s = run.measured ? 0 : options_.collective_base_latency_s;
+    const double latency_s = run.measured_s >= 0 ? 0 : options_.collective_base_latency_s;
     link_activity_->reserve(cost.links, now + latency_s + duration_s);
   }
   ++analytic_collectives_;

@@ -88,6 +88,8 @@ class Replay {
   // The measured curve (SimOptions::measured_collectives) that times `op`: its kind and member
   // count are in the table and its members share one scale-up domain. Null otherwise.
   const std::vector<topo::CollectiveSample>* measured_curve(const Op& op) const;
+  // After a measured collective's flows: sleeps until `measured_s` after its `start_s`.
+  void last_until_measured(double start_s, double measured_s);
   void note_algorithm(const CollectiveRun& run, const Op& op);
   const LinearCost& analytic_cost_of(const Op& op);
   bool simulated(RankId rank) const;
