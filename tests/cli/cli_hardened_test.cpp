@@ -48,6 +48,21 @@ TEST(Hardened, NonFiniteHardwareFigureExitsTwoWritingNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A measured collectives table is read with the scenario, relative to its folder: a bad row is
+// its file, line and column, and nothing is written.
+TEST(Hardened, BadMeasuredTableRowNamesItsLineBeforeAnyWork) {
+  TempDir dir;
+  dir.write("nccl.csv", "# all_reduce_perf\ngpus,size_bytes,time_us\n2,1048576,44\n2,2097152,-1\n");
+  std::string text = kScenario;
+  text.replace(text.find("hardware {"), 10,
+               "hardware { collectives { measured_table: \"nccl.csv\" }");
+  const std::string path = dir.write("s.textproto", text);
+  const fs::path out = dir.path() / "out";
+  expect_input_error(run_racksim({"run", path, "--out", out.string()}),
+                     (dir.path() / "nccl.csv").string() + ":4:3: field 'time_us'");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Hardened, UndefinedEnumInTheFileNamesItsLine) {
   TempDir dir;
   std::string text = kScenario;
