@@ -346,7 +346,8 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
 
 // The call's fixed latency, and under AGGREGATED fidelity the latencies of the ring steps
 // folded into one flow per peer, are one sleep before the data moves; an analytic collective
-// adds its whole duration.
+// adds its whole duration. A measured collective's time holds its call's latency: timed
+// analytically it is the whole delay, and its flows start without the base latency.
 double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank) {
   if (run.measured_s >= 0 && run.analytic_s >= 0) return run.analytic_s;
   double delay = run.members > 1 && run.measured_s < 0 ? options_.collective_base_latency_s : 0;
