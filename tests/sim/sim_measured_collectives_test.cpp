@@ -3,6 +3,7 @@
 // latency (analytic, or flows that end no sooner); one the table does not cover runs as the
 // model has it. One simulation per TEST (process).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -26,7 +27,9 @@ config::Hardware dgx_a100_with_table(int nodes, const std::string& table =
   config::Hardware hw = *topo::hardware_preset("dgx-a100");
   hw.set_nodes(nodes);
   hw.mutable_collectives()->set_base_latency_s(30e-6);
-  const std::string path = ::testing::TempDir() + "table.csv";
+  // ctest runs each test in its own process, several at once: one file per process.
+  const std::string path =
+      ::testing::TempDir() + "racksim-measured-table-" + std::to_string(::getpid()) + ".csv";
   std::ofstream(path) << table;
   hw.mutable_collectives()->set_measured_table(path);
   return hw;

@@ -1,6 +1,7 @@
 // The measured collectives table (hardware.collectives.measured_table): reading nccl-tests
 // results, refusing bad rows with their line and column, and the interpolation's algebra.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,7 +13,8 @@ namespace racksim {
 namespace {
 
 std::string write_table(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  // ctest runs each test in its own process, several at once: files of this process only.
+  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "-" + name;
   std::ofstream(path) << text;
   return path;
 }
