@@ -50,7 +50,7 @@ struct SimOptions {
   double collective_base_latency_s = 0;
   Algorithm algorithm = Algorithm::kAuto;  // hardware.collectives.algorithm
   // hardware.collectives.measured_table: collectives inside one scale-up domain that it holds
-  // take its times instead of flows (empty: none).
+  // take its times (analytic fidelities) or last at least that long (flows). Empty: none.
   topo::MeasuredCollectives measured_collectives;
   // Symmetry folding: when not empty, only ranks r with simulated_ranks[r] have operations in
   // the graph; the others mirror them. A collective with mirrored members runs ANALYTIC on

@@ -349,7 +349,6 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
 // adds its whole duration. A measured collective's time holds its call's latency: timed
 // analytically it is the whole delay, and its flows start without the base latency.
 double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank) {
-  if (run.measured_s >= 0 && run.analytic_s >= 0) return run.analytic_s;
   double delay = run.members > 1 && run.measured_s < 0 ? options_.collective_base_latency_s : 0;
   if (run.analytic_s >= 0) return delay + run.analytic_s;
   if (run.extra_latency_steps > 0) {
@@ -462,8 +461,7 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
     const LinearCost& cost = analytic_cost_of(op);
     if (run.folded || fidelity == config::Simulation::ANALYTIC ||
         link_activity_->idle(cost.links, now)) {
-      const double duration_s = run.measured_s >= 0 ? run.measured_s : cost.duration_s(run.bytes);
-      time_analytically(run, op, duration_s, now);
+      time_analytically(run, cost, now);
       return;
     }
   }
@@ -482,15 +480,15 @@ void Replay::choose_execution(CollectiveRun& run, const Op& op) {
   run.arrived.assign(static_cast<size_t>(run.members) * run.phases, 0);
 }
 
-// No flows: the collective lasts `duration_s` (after its call's base latency unless measured),
-// and under AUTO holds its links that long.
-void Replay::time_analytically(CollectiveRun& run, const Op& op, double duration_s, double now) {
-  const LinearCost& cost = analytic_cost_of(op);
-  run.analytic_s = duration_s;
+// No flows: the collective lasts its measured time, or its cost's duration after the call's base
+// latency, and under AUTO holds its links that long.
+void Replay::time_analytically(CollectiveRun& run, const LinearCost& cost, double now) {
+  const bool measured = run.measured_s >= 0;
+  run.analytic_s = measured ? run.measured_s : cost.duration_s(run.bytes);
   run.analytic_cost = &cost;
   if (link_activity_) {
-    const double latency_s = run.measured_s >= 0 ? 0 : options_.collective_base_latency_s;
-    link_activity_->reserve(cost.links, now + latency_s + duration_s);
+    const double latency_s = measured ? 0 : options_.collective_base_latency_s;
+    link_activity_->reserve(cost.links, now + latency_s + run.analytic_s);
   }
   ++analytic_collectives_;
 }

@@ -84,7 +84,7 @@ class Replay {
   void arrive(CollectiveRun& run, uint32_t member, int phase);
   CollectiveRun& join(OpId op, uint32_t* member, size_t actor);
   void choose_execution(CollectiveRun& run, const Op& op);
-  void time_analytically(CollectiveRun& run, const Op& op, double duration_s, double now);
+  void time_analytically(CollectiveRun& run, const LinearCost& cost, double now);
   // The measured curve (SimOptions::measured_collectives) that times `op`: its kind and member
   // count are in the table and its members share one scale-up domain. Null otherwise.
   const std::vector<topo::CollectiveSample>* measured_curve(const Op& op) const;

@@ -17,6 +17,11 @@ constexpr int kMaxGpus = 1 << 20;
 constexpr double kMaxBytes = 1e15;  // a petabyte: no buffer of one call is larger
 constexpr double kMaxTimeUs = 1e9;  // a quarter of an hour for one call
 
+// Orders a curve's samples by size, for std::lower_bound.
+bool smaller(const CollectiveSample& sample, double bytes) {
+  return sample.bytes < bytes;
+}
+
 struct Columns {
   std::vector<std::string> header;
   int collective = -1, gpus = -1, size = -1, time = -1;
@@ -101,8 +106,7 @@ void add_row(const std::vector<std::string>& cells, const Columns& c, const std:
   sample.bytes = number_in(cells, c, c.size, path, line, kMaxBytes);
   sample.time_s = 1e-6 * number_in(cells, c, c.time, path, line, kMaxTimeUs);
   auto& curve = table->curves[{*collective, static_cast<int>(gpus)}];
-  const auto at = std::lower_bound(curve.begin(), curve.end(), sample.bytes,
-                                   [](const CollectiveSample& s, double b) { return s.bytes < b; });
+  const auto at = std::lower_bound(curve.begin(), curve.end(), sample.bytes, smaller);
   if (at != curve.end() && at->bytes == sample.bytes) {
     throw InputError({path, line, c.size + 1}, "size_bytes",
                      fmt::format("{} on {} GPUs at {} bytes is measured twice", *collective,
@@ -117,8 +121,7 @@ double measured_time_s(const std::vector<CollectiveSample>& curve, double bytes)
   if (bytes <= curve.front().bytes) return curve.front().time_s;
   const CollectiveSample& last = curve.back();
   if (bytes >= last.bytes) return last.time_s * bytes / last.bytes;
-  const auto hi = std::lower_bound(curve.begin(), curve.end(), bytes,
-                                   [](const CollectiveSample& s, double b) { return s.bytes < b; });
+  const auto hi = std::lower_bound(curve.begin(), curve.end(), bytes, smaller);
   const auto lo = hi - 1;
   const double f = (bytes - lo->bytes) / (hi->bytes - lo->bytes);
   return lo->time_s + f * (hi->time_s - lo->time_s);
@@ -136,7 +139,6 @@ MeasuredCollectives read_measured_collectives(const std::string& path, const Sou
       csv_lines(read_input_file(path, "the measured collectives table", where, field));
   if (lines.size() < 2) throw InputError({path, 0, 0}, "", "no measured rows");
   MeasuredCollectives table;
-  table.path = path;
   const Columns columns = read_header(lines.front().cells, path, lines.front().number);
   for (auto line = lines.begin() + 1; line != lines.end(); ++line) {
     add_row(line->cells, columns, path, line->number, &table);

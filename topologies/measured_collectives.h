@@ -34,7 +34,6 @@ struct CollectiveSample {
 double measured_time_s(const std::vector<CollectiveSample>& curve, double bytes);
 
 struct MeasuredCollectives {
-  std::string path;  // the file, for the report
   std::map<std::pair<std::string, int>, std::vector<CollectiveSample>> curves;
 
   bool empty() const { return curves.empty(); }
