@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <map>
+
+#include "analysis/linear_program.h"
 
 namespace racksim::analysis {
 
@@ -13,47 +13,65 @@ namespace {
 // Rows of one family at one micro-batch (repeated measurements share one closest time).
 struct Position {
   double micro_batch = 0;
+  double micro_batches = 0;
   std::vector<size_t> rows;
 };
 
-double position_cost(const Position& p, const std::vector<MicroBatchRow>& rows, double value) {
-  double cost = 0;
-  for (size_t r : p.rows) cost += std::abs(value / rows[r].measured_s - 1);
-  return cost;
+// A measurement's relative error below this is rounding in the solver, not a broken family.
+constexpr double kSolverTolerance = 1e-9;
+
+// The columns of one micro-batch: u, v, c (measurement_floor.h) and its step m u + v + c.
+struct StepColumns {
+  size_t u = 0, v = 0, c = 0;
+  double micro_batches = 0;
+  std::vector<LinearTerm> step() const { return {{u, micro_batches}, {v, 1}, {c, 1}}; }
+};
+
+// lower <= a - ratio * b <= upper
+void add_difference(LinearProgram& lp, size_t a, size_t b, double ratio, double lower,
+                    double upper) {
+  lp.rows.push_back({{{a, 1}, {b, -ratio}}, lower, upper});
 }
 
-// The step times, one per position (micro-batch ascending), that do not rise with the
-// micro-batch and minimise the summed relative error. Candidates are the family's measured
-// values, largest first, so "does not rise" is "candidate index does not fall".
-std::vector<double> closest_non_rising(const std::vector<Position>& positions,
-                                       const std::vector<MicroBatchRow>& rows) {
-  std::vector<double> values;
+// |step / measured - 1| <= e for one measured row; the objective sums the rows' e.
+void add_error(LinearProgram& lp, const StepColumns& step, double measured_s) {
+  const size_t e = lp.add_column(1.0);
+  std::vector<LinearTerm> above = step.step(), below = step.step();
+  above.push_back({e, -measured_s});  // step - measured e <= measured
+  below.push_back({e, measured_s});   // step + measured e >= measured
+  lp.rows.push_back({above, -kUnbounded, measured_s});
+  lp.rows.push_back({below, measured_s, kUnbounded});
+}
+
+std::vector<double> closest_steps(const std::vector<Position>& positions, int stages,
+                                  const std::vector<MicroBatchRow>& rows) {
+  LinearProgram lp;
+  std::vector<StepColumns> steps;
   for (const Position& p : positions) {
-    for (size_t r : p.rows) values.push_back(rows[r].measured_s);
+    StepColumns s;
+    s.u = lp.add_column(0);
+    s.v = lp.add_column(0, 0, stages > 1 ? kUnbounded : 0);
+    s.c = lp.add_column(0);
+    s.micro_batches = p.micro_batches;
+    add_difference(lp, s.v, s.u, stages - 1, -kUnbounded, 0);  // v <= (p - 1) u
+    for (size_t r : p.rows) add_error(lp, s, rows[r].measured_s);
+    steps.push_back(s);
   }
-  std::sort(values.begin(), values.end(), std::greater<>());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-  const size_t n = positions.size(), m = values.size();
-  std::vector<std::vector<double>> cost(n, std::vector<double>(m));
-  std::vector<std::vector<size_t>> from(n, std::vector<size_t>(m, 0));
-  for (size_t p = 0; p < n; ++p) {
-    double best = std::numeric_limits<double>::infinity();
-    size_t best_at = 0;
-    for (size_t c = 0; c < m; ++c) {
-      if (p > 0 && cost[p - 1][c] < best) {
-        best = cost[p - 1][c];
-        best_at = c;
-      }
-      cost[p][c] = position_cost(positions[p], rows, values[c]) + (p > 0 ? best : 0);
-      from[p][c] = best_at;
+  for (size_t i = 0; i + 1 < positions.size(); ++i) {
+    const double growth = positions[i + 1].micro_batch / positions[i].micro_batch;
+    for (auto column : {&StepColumns::u, &StepColumns::v}) {
+      const size_t now = steps[i].*column, next = steps[i + 1].*column;
+      add_difference(lp, next, now, 1, 0, kUnbounded);        // does not fall
+      add_difference(lp, next, now, growth, -kUnbounded, 0);  // grows no faster than the batch
     }
+    add_difference(lp, steps[i + 1].c, steps[i].c, 1, -kUnbounded, 0);  // does not grow
   }
-  std::vector<double> closest(n);
-  size_t c = static_cast<size_t>(std::min_element(cost[n - 1].begin(), cost[n - 1].end()) -
-                                 cost[n - 1].begin());
-  for (size_t p = n; p-- > 0;) {
-    closest[p] = values[c];
-    c = from[p][c];
+  const LinearOptimum optimum =
+      minimise(lp, "measurement floor of " + rows[positions[0].rows[0]].family);
+  std::vector<double> closest;
+  for (const StepColumns& s : steps) {
+    closest.push_back(s.micro_batches * optimum.columns[s.u] + optimum.columns[s.v] +
+                      optimum.columns[s.c]);
   }
   return closest;
 }
@@ -65,11 +83,15 @@ std::vector<Position> positions_of(std::vector<size_t> family,
   std::vector<Position> positions;
   for (size_t r : family) {
     if (positions.empty() || positions.back().micro_batch != rows[r].micro_batch) {
-      positions.push_back({rows[r].micro_batch, {}});
+      positions.push_back({rows[r].micro_batch, rows[r].micro_batches, {}});
     }
     positions.back().rows.push_back(r);
   }
   return positions;
+}
+
+double relative_error(double closest_s, double measured_s) {
+  return std::abs(closest_s / measured_s - 1);
 }
 
 }  // namespace
@@ -80,21 +102,27 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
   std::map<std::string, std::vector<size_t>> families;
   for (size_t i = 0; i < rows.size(); ++i) {
     floor.closest_s[i] = rows[i].measured_s;
-    if (!rows[i].pipelined && rows[i].measured_s > 0) families[rows[i].family].push_back(i);
+    if (rows[i].bounded && rows[i].measured_s > 0 && rows[i].micro_batches > 0) {
+      families[rows[i].family].push_back(i);
+    }
   }
   double error = 0;
   for (const auto& [name, members] : families) {
     if (members.size() < 2) continue;
     const std::vector<Position> positions = positions_of(members, rows);
     ++floor.families;
-    const std::vector<double> closest = closest_non_rising(positions, rows);
-    double family_error = 0;
+    const std::vector<double> closest = closest_steps(positions, rows[members[0]].stages, rows);
+    bool broken = false;
     for (size_t p = 0; p < positions.size(); ++p) {
-      for (size_t r : positions[p].rows) floor.closest_s[r] = closest[p];
-      family_error += position_cost(positions[p], rows, closest[p]);
+      for (size_t r : positions[p].rows) {
+        const double e = relative_error(closest[p], rows[r].measured_s);
+        if (e < kSolverTolerance) continue;  // consistent: keep the measurement itself
+        floor.closest_s[r] = closest[p];
+        error += e;
+        broken = true;
+      }
     }
-    if (family_error > 0) ++floor.families_broken;
-    error += family_error;
+    if (broken) ++floor.families_broken;
   }
   if (!rows.empty()) floor.mean_abs_relative = error / static_cast<double>(rows.size());
   return floor;

@@ -1,14 +1,27 @@
 // How close any step-time model of racksim's kind can come to a set of measured step times.
 //
-// Without pipeline stages, a larger micro-batch does the same work per step in fewer, larger
-// kernels and collectives: fuller waves of GEMM tiles, fewer launches, fewer collective
-// latencies, the same bytes. So the step takes no longer (racksim's predictions have this
-// property; tests/cli/cli_validation_test.cpp pins it on vTrain's rows). Measured rows that differ
-// only in the micro-batch and take longer with a larger one contradict every such model: the
-// closest it can come is the nearest step times that do not rise with the micro-batch. Their
-// mean error is a floor under any model's, and the rows that set it point to effects outside the
-// step (memory pressure, a slow node, run-to-run spread). With pipeline stages a larger
-// micro-batch also lengthens the bubble, so no such bound is drawn there.
+// Rows that differ only in the micro-batch (one layout, one global batch) constrain each other.
+// A step of m micro-batches over p pipeline stages (GPipe, 1F1B, interleaved, ZB-H1) takes
+//
+//   step = m u + v + c,
+//
+// where u is the bottleneck stage's time for one micro-batch (forward and backward, with its
+// tensor-parallel collectives and its sends), v the other stages' times that fill and drain the
+// pipeline (0 <= v <= (p - 1) u; v = 0 without stages) and c the step's own costs: gradient
+// reduction, optimizer, per-step overheads. A larger micro-batch is more work in fewer, larger
+// kernels and collectives, so u and v do not fall with it and do not grow faster than it (their
+// per-sequence time does not rise: fuller waves of GEMM tiles, fewer launches, fewer collective
+// latencies, the same bytes per sequence), and c does not grow (a gradient reduction overlapped
+// with the last backward hides more behind a longer one). racksim's predictions have these
+// properties (tests/cli/cli_validation_test.cpp checks them on vTrain's rows). Measured rows that
+// no u, v, c of that kind reproduce contradict every such model: the closest it can come is a
+// floor under any model's mean error, and the rows that set it point to effects outside the
+// step's kernels and collectives (memory pressure, a slow node, run-to-run spread). Without
+// pipeline stages the bound is the one its first version drew: the step does not rise with the
+// micro-batch.
+//
+// What the bound assumes that a GPU may break: a GEMM's last partial wave can make a larger
+// micro-batch's time per sequence rise by up to one wave in its number of waves.
 #pragma once
 
 #include <string>
@@ -19,24 +32,25 @@ namespace racksim::analysis {
 struct MicroBatchRow {
   std::string family;  // rows with the same family differ only in the micro-batch
   double micro_batch = 0;
-  bool pipelined = false;  // more than one pipeline stage: not bounded
+  int stages = 1;            // pipeline stages
+  double micro_batches = 0;  // micro-batches per step per pipeline (global / (dp x micro-batch))
+  bool bounded = true;       // a schedule the step formula holds for (not DualPipe)
   double measured_s = 0;
 };
 
 struct MicroBatchFloor {
-  // Per row: the closest step time a model that does not slow down with the micro-batch can
-  // give it (the measured time where the row is consistent with its family).
+  // Per row: the closest step time a model of that kind can give it (the measured time where
+  // the row is consistent with its family).
   std::vector<double> closest_s;
   double mean_abs_relative = 0;  // mean |closest / measured - 1| over every row
-  size_t families = 0;           // unpipelined families of two rows or more
-  // Of those, the ones no such model matches: slower with a larger micro-batch, or repeated
-  // measurements of one micro-batch that differ.
+  size_t families = 0;           // bounded families of two rows or more
+  // Of those, the ones no such model matches (repeated measurements of one micro-batch that
+  // differ are among them).
   size_t families_broken = 0;
 };
 
-// The closest step times minimise the sum of |closest / measured - 1| within each family
-// (weighted L1 isotonic regression; the optimum takes measured values, found by dynamic
-// programming over them).
+// The closest step times minimise the sum of |closest / measured - 1| within each family: a
+// linear program over u, v and c per micro-batch (analysis/linear_program.h), exact.
 MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows);
 
 }  // namespace racksim::analysis

@@ -62,7 +62,10 @@ int calibrate_command(const std::vector<std::string>& args) {
       "holdout", po::value<std::string>()->default_value("auto"),
       "auto, none, loo, group, largest (fit the smaller groups, predict the largest) or kfold:K")(
       "fit-every", po::value<int>()->default_value(1),
-      "fit on every Nth row only (each held-out refit on every Nth of its rows); predict all");
+      "fit on every Nth row only (each held-out refit on every Nth of its rows); predict all")(
+      "floor-only",
+      "print the floor the measurements put under any model of kernels and collectives, and "
+      "the rows that set it; simulate and fit nothing (--params and --out not needed)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   po::notify(vm);
@@ -70,18 +73,26 @@ int calibrate_command(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return 0;
   }
+  const bool floor_only = vm.count("floor-only") > 0;
   for (const char* required : {"base", "measured", "params"}) {
-    if (!vm.count(required)) {
+    if (!vm.count(required) && !(floor_only && std::string(required) == "params")) {
       throw InputError({"command line", 0, 0}, fmt::format("--{}", required),
                        fmt::format("calibrate needs --{}", required));
     }
+  }
+  if (floor_only && vm.count("out")) {
+    throw InputError({"command line", 0, 0}, "--out", "--floor-only fits nothing to write");
   }
   if (vm.count("out")) check_writable(vm["out"].as<std::string>());
   app::CalibrationSpec spec;
   spec.base = vm["base"].as<std::string>();
   spec.measured = app::read_measured_csvs(split_list(vm["measured"].as<std::string>()));
-  spec.params = split_list(vm["params"].as<std::string>());
   if (vm.count("set")) spec.base_overrides = vm["set"].as<std::vector<std::string>>();
+  if (floor_only) {
+    std::fputs(app::measurement_floor_report(spec).c_str(), stdout);
+    return 0;
+  }
+  spec.params = split_list(vm["params"].as<std::string>());
   spec.jobs = jobs_option(vm);
   spec.max_evaluations = int_option(vm, "max-evals", 1, 100000);
   spec.holdout_max_evaluations = int_option(vm, "holdout-max-evals", 1, 100000);

@@ -8,7 +8,7 @@ packages=(
   libsimgrid-dev libboost-graph-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler libgtest-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev zlib1g-dev
-  librsvg2-bin libnlopt-dev
+  librsvg2-bin libnlopt-dev coinor-libclp-dev
   clang libclang-rt-14-dev  # the Chakra reader's libFuzzer target (tests/fuzz)
 )
 

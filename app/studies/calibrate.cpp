@@ -199,8 +199,13 @@ analysis::MicroBatchRow micro_batch_row(const MeasuredPoint& point,
   for (const auto& o : point.overrides) {
     if (o.rfind("training.micro_batch_size=", 0) != 0) row.family += o + " ";
   }
-  row.micro_batch = static_cast<double>(scenario.training().micro_batch_size());
-  row.pipelined = scenario.layout().pp() > 1;
+  const auto& training = scenario.training();
+  row.micro_batch = static_cast<double>(training.micro_batch_size());
+  row.stages = scenario.layout().pp();
+  row.micro_batches = static_cast<double>(training.global_batch_size()) /
+                      (static_cast<double>(scenario.layout().dp()) * row.micro_batch);
+  // DualPipe feeds micro-batches from both ends: the floor's step formula is not drawn for it.
+  row.bounded = training.schedule() != config::Training::DUALPIPE;
   row.measured_s = point.step_time_s;
   return row;
 }
@@ -377,8 +382,8 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
   if (f.families == 0) return "";
   std::string out = fmt::format(
       "  measurement floor {:.2f} % mean |error| ({} points): {} of {} families of rows that "
-      "differ only in the micro-batch (no pipeline stages) slow down as it grows, which no model "
-      "of kernels and collectives does{}\n",
+      "differ only in the micro-batch change with it in a way no model of kernels and "
+      "collectives does (without pipeline stages: slower with a larger one){}\n",
       100 * f.mean_abs_relative, r.measured.size(), f.families_broken, f.families,
       f.families_broken > 0 ? "; the closest such model:" : "");
   for (size_t i = 0; i < r.measured.size(); ++i) {
@@ -397,6 +402,17 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
 }
 
 }  // namespace
+
+std::string measurement_floor_report(const CalibrationSpec& spec) {
+  CalibrationResult result;
+  check_measured_rows(spec, result);
+  std::string out = fmt::format("Measurement floor of {} on {} ({} points)\n\n", spec.measured.path,
+                                spec.base, result.measured.size());
+  if (result.floor.families == 0) {
+    return out + "  no two rows differ only in the micro-batch: nothing to bound\n";
+  }
+  return out + floor_lines(spec, result);
+}
 
 std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& r) {
   std::string out = fmt::format("Calibration of {} on {} ({} points)\n\n", spec.base,

@@ -72,8 +72,8 @@ struct CalibrationResult {
                                                  // (0 for a point no fold held out)
   std::vector<std::vector<double>> fold_values;  // each held-out fold's fitted values
   analysis::ErrorSummary held_out;
-  // The floor under any model whose step time does not rise with the micro-batch (no pipeline
-  // stages): rows of the measurements that contradict every such model.
+  // The floor under any model of kernels and collectives (analysis/measurement_floor.h): rows
+  // of the measurements that contradict every such model.
   analysis::MicroBatchFloor floor;
   std::vector<std::string> warnings;
   int evaluations = 0;  // fit evaluations, all folds together
@@ -84,6 +84,11 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
                             const std::function<void(const std::string&)>& progress);
 
 std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& result);
+
+// `racksim calibrate --floor-only`: the floor the measurements put under any model of kernels
+// and collectives, and the rows that set it (analysis/measurement_floor.h). Loads and checks
+// every row's scenario; simulates nothing and fits nothing (spec.params may be empty).
+std::string measurement_floor_report(const CalibrationSpec& spec);
 
 // What the calibration file records besides the values (sources and errors), as comment lines.
 std::vector<std::string> calibration_comment(const CalibrationSpec& spec,

@@ -188,6 +188,39 @@ TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
       << out;
 }
 
+// `--floor-only` on vTrain's 41 multi-node rows: the floor alone, no --params, nothing simulated.
+// Besides the three families without pipeline stages that slow down with a larger micro-batch,
+// it bounds the pipelined 18.4B TP4 PP2 DP32 family: 10.03, 10.95 and 10.86 s at micro-batches
+// 2, 4 and 8 (32 sequences per pipeline: 16, 8 and 4 micro-batches over 2 stages). From 2 to 4
+// the step may grow at most (16 + 2 x 1) / (16 + 1) = 18/17 of 10.03 s = 10.62 s.
+TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
+  const std::string root = RACKSIM_SOURCE_DIR;
+  const auto r = run_racksim({"calibrate", "--floor-only", "--base",
+                              root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto",
+                              "--measured", root + "/scenarios/calibration/a100-multi-node.csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measurement floor 1.52 % mean |error| (41 points): 4 of 9 families"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("line 34: measured 10.95 s, at best 10.62 s (-3.0 %)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("line 18: measured 9.839 s, at best 4.972 s (-49.5 %)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("Fitted parameters"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");  // no progress lines: nothing was simulated
+
+  TempDir dir;
+  const std::string out = (fs::path(dir.path()) / "cal.textproto").string();
+  const auto refused =
+      run_racksim({"calibrate", "--floor-only", "--base",
+                   root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto", "--measured",
+                   root + "/scenarios/calibration/a100-multi-node.csv", "--out", out});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--floor-only fits nothing to write"), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Calibrate, BadCsvNamesTheLine) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/measurement_floor.h"
 #include "tests/support/run_racksim.h"
 
 namespace racksim {
@@ -218,6 +219,46 @@ TEST(VtrainMultiNode, PredictionsDoNotRiseWithTheMicroBatchWithoutPipelineStages
       }
       previous = step;
     }
+  }
+}
+
+// With pipeline stages the floor allows a step to grow with the micro-batch as far as a pipeline's
+// fill and drain can make it (analysis/measurement_floor.h); racksim's own predictions must be
+// steps it allows, or the floor would not bound racksim. Checked on the two pipelined families
+// whose measurements it finds inconsistent: 39.1B TP4 PP16 DP8 (micro-batches 2 to 12 on 512
+// GPUs) and 18.4B TP4 PP2 DP32 (2 to 8 on 256).
+TEST(VtrainMultiNode, PipelinedPredictionsAreStepsTheMeasurementFloorAllows) {
+  struct Family {
+    std::vector<std::string> sets;
+    int stages = 1;
+    double sequences = 0;  // per pipeline per step
+    std::vector<int> micro_batches;
+  };
+  const std::vector<Family> families = {
+      {{"model.hidden_size=8192", "model.num_heads=64", "model.num_layers=48",
+        "model.ffn_hidden_size=32768", "hardware.nodes=64", "layout.tp=4", "layout.pp=16",
+        "layout.dp=8", "training.global_batch_size=1536"},
+       16,
+       1536 / 8.0,
+       {2, 3, 4, 6, 12}},
+      {{"model.hidden_size=6144", "model.num_heads=48", "model.num_layers=40",
+        "model.ffn_hidden_size=24576", "training.seq_length=2048", "hardware.nodes=32",
+        "layout.tp=4", "layout.pp=2", "layout.dp=32", "training.global_batch_size=1024"},
+       2,
+       1024 / 32.0,
+       {2, 4, 8}},
+  };
+  for (const Family& family : families) {
+    std::vector<analysis::MicroBatchRow> rows;
+    for (int micro_batch : family.micro_batches) {
+      const double step =
+          vtrain_step_s(family.sets, {fmt::format("training.micro_batch_size={}", micro_batch)});
+      rows.push_back({"predicted", static_cast<double>(micro_batch), family.stages,
+                      family.sequences / micro_batch, true, step});
+    }
+    const auto floor = analysis::micro_batch_floor(rows);
+    EXPECT_EQ(floor.families_broken, 0u) << family.sets[0];
+    EXPECT_NEAR(floor.mean_abs_relative, 0, 1e-9) << family.sets[0];
   }
 }
 
