@@ -397,6 +397,7 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
   if (f.families_broken > 0 && r.predicted.size() == f.closest_s.size()) {
     out += fmt::format("    the fit against these closest times instead: mean |error| {:.2f} %\n",
                        100 * analysis::error_summary(r.predicted, f.closest_s).mean_abs_relative);
+    out += rank_lines(spec, r.predicted, f.closest_s, "against the closest times");
   }
   return out;
 }

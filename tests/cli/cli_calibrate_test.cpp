@@ -186,6 +186,7 @@ TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
   EXPECT_NE(out.find("the fit against these closest times instead: mean |error|"),
             std::string::npos)
       << out;
+  EXPECT_NE(out.find("rank correlation (against the closest times) all"), std::string::npos) << out;
 }
 
 // `--floor-only` on vTrain's 41 multi-node rows: the floor alone, no --params, nothing simulated.
