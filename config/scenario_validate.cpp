@@ -392,6 +392,32 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
   }
 }
 
+// Where the embedding, the loss or MTP modules count as layers, the first and the last chunk
+// still hold a transformer layer each (the pipeline map refuses an empty chunk).
+void check_counted_chunks(const config::Scenario& scenario, const Sizes& sizes,
+                          const Checker& check) {
+  const config::Layout& layout = scenario.layout();
+  const int64_t counted = counted_layers(scenario);
+  const bool interleaved = scenario.training().schedule() == config::Training::INTERLEAVED_1F1B;
+  const int64_t chunks = int64_t{sizes.pp} * (interleaved ? sizes.vp : 1);
+  if (layout.first_stage_layers() > 0 || counted == scenario.model().num_layers() ||
+      counted % chunks != 0) {
+    return;  // nothing counted, or an uneven split that the other checks name
+  }
+  const int64_t per_chunk = counted / chunks;
+  const int64_t last = (layout.account_for_loss_in_split() ? 1 : 0) +
+                       (layout.account_for_mtp_in_split() ? scenario.model().mtp_depth() : 0);
+  const bool first_empty = layout.account_for_embedding_in_split() && per_chunk <= 1;
+  if (first_empty || per_chunk <= last) {
+    check.fail(first_empty                          ? "layout.account_for_embedding_in_split"
+               : layout.account_for_loss_in_split() ? "layout.account_for_loss_in_split"
+                                                    : "layout.account_for_mtp_in_split",
+               fmt::format("{} layers counted over {} chunks (pp x virtual stages) is {} a chunk, "
+                           "which leaves the {} chunk without a transformer layer",
+                           counted, chunks, per_chunk, first_empty ? "first" : "last"));
+  }
+}
+
 // What each pipeline schedule needs of the layout and the batch.
 void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   const config::Training& training = scenario.training();
@@ -433,6 +459,7 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                       2 * (sizes.pp - 1), micro_batches));
     }
   }
+  check_counted_chunks(scenario, sizes, check);
   if (training.zero_stage() < 0 || training.zero_stage() > 3) {
     check.fail("training.zero_stage",
                fmt::format("must be 0, 1, 2 or 3, got {}", training.zero_stage()));

@@ -260,6 +260,33 @@ TEST(app_scenario_loader, EmbeddingAndLossCountedAsLayersSplitOrNameTheirField) 
   EXPECT_EQ(no_mtp.field, "layout.account_for_mtp_in_split");
 }
 
+TEST(app_scenario_loader, ACountedEmbeddingOrLossMayNotEmptyAChunk) {
+  // llama3-8b with the embedding and the loss counted: 34 layers, which pp 2 x 17 virtual stages
+  // split one to a chunk, leaving the first chunk (the embedding's) without a transformer
+  // layer. It used to pass validation and stop in the pipeline map as an internal error.
+  const Caught embedding =
+      load_error(small_scenario("  pp: 2\n  virtual_stages: 17\n"
+                                "  account_for_embedding_in_split: true\n"
+                                "  account_for_loss_in_split: true\n"),
+                 "s", {"training.schedule=INTERLEAVED_1F1B", "training.global_batch_size=64"});
+  ASSERT_TRUE(embedding.thrown);
+  EXPECT_EQ(embedding.field, "layout.account_for_embedding_in_split");
+  EXPECT_NE(embedding.detail.find("leaves the first chunk without a transformer layer"),
+            std::string::npos)
+      << embedding.detail;
+  // The loss alone with 31 layers: 32 counted. Two plain stages of 16 are fine; 2 x 16 virtual
+  // stages put one in a chunk, and the last chunk holds the loss alone.
+  EXPECT_FALSE(load_error(small_scenario("  pp: 2\n  account_for_loss_in_split: true\n"), "s",
+                          {"model.num_layers=31"})
+                   .thrown);
+  const Caught loss = load_error(
+      small_scenario("  pp: 2\n  virtual_stages: 16\n  account_for_loss_in_split: true\n"), "s",
+      {"model.num_layers=31", "training.schedule=INTERLEAVED_1F1B"});
+  ASSERT_TRUE(loss.thrown);
+  EXPECT_EQ(loss.field, "layout.account_for_loss_in_split");
+  EXPECT_NE(loss.detail.find("last chunk"), std::string::npos) << loss.detail;
+}
+
 TEST(app_scenario_loader, FirstStagePinOnlyForAPlainPipeline) {
   // DualPipe and virtual stages cut the layers into equal chunks: a pin used to reach the
   // pipeline map and fail there as an internal error.
