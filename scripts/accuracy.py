@@ -272,13 +272,16 @@ def vtrain_large_rows():
     for r in rows:
         r["closest_s"] = closest.get(r["name"], r["measured_step_time_s"])
     e = errors_of(rows, "transfer_step_time_s", "closest_s")
+    per_size = {s: mape(errors_of(by_size[s], "transfer_step_time_s", "closest_s"))
+                for s in ("39.1b", "175b")}
     rho_closest = lambda rs: spearman([float(r["closest_s"]) for r in rs],
                                       [float(r["transfer_step_time_s"]) for r in rs])
     out.append(row(f"same, against the closest times any model of kernels and collectives can give "
                    f"(`racksim calibrate --floor-only`: {broken} families of rows that "
-                   f"differ only in the micro-batch change with it as no such model does; the floor is their distance); Spearman "
-                   f"39.1B {rho_closest(by_size['39.1b']):.2f}, 175B "
-                   f"{rho_closest(by_size['175b']):.2f}", len(e),
+                   f"differ only in the micro-batch change with it as no such model does; the floor is their distance); 39.1B "
+                   f"{pct(per_size['39.1b'])} (Spearman {rho_closest(by_size['39.1b']):.2f}), "
+                   f"175B {pct(per_size['175b'])} (Spearman {rho_closest(by_size['175b']):.2f})",
+                   len(e),
                    f"{pct(mape(e))} (floor {pct2(floor)})", pct(worst(e), sign=True),
                    within_10(e)))
     e = errors_of(rows, "datasheet_step_time_s", "measured_step_time_s")
