@@ -43,9 +43,10 @@ double price_per_gpu_s(const InferenceRunPlan& plan) {
 
 }  // namespace
 
-InferenceRunPlan resolve_inference_run(const config::Scenario& scenario) {
+InferenceRunPlan resolve_inference_run(const config::LoadedScenario& loaded) {
+  const config::Scenario& scenario = loaded.scenario;
   const config::Hardware& hardware = scenario.hardware();
-  sim::SimOptions engine = sim::sim_options(hardware);
+  sim::SimOptions engine = sim::sim_options(hardware, loaded.measured_collectives);
   engine.fidelity = scenario.sim().fidelity();
   return InferenceRunPlan{resolve_inference_plan(scenario), topo::cluster_spec(hardware),
                           sim::ComputeModel::from_hardware(hardware), std::move(engine),

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/scenario_loader.h"
 #include "proto/scenario.pb.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -29,7 +30,7 @@ struct InferenceRunPlan {
 };
 
 // Resolves a loaded, validated scenario with an inference section.
-InferenceRunPlan resolve_inference_run(const config::Scenario& scenario);
+InferenceRunPlan resolve_inference_run(const config::LoadedScenario& loaded);
 
 // The closed-form figures of a scenario (no simulation). Peak rates, no efficiencies: these are
 // the lecture's floors.

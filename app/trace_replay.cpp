@@ -161,12 +161,12 @@ config::Simulation::Fidelity replay_fidelity(const TraceReplayRequest& request) 
   return scenario.sim().has_fidelity() ? scenario.sim().fidelity() : request.fidelity;
 }
 
-}  // namespace
-
-config::Hardware resolve_hardware(const std::string& preset, int nodes,
-                                  const std::vector<std::string>& overrides) {
-  config::Scenario scenario;
-  config::SourceMap sources;
+// The hardware section, resolved and checked; its measured table not read.
+config::LoadedScenario checked_hardware(const std::string& preset, int nodes,
+                                        const std::vector<std::string>& overrides) {
+  config::LoadedScenario loaded;
+  config::Scenario& scenario = loaded.scenario;
+  config::SourceMap& sources = loaded.sources;
   sources.set_file("command line");
   scenario.mutable_hardware()->set_preset(preset);
   scenario.mutable_hardware()->set_nodes(nodes);
@@ -180,14 +180,30 @@ config::Hardware resolve_hardware(const std::string& preset, int nodes,
   }
   config::resolve_presets(&scenario, sources);
   config::validate_hardware(scenario.hardware(), sources);
-  return scenario.hardware();
+  return loaded;
 }
 
-ReplayHardware resolve_replay_hardware(const config::Hardware& hardware) {
+}  // namespace
+
+config::LoadedScenario load_replay_hardware(const std::string& preset, int nodes,
+                                            const std::vector<std::string>& overrides) {
+  config::LoadedScenario loaded = checked_hardware(preset, nodes, overrides);
+  loaded.measured_collectives =
+      config::read_measured_table(loaded.scenario.hardware(), loaded.sources);
+  return loaded;
+}
+
+config::Hardware resolve_hardware(const std::string& preset, int nodes,
+                                  const std::vector<std::string>& overrides) {
+  return checked_hardware(preset, nodes, overrides).scenario.hardware();
+}
+
+ReplayHardware resolve_replay_hardware(const config::LoadedScenario& loaded) {
+  const config::Hardware& hardware = loaded.scenario.hardware();
   ReplayHardware hw;
   hw.cluster = topo::cluster_spec(hardware);
   hw.compute = sim::ComputeModel::from_hardware(hardware);
-  hw.engine = sim::sim_options(hardware);
+  hw.engine = sim::sim_options(hardware, loaded.measured_collectives);
   hw.bf16_flops_per_gpu = hardware.gpu().bf16_flops_per_s();
   return hw;
 }
@@ -241,7 +257,7 @@ TraceReplay replay_trace(const TraceReplayRequest& request) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   const uint32_t ranks = run.trace.graph.num_ranks();
   const ReplayHardware hw = resolve_replay_hardware(
-      resolve_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides));
+      load_replay_hardware(request.hardware_preset, nodes_for(request, ranks), request.overrides));
   analysis::TraceReportContext context;
   context.trace = request.trace;
   const topo::Topology topology = build_topology(request, hw, ranks, &context.platform);

@@ -9,6 +9,7 @@
 #include "analysis/kineto_report.h"
 #include "analysis/trace_report.h"
 #include "app/sim_estimate.h"
+#include "config/scenario_loader.h"
 #include "proto/scenario.pb.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -53,7 +54,11 @@ struct TraceReplay {
 TraceReplay replay_trace(const TraceReplayRequest& request);
 
 // The hardware section of a preset with `nodes` and the overrides applied, resolved and
-// checked as `racksim run` does (errors name --set or the preset).
+// checked as `racksim run` does (errors name --set or the preset), with its measured collective
+// table read (config::read_measured_table).
+config::LoadedScenario load_replay_hardware(const std::string& preset, int nodes,
+                                            const std::vector<std::string>& overrides);
+// Its hardware section alone (the measured table is not read).
 config::Hardware resolve_hardware(const std::string& preset, int nodes,
                                   const std::vector<std::string>& overrides);
 
@@ -66,7 +71,7 @@ struct ReplayHardware {
   double bf16_flops_per_gpu = 0;  // the report's peak
 };
 
-ReplayHardware resolve_replay_hardware(const config::Hardware& hardware);
+ReplayHardware resolve_replay_hardware(const config::LoadedScenario& loaded);
 
 // Rank -> GPU from a mapping file: one GPU index per line for ranks 0, 1, ... in order; blank
 // lines and '#' comments are skipped. Throws InputError naming the file and line when there

@@ -70,9 +70,10 @@ sim::SimOptions engine_options(const TrainingRunPlan& plan, const topo::Topology
 
 }  // namespace
 
-TrainingRunPlan resolve_training_run(const config::Scenario& scenario) {
+TrainingRunPlan resolve_training_run(const config::LoadedScenario& loaded) {
+  const config::Scenario& scenario = loaded.scenario;
   const config::Hardware& hardware = scenario.hardware();
-  sim::SimOptions engine = sim::sim_options(hardware);
+  sim::SimOptions engine = sim::sim_options(hardware, loaded.measured_collectives);
   engine.fidelity = scenario.sim().fidelity();
   // Braced: the members are resolved in the order they are declared.
   TrainingRunPlan plan{resolve_training_plan(scenario),

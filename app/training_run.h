@@ -10,6 +10,7 @@
 #include "analysis/run_cost.h"
 #include "app/sim_estimate.h"
 #include "app/steady_state.h"
+#include "config/scenario_loader.h"
 #include "proto/scenario.pb.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -38,7 +39,7 @@ struct TrainingRunPlan {
 
 // Resolves a loaded, validated scenario. Throws std::invalid_argument naming the field for what
 // the builders cannot use.
-TrainingRunPlan resolve_training_run(const config::Scenario& scenario);
+TrainingRunPlan resolve_training_run(const config::LoadedScenario& loaded);
 
 struct TrainingRun {
   TrainingStep step;

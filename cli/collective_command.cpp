@@ -32,10 +32,12 @@ po::options_description collective_options() {
   return options;
 }
 
-// The hardware preset, its size and the --set overrides, resolved and checked.
-config::Scenario hardware_scenario(const po::variables_map& vm) {
-  config::Scenario scenario;
-  config::SourceMap sources;
+// The hardware preset, its size and the --set overrides, resolved and checked, with its
+// measured collective table read.
+config::LoadedScenario hardware_scenario(const po::variables_map& vm) {
+  config::LoadedScenario loaded;
+  config::Scenario& scenario = loaded.scenario;
+  config::SourceMap& sources = loaded.sources;
   sources.set_file("command line");
   scenario.mutable_hardware()->set_preset(vm["hardware"].as<std::string>());
   scenario.mutable_hardware()->set_nodes(int_option(vm, "nodes", 1, 1 << 20));
@@ -46,13 +48,16 @@ config::Scenario hardware_scenario(const po::variables_map& vm) {
   }
   config::resolve_presets(&scenario, sources);
   config::validate_hardware(scenario.hardware(), sources);
-  return scenario;
+  loaded.measured_collectives = config::read_measured_table(scenario.hardware(), sources);
+  return loaded;
 }
 
 app::CollectiveBenchRequest bench_request(const po::variables_map& vm,
-                                          const config::Hardware& hardware) {
+                                          const config::LoadedScenario& loaded) {
+  const config::Hardware& hardware = loaded.scenario.hardware();
   app::CollectiveBenchRequest request;
   request.hardware = hardware;
+  request.measured_collectives = loaded.measured_collectives;
   request.kind = app::parse_collective_kind(vm["op"].as<std::string>());
   const int64_t gpus = int64_t{hardware.nodes()} * hardware.gpus_per_node();
   // SimGrid gives every rank an actor with a stack of its own; past this many the kernel's
@@ -86,8 +91,9 @@ int collective_command(const std::vector<std::string>& args) {
   }
   po::notify(vm);
 
-  const config::Scenario scenario = hardware_scenario(vm);
-  const app::CollectiveBenchRequest request = bench_request(vm, scenario.hardware());
+  const config::LoadedScenario loaded = hardware_scenario(vm);
+  const config::Scenario& scenario = loaded.scenario;
+  const app::CollectiveBenchRequest request = bench_request(vm, loaded);
   const auto rows = app::run_collective_bench(request);
   if (vm["json"].as<bool>()) {
     nlohmann::ordered_json j;

@@ -77,7 +77,7 @@ int infer_command(const std::vector<std::string>& args) {
     config::require_inference_section(loaded, "infer");
     const std::string path = vm["point-out"].as<std::string>();
     app::OutputDir out(std::filesystem::path(path).parent_path().string());
-    const auto point = app::run_inference(app::resolve_inference_run(loaded.scenario), phase);
+    const auto point = app::run_inference(app::resolve_inference_run(loaded), phase);
     out.write(std::filesystem::path(path).filename().string(),
               [&](std::ostream& os) { os << app::to_json(point).dump(2) << "\n"; });
     out.commit();

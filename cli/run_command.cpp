@@ -92,7 +92,7 @@ int run_command(const std::vector<std::string>& args) {
   if (vm.count("emit-chakra")) chakra_dir.emplace(vm["emit-chakra"].as<std::string>());
 
   app::StderrProgress progress(isatty(STDERR_FILENO) != 0);
-  const app::TrainingRunPlan plan = app::resolve_training_run(loaded.scenario);
+  const app::TrainingRunPlan plan = app::resolve_training_run(loaded);
   const app::TrainingRun run = app::run_training(plan, progress.feedback());
   progress.finish();
   std::fputs(analysis::report_text(run.report).c_str(), stdout);

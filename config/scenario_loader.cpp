@@ -536,6 +536,8 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
   note_model_preset_fields(loaded.scenario, &loaded.sources);
   resolve_presets(&loaded.scenario, loaded.sources);
   validate_scenario(loaded.scenario, loaded.sources);
+  // Read after the checks, before any work: a bad row is exit 2 with nothing written.
+  loaded.measured_collectives = read_measured_table(loaded.scenario.hardware(), loaded.sources);
   return loaded;
 }
 

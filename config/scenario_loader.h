@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "proto/scenario.pb.h"
+#include "topologies/measured_collectives.h"
 
 namespace racksim::config {
 
@@ -37,6 +38,9 @@ class SourceMap {
 struct LoadedScenario {
   config::Scenario scenario;  // fully resolved: defaults <- presets <- file <- --set
   SourceMap sources;
+  // hardware.collectives.measured_table, read and checked once here (empty when none is named):
+  // the engine takes this, and nothing after the loader opens the file again.
+  topo::MeasuredCollectives measured_collectives;
 };
 
 // Parses `text` as a scenario. `path` names the file in errors; the format is JSON when the
@@ -65,6 +69,12 @@ void resolve_presets(config::Scenario* scenario, const SourceMap& sources);
 // Checks a resolved hardware section (positive sizes and rates, efficiencies in (0, 1],
 // non-negative latencies). Throws InputError naming the offending field.
 void validate_hardware(const config::Hardware& hardware, const SourceMap& sources);
+
+// Reads hardware.collectives.measured_table (empty when the hardware names none). Throws
+// InputError naming the table's file, line and column for a bad row, or the field's line for a
+// file that cannot be read. The loader calls it once, after the checks above.
+topo::MeasuredCollectives read_measured_table(const config::Hardware& hardware,
+                                              const SourceMap& sources);
 
 // Checks a resolved scenario: required fields present, values in range, and the layout
 // possible (tp x pp x cp x dp == GPUs, heads divisible by tp, layers divisible by pp, global

@@ -508,21 +508,20 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
   }
 }
 
-// Read now, so that a bad row fails before any work, naming its file, line and column.
-void check_measured_table(const config::Hardware& hardware, const SourceMap& sources) {
-  if (!hardware.collectives().has_measured_table()) return;
-  const std::string field = "hardware.collectives.measured_table";
-  topo::read_measured_collectives(hardware.collectives().measured_table(), sources.find(field),
-                                  field);
-}
-
 }  // namespace
+
+topo::MeasuredCollectives read_measured_table(const config::Hardware& hardware,
+                                              const SourceMap& sources) {
+  if (!hardware.collectives().has_measured_table()) return {};
+  const std::string field = "hardware.collectives.measured_table";
+  return topo::read_measured_collectives(hardware.collectives().measured_table(),
+                                         sources.find(field), field);
+}
 
 void validate_hardware(const config::Hardware& hardware, const SourceMap& sources) {
   check_field_limits(hardware, "hardware", sources);
   check_hardware(hardware, Checker(sources));
   validate_power_cost(hardware, sources);
-  check_measured_table(hardware, sources);
 }
 
 // The inference section (racksim infer / racks): sizes and a price that make sense, and a layout
@@ -551,7 +550,6 @@ void validate_scenario(const config::Scenario& scenario, const SourceMap& source
   check_model(scenario.model(), check);
   check_hardware(scenario.hardware(), check);
   validate_power_cost(scenario.hardware(), sources);
-  check_measured_table(scenario.hardware(), sources);
   check_training(scenario.training(), check);
   const Sizes sizes = check_layout_values(scenario, check);
   check_layout_fits(scenario, sizes, check);

@@ -67,14 +67,11 @@ double fidelity_error_budget(config::Simulation::Fidelity fidelity) {
   return fidelity == config::Simulation::FULL ? 0.0 : kDefaultErrorBudget;
 }
 
-SimOptions sim_options(const config::Hardware& hardware) {
+SimOptions sim_options(const config::Hardware& hardware, topo::MeasuredCollectives measured) {
   SimOptions options;
   options.collective_base_latency_s = hardware.collectives().base_latency_s();
   options.algorithm = to_algorithm(hardware.collectives().algorithm());
-  if (hardware.collectives().has_measured_table()) {
-    options.measured_collectives = topo::read_measured_collectives(
-        hardware.collectives().measured_table(), {}, "hardware.collectives.measured_table");
-  }
+  options.measured_collectives = std::move(measured);
   return options;
 }
 

@@ -70,8 +70,10 @@ struct SimOptions {
 // The engine's algorithm for a scenario's hardware.collectives.algorithm.
 Algorithm to_algorithm(config::CollectiveTuning::Algorithm algorithm);
 
-// The options a scenario's hardware section asks for (fidelity stays FULL).
-SimOptions sim_options(const config::Hardware& hardware);
+// The options a scenario's hardware section asks for (fidelity stays FULL), with the measured
+// collective table the loader read for it (config::LoadedScenario::measured_collectives; empty
+// when the hardware names none). The engine opens no file.
+SimOptions sim_options(const config::Hardware& hardware, topo::MeasuredCollectives measured);
 
 // Where a communicator of ranks on `gpus` sits (scale-up domains, NVLS, mesh), as the engine
 // sees it; with choose_algorithm it tells which algorithm a collective runs.

@@ -68,7 +68,7 @@ std::vector<analysis::CollectiveRow> run_collective_bench(const CollectiveBenchR
   const EventGraph graph = collective_sweep_graph(request.kind, request.ranks, sizes);
   std::vector<uint32_t> rank_to_gpu(request.ranks);
   std::iota(rank_to_gpu.begin(), rank_to_gpu.end(), 0u);
-  sim::SimOptions options = sim::sim_options(request.hardware);
+  sim::SimOptions options = sim::sim_options(request.hardware, request.measured_collectives);
   options.fidelity = request.fidelity;
   const auto result = sim::simulate(graph, topology, rank_to_gpu,
                                     sim::ComputeModel::from_hardware(request.hardware), options);

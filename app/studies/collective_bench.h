@@ -6,11 +6,13 @@
 
 #include "analysis/collective_table.h"
 #include "proto/scenario.pb.h"
+#include "topologies/measured_collectives.h"
 
 namespace racksim::app {
 
 struct CollectiveBenchRequest {
-  config::Hardware hardware;  // resolved (preset, nodes, overrides)
+  config::Hardware hardware;                       // resolved (preset, nodes, overrides)
+  topo::MeasuredCollectives measured_collectives;  // its measured table, read by the loader
   CollectiveKind kind = CollectiveKind::kAllReduce;
   uint32_t ranks = 8;  // on GPUs 0 .. ranks-1
   double min_bytes = 8;

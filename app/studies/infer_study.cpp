@@ -44,7 +44,7 @@ InferStudy run_infer_study(const InferStudySpec& spec) {
   config::require_inference_section(loaded, "infer");
   InferStudy study;
   study.title = loaded.scenario.name().empty() ? spec.scenario : loaded.scenario.name();
-  const InferenceRunPlan plan = resolve_inference_run(loaded.scenario);
+  const InferenceRunPlan plan = resolve_inference_run(loaded);
   study.algebra = inference_algebra(plan);
   study.ep = plan.workload.layout.ep();
   study.pp = plan.workload.layout.pp();

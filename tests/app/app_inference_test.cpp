@@ -37,8 +37,7 @@ config::LoadedScenario tiny(const std::vector<std::string>& sets) {
 
 TEST(InferenceRun, DecodeAtBatchOneTakesTheWeightReadFloor) {
   const auto loaded = tiny({});
-  const auto p =
-      app::run_inference(app::resolve_inference_run(loaded.scenario), InferencePhase::kDecode);
+  const auto p = app::run_inference(app::resolve_inference_run(loaded), InferencePhase::kDecode);
   EXPECT_GT(p.weight_floor_s, 0);
   EXPECT_NEAR(p.step_time_s / p.weight_floor_s, 1.0, 0.03);
   // Cost of a token at batch 1: one GPU-second at $0.001 per step second.
@@ -51,8 +50,7 @@ TEST(InferenceRun, DecodeAtALargeBatchIsComputeBound) {
   const auto loaded =
       tiny({"inference.batch=65536", "inference.context_tokens=1", "model.hidden_size=4096",
             "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
-  const auto p =
-      app::run_inference(app::resolve_inference_run(loaded.scenario), InferencePhase::kDecode);
+  const auto p = app::run_inference(app::resolve_inference_run(loaded), InferencePhase::kDecode);
   EXPECT_GT(p.compute_floor_s, 10 * p.weight_floor_s);
   EXPECT_GE(p.step_time_s, p.compute_floor_s);
   EXPECT_LT(p.step_time_s / p.compute_floor_s, 1.15);  // plus attention and element-wise work
@@ -65,9 +63,8 @@ TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
   const auto loaded =
       tiny({"inference.batch=8", "inference.context_tokens=512", "model.hidden_size=4096",
             "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
-  const auto algebra = app::inference_algebra(app::resolve_inference_run(loaded.scenario));
-  const auto p =
-      app::run_inference(app::resolve_inference_run(loaded.scenario), InferencePhase::kPrefill);
+  const auto algebra = app::inference_algebra(app::resolve_inference_run(loaded));
+  const auto p = app::run_inference(app::resolve_inference_run(loaded), InferencePhase::kPrefill);
   const double compute_floor_s = 8 * 512 * algebra.compute_time_per_token_s;
   EXPECT_GE(p.step_time_s, compute_floor_s);
   EXPECT_LT(p.step_time_s / compute_floor_s, 1.15);
@@ -78,8 +75,7 @@ TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
 TEST(InferenceRun, KvReadsAddToTheStepAsContextGrows) {
   // 64 sequences of 64K tokens: 2 layers x 64 x 65536 x 2 x 1024 x 2 bytes of cache read per step.
   const auto loaded = tiny({"inference.batch=64", "inference.context_tokens=65536"});
-  const auto p =
-      app::run_inference(app::resolve_inference_run(loaded.scenario), InferencePhase::kDecode);
+  const auto p = app::run_inference(app::resolve_inference_run(loaded), InferencePhase::kDecode);
   const double kv_s =
       2.0 * 64 * 65536 * 2 * 1024 * 2 / loaded.scenario.hardware().gpu().hbm_bytes_per_s();
   EXPECT_NEAR(p.step_time_s, p.weight_floor_s + kv_s, 0.05 * p.step_time_s);

@@ -83,7 +83,7 @@ ChildFigures replay_once(uint32_t ranks, size_t ops_per_rank,
   const topo::Topology topology = topo::build_cluster(hw);
   std::vector<uint32_t> gpus(ranks);
   std::iota(gpus.begin(), gpus.end(), 0u);
-  sim::SimOptions options = sim::sim_options(hw);
+  sim::SimOptions options = sim::sim_options(hw, {});
   options.fidelity = fidelity;
   const double before = process_cpu_s();
   const auto result =

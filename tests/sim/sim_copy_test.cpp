@@ -43,7 +43,7 @@ sim::SimResult run(const std::vector<Copy>& copies, uint32_t ranks, double compu
   std::vector<uint32_t> gpus(ranks);
   for (uint32_t r = 0; r < ranks; ++r) gpus[r] = r;
   return sim::simulate(graph, topology, gpus, sim::ComputeModel::from_hardware(hw),
-                       sim::sim_options(hw));
+                       sim::sim_options(hw, {}));
 }
 
 const double kPcie = 63e9 * 0.85;

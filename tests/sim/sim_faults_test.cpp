@@ -48,7 +48,7 @@ double all_reduces_s(const config::Hardware& hw, const topo::Faults& faults,
   }
   const topo::Topology topology = topo::build_cluster(hw, faults);
   return makespan(sim::simulate(graph, topology, gpus, sim::ComputeModel::from_hardware(hw),
-                                sim::sim_options(hw)));
+                                sim::sim_options(hw, {})));
 }
 
 topo::Faults degraded(uint32_t gpu, topo::FaultPort port, double factor) {
@@ -134,7 +134,7 @@ TEST(Faults, StragglerDelaysADataParallelStepByItsSlowdown) {
                                            CollectiveKind::kAllReduce, comm, kBytes, CommDim::kDp,
                                            std::vector<OpId>{k}));
   }
-  sim::SimOptions options = sim::sim_options(hw);
+  sim::SimOptions options = sim::sim_options(hw, {});
   options.gpu_time_factor = {1.0, 1.25};
   const auto result = sim::simulate(graph, topo::build_cluster(hw), {0, 1},
                                     sim::ComputeModel::from_hardware(hw), options);
@@ -155,7 +155,7 @@ TEST(Faults, SlowHostStretchesHostWorkOnly) {
   const StreamId host = graph.add_stream("cpu", StreamKind::kHost);
   const OpId cpu_adam = graph.add_recorded_compute({0, host}, "cpu adam", 0.01, 0, 0);
   const OpId kernel = graph.add_recorded_compute({0, gpu}, "forward", 0.004, 0, 0);
-  sim::SimOptions options = sim::sim_options(hw);
+  sim::SimOptions options = sim::sim_options(hw, {});
   options.host_time_factor = {2.0};
   const auto result = sim::simulate(graph, topo::build_cluster(hw), {0},
                                     sim::ComputeModel::from_hardware(hw), options);

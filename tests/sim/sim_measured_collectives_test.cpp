@@ -47,7 +47,13 @@ OneCollective simulate_one(double bytes, const config::Hardware& hw,
                                                   static_cast<uint32_t>(gpus.size()), {bytes});
   const topo::Topology topology = topo::build_cluster(hw);
   OneCollective one;
-  sim::SimOptions options = sim::sim_options(hw);
+  // The table as the loader reads it (config::read_measured_table): the engine opens no file.
+  topo::MeasuredCollectives measured;
+  if (hw.collectives().has_measured_table()) {
+    measured = topo::read_measured_collectives(hw.collectives().measured_table(), {},
+                                               "hardware.collectives.measured_table");
+  }
+  sim::SimOptions options = sim::sim_options(hw, std::move(measured));
   options.fidelity = fidelity;
   one.result = sim::simulate(graph, topology, gpus, sim::ComputeModel::from_hardware(hw), options);
   double start = 0, end = 0;

@@ -36,7 +36,7 @@ double simulate_one(CollectiveKind kind, double bytes, const config::Hardware& h
       collective_sweep_graph(kind, static_cast<uint32_t>(gpus.size()), {bytes});
   const topo::Topology topology = topo::build_cluster(hw);
   const auto result = sim::simulate(graph, topology, gpus, sim::ComputeModel::from_hardware(hw),
-                                    sim::sim_options(hw));
+                                    sim::sim_options(hw, {}));
   double start = 0, end = 0;
   for (const auto& t : result.timing) {
     start = std::max(start, t.start_s);
