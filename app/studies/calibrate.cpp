@@ -376,6 +376,25 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
   return out;
 }
 
+// The floor within each group (the model sizes): mean |closest / measured - 1| over its rows.
+std::string group_floor_line(const CalibrationSpec& spec, const CalibrationResult& r) {
+  if (!spec.measured.has_groups) return "";
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
+  for (size_t i = 0; i < r.measured.size(); ++i) {
+    auto& g = groups[spec.measured.points[i].group];
+    g.first.push_back(r.floor.closest_s[i]);
+    g.second.push_back(r.measured[i]);
+  }
+  std::string out = "    the floor per group:";
+  for (const auto& [name, g] : groups) {
+    out += fmt::format(" {} {:.2f} % ({} points);", name,
+                       100 * analysis::error_summary(g.first, g.second).mean_abs_relative,
+                       g.first.size());
+  }
+  out.back() = '\n';
+  return out;
+}
+
 // How close any model can come to these measurements (analysis/measurement_floor.h).
 std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r) {
   const analysis::MicroBatchFloor& f = r.floor;
@@ -392,6 +411,7 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
                        point_source(spec.measured, spec.measured.points[i]), r.measured[i],
                        f.closest_s[i], 100 * (f.closest_s[i] / r.measured[i] - 1));
   }
+  if (f.families_broken > 0) out += group_floor_line(spec, r);
   // The model's own error, the measurements' inconsistency taken out: the fit against those
   // closest times in place of the rows that break the property.
   if (f.families_broken > 0 && r.predicted.size() == f.closest_s.size()) {

@@ -207,6 +207,10 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
       << r.out;
   EXPECT_NE(r.out.find("line 18: measured 9.839 s, at best 4.972 s (-49.5 %)"), std::string::npos)
       << r.out;
+  // Per model size: 18.4B's two rows (8.6 and 3.0 %) over 15, 3.6B's two (49.5 and 1.2 %) over 26.
+  EXPECT_NE(r.out.find("the floor per group: 18.4B 0.77 % (15 points); 3.6B 1.95 % (26 points)"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("Fitted parameters"), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "");  // no progress lines: nothing was simulated
 
