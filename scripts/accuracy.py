@@ -87,6 +87,11 @@ def write_large_floor(racksim):
     print(f"accuracy: wrote {LARGE_FLOOR}")
 
 
+def floor_percent(text):
+    """The measurement floor a calibrate report states, in per cent."""
+    return float(re.search(r"measurement floor ([\d.]+) %", text).group(1))
+
+
 def large_closest():
     """{row name: the closest step time any model of kernels and collectives can give it}."""
     names = {}
@@ -94,7 +99,7 @@ def large_closest():
         if line and not line.startswith(("#", "name,")):
             names[number] = line.split(",")[0]
     text = "\n".join(read_lines(LARGE_FLOOR))
-    floor = float(re.search(r"measurement floor ([\d.]+) %", text).group(1))
+    floor = floor_percent(text)
     broken = re.search(r"(\d+ of \d+) families", text).group(1)
     closest = {names[int(n)]: float(t)
                for n, t in re.findall(r"line (\d+): measured \S+ s, at best (\S+) s", text)}
@@ -189,7 +194,7 @@ def point_worst(log, held_out):
 def floor_of(log):
     """(floor MAPE, its worst signed error, the closest-times MAPE) of a calibrate log."""
     text = "\n".join(read_lines(os.path.join(CAL, log)))
-    floor = float(re.search(r"measurement floor ([\d.]+) %", text).group(1))
+    floor = floor_percent(text)
     worst_floor = worst([float(x) for x in re.findall(r"at best \S+ s \(([+-][\d.]+) %\)", text)])
     closest = float(re.search(r"closest times instead: mean \|error\| ([\d.]+) %", text).group(1))
     return floor, worst_floor, closest

@@ -357,18 +357,27 @@ std::string errors_line(const char* what, const analysis::ErrorSummary& e) {
       100 * e.mean_abs_relative, 100 * e.max_abs_relative, e.rms_log, e.points);
 }
 
+// Per group (the CSV's group column; one unnamed group without it): the points' `values` and
+// their measurements, leaving out a point whose value is not positive (not predicted: no fold
+// held it out).
+using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
+GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
+                       const std::vector<double>& measured) {
+  GroupedValues groups;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    if (values[i] <= 0) continue;
+    auto& g = groups[spec.measured.points[i].group];
+    g.first.push_back(values[i]);
+    g.second.push_back(measured[i]);
+  }
+  return groups;
+}
+
 // Spearman's rank correlation of predicted and measured step times within each group.
 std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& predicted,
                        const std::vector<double>& measured, const char* what) {
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
-  for (size_t i = 0; i < measured.size(); ++i) {
-    if (predicted[i] <= 0) continue;  // not held out by any fold
-    auto& g = groups[spec.measured.points[i].group];
-    g.first.push_back(predicted[i]);
-    g.second.push_back(measured[i]);
-  }
   std::string out;
-  for (const auto& [name, g] : groups) {
+  for (const auto& [name, g] : by_group(spec, predicted, measured)) {
     out += fmt::format("  rank correlation ({}) {:<14} {:+.3f}  ({} points)\n", what,
                        name.empty() ? "all" : name, analysis::rank_correlation(g.first, g.second),
                        g.first.size());
@@ -379,14 +388,8 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
 // The floor within each group (the model sizes): mean |closest / measured - 1| over its rows.
 std::string group_floor_line(const CalibrationSpec& spec, const CalibrationResult& r) {
   if (!spec.measured.has_groups) return "";
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
-  for (size_t i = 0; i < r.measured.size(); ++i) {
-    auto& g = groups[spec.measured.points[i].group];
-    g.first.push_back(r.floor.closest_s[i]);
-    g.second.push_back(r.measured[i]);
-  }
   std::string out = "    the floor per group:";
-  for (const auto& [name, g] : groups) {
+  for (const auto& [name, g] : by_group(spec, r.floor.closest_s, r.measured)) {
     out += fmt::format(" {} {:.2f} % ({} points);", name,
                        100 * analysis::error_summary(g.first, g.second).mean_abs_relative,
                        g.first.size());
