@@ -15,6 +15,7 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/number.h"
 
 namespace racksim::cli {
 
@@ -24,14 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 double parse_tokens(const std::string& text) {
-  size_t used = 0;
-  double tokens = 0;
-  try {
-    tokens = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(tokens >= 1)) {
+  const double tokens = parse_finite_number(text).value_or(0);
+  if (!(tokens >= 1)) {
     throw InputError({"command line", 0, 0}, "--tokens",
                      fmt::format("'{}' is not a number of training tokens (e.g. 15e12)", text));
   }

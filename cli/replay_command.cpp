@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -17,6 +18,7 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/number.h"
 #include "config/scenario_loader.h"
 #include "sim/engine.h"
 
@@ -31,14 +33,8 @@ constexpr size_t kPrintedWarnings = 20;  // the rest are in report.json
 // A number in [min, max] (the ranges of docs/guarantees.md: a rate outside them stalls SimGrid).
 double number_in(const po::variables_map& vm, const char* option, double min, double max) {
   const std::string text = vm[option].as<std::string>();
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(value >= min && value <= max)) {
+  const double value = parse_finite_number(text).value_or(std::nan(""));
+  if (!(value >= min && value <= max)) {
     throw InputError({"command line", 0, 0}, std::string("--") + option,
                      fmt::format("'{}' is not a number in [{:g}, {:g}]", text, min, max));
   }

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "common/number.h"
+
 namespace racksim::config {
 namespace {
 
@@ -22,16 +24,6 @@ std::optional<Int> parse_integer(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
-  return value;
-}
-
-std::optional<double> parse_double(std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
   return value;
 }
 
@@ -152,12 +144,13 @@ std::string set_scalar_from_string(const FieldDescriptor& field, std::string_vie
           value, "a non-negative integer");
     case FieldDescriptor::CPPTYPE_DOUBLE:
       return set_parsed(
-          parse_double(value), [&](double v) { r->SetDouble(message, f, v); }, field, value,
+          parse_finite_number(value), [&](double v) { r->SetDouble(message, f, v); }, field, value,
           "a number such as 450e9");
     case FieldDescriptor::CPPTYPE_FLOAT:
       return set_parsed(
-          parse_double(value), [&](double v) { r->SetFloat(message, f, static_cast<float>(v)); },
-          field, value, "a number");
+          parse_finite_number(value),
+          [&](double v) { r->SetFloat(message, f, static_cast<float>(v)); }, field, value,
+          "a number");
     case FieldDescriptor::CPPTYPE_BOOL:
       return set_parsed(
           parse_bool(value), [&](bool v) { r->SetBool(message, f, v); }, field, value,

@@ -8,6 +8,7 @@
 
 #include "common/csv.h"
 #include "common/input_file.h"
+#include "common/number.h"
 
 namespace racksim::topo {
 
@@ -65,17 +66,12 @@ std::optional<std::string> collective_name(const std::string& cell) {
 double number_in(const std::vector<std::string>& cells, const Columns& c, int column,
                  const std::string& path, int line, double max) {
   const std::string& cell = cells[column];
-  size_t used = 0;
-  double value = std::nan("");
-  try {
-    value = std::stod(cell, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != cell.size() || !std::isfinite(value)) {
+  const std::optional<double> parsed = parse_finite_number(cell);
+  if (!parsed) {
     throw InputError({path, line, column + 1}, c.header[column],
                      fmt::format("'{}' is not a number", cell));
   }
+  const double value = *parsed;
   if (!(value > 0) || value > max) {
     throw InputError({path, line, column + 1}, c.header[column],
                      fmt::format("{} is out of range (0, {:g}]", cell, max));

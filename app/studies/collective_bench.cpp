@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/number.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
 #include "topologies/topology_graph.h"
@@ -20,16 +21,10 @@ double parse_byte_size(const std::string& text, const std::string& option) {
     return InputError(SourceLocation{"command line", 0, 0}, option,
                       fmt::format("'{}' is not a byte count (examples: 8, 64K, 1M, 8G)", text));
   };
-  if (text.empty()) throw bad();
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw bad();
-  }
+  // The number and an optional binary-multiple suffix ("64K" is 65,536 bytes; "8B" is 8).
+  const size_t digits = text.find_last_not_of("KkMmGgTtB") + 1;
+  const std::string suffix = text.substr(digits);
   double scale = 1;
-  const std::string suffix = text.substr(used);
   if (suffix == "K" || suffix == "k")
     scale = 1024.0;
   else if (suffix == "M" || suffix == "m")
@@ -40,7 +35,8 @@ double parse_byte_size(const std::string& text, const std::string& option) {
     scale = 1024.0 * 1024 * 1024 * 1024;
   else if (!suffix.empty() && suffix != "B")
     throw bad();
-  if (!(value > 0) || !std::isfinite(value)) throw bad();
+  const double value = parse_finite_number(std::string_view(text).substr(0, digits)).value_or(0);
+  if (!(value > 0) || !std::isfinite(value * scale)) throw bad();
   return value * scale;
 }
 

@@ -1,6 +1,7 @@
 // The measured-runs CSV of `racksim calibrate` (format: app/studies/calibrate.h).
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "common/csv.h"
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/number.h"
 
 namespace racksim::app {
 
@@ -53,12 +55,12 @@ MeasuredPoint read_row(const std::vector<std::string>& cells, const CsvColumns& 
   p.path = path;
   p.line = number;
   const int t = columns.time;
-  try {
-    p.step_time_s = std::stod(cells[t]) * columns.time_scale;
-  } catch (const std::exception&) {
+  const std::optional<double> time = parse_finite_number(cells[t]);
+  if (!time) {
     throw InputError({path, number, t + 1}, header[t],
                      fmt::format("'{}' is not a number", cells[t]));
   }
+  p.step_time_s = *time * columns.time_scale;
   if (!(p.step_time_s > 0)) {
     throw InputError({path, number, t + 1}, header[t], "a measured step time must be positive");
   }

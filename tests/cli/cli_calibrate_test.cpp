@@ -226,6 +226,25 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A measured time with trailing text or an infinity is a typo, not a time: std::stod read "12abc"
+// as 12 and "inf" as a step no model reaches. Refused with the file, line, column and header
+// name, exit 2, before anything is simulated.
+TEST(Calibrate, AMeasuredTimeThatIsNotWhollyANumberIsRefused) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  for (const std::string bad : {"12abc", "inf", "0x10", "nan"}) {
+    const std::string csv = dir.write(
+        "measured.csv", "training.seq_length,measured_step_time_s\n1024,0.1\n2048," + bad + "\n");
+    const auto r = run_racksim({"calibrate", "--floor-only", "--base", base, "--measured", csv});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.err.find("measured.csv:3:2"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("field 'measured_step_time_s': '" + bad + "' is not a number"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 TEST(Calibrate, BadCsvNamesTheLine) {
   TempDir dir;
   const std::string base = dir.write("base.textproto", kBase);

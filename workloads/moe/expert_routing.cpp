@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/number.h"
 
 namespace racksim {
 
@@ -48,9 +49,8 @@ std::vector<std::vector<double>> read_counts(const std::string& path, int64_t ex
     std::istringstream fields(line);
     std::vector<double> row;
     for (std::string field; fields >> field;) {
-      char* end = nullptr;
-      const double v = std::strtod(field.c_str(), &end);
-      if (*end != '\0' || !(v >= 0) || !std::isfinite(v)) {
+      const double v = parse_finite_number(field).value_or(-1);
+      if (!(v >= 0)) {
         throw InputError({path, number, 0}, "training.routing_file",
                          fmt::format("'{}' is not a token count", field));
       }
