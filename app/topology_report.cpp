@@ -11,6 +11,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "common/input_file.h"
+#include "config/hardware_loader.h"
 #include "config/scenario_loader.h"
 #include "topologies/engine_config.h"
 #include "topologies/graphviz.h"
@@ -85,26 +86,26 @@ double peak_rss_bytes() {
 
 config::Hardware load_topology_hardware(const std::string& scenario_or_preset, int nodes,
                                         const std::vector<std::string>& overrides) {
-  config::Scenario scenario;
-  config::SourceMap sources;
+  // --nodes is applied last, as if it were the last --set: it wins over the file and the preset.
+  std::vector<std::string> assignments = overrides;
+  if (nodes > 0) assignments.push_back(fmt::format("hardware.nodes={}", nodes));
   std::error_code error;
-  if (std::filesystem::is_regular_file(scenario_or_preset, error)) {
-    scenario =
-        config::parse_scenario_text(read_file(scenario_or_preset), scenario_or_preset, &sources);
-  } else if (topo::hardware_preset(scenario_or_preset)) {
-    sources.set_file("command line");
-    scenario.mutable_hardware()->set_preset(scenario_or_preset);
-  } else {
-    std::string names;
-    for (const std::string& n : topo::hardware_preset_names()) names += " " + n;
-    throw InputError({"command line", 0, 0}, "",
-                     fmt::format("'{}' is neither a scenario file nor a hardware preset; "
-                                 "presets:{}",
-                                 scenario_or_preset, names));
+  if (!std::filesystem::is_regular_file(scenario_or_preset, error)) {
+    if (!topo::hardware_preset(scenario_or_preset)) {
+      std::string names;
+      for (const std::string& n : topo::hardware_preset_names()) names += " " + n;
+      throw InputError({"command line", 0, 0}, "",
+                       fmt::format("'{}' is neither a scenario file nor a hardware preset; "
+                                   "presets:{}",
+                                   scenario_or_preset, names));
+    }
+    return config::load_hardware_preset(scenario_or_preset, 0, assignments).scenario.hardware();
   }
-  for (const std::string& assignment : overrides)
+  config::SourceMap sources;
+  config::Scenario scenario =
+      config::parse_scenario_text(read_file(scenario_or_preset), scenario_or_preset, &sources);
+  for (const std::string& assignment : assignments)
     config::apply_override(assignment, &scenario, &sources);
-  if (nodes > 0) scenario.mutable_hardware()->set_nodes(nodes);
   config::resolve_presets(&scenario, sources);
   config::validate_hardware(scenario.hardware(), sources);
   return scenario.hardware();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "config/hardware_loader.h"
 #include "config/scenario_loader.h"
 #include "sim/compute_model.h"
 #include "topologies/ring_topology.h"
@@ -164,23 +165,14 @@ config::Simulation::Fidelity replay_fidelity(const TraceReplayRequest& request) 
 // The hardware section, resolved and checked; its measured table not read.
 config::LoadedScenario checked_hardware(const std::string& preset, int nodes,
                                         const std::vector<std::string>& overrides) {
-  config::LoadedScenario loaded;
-  config::Scenario& scenario = loaded.scenario;
-  config::SourceMap& sources = loaded.sources;
-  sources.set_file("command line");
-  scenario.mutable_hardware()->set_preset(preset);
-  scenario.mutable_hardware()->set_nodes(nodes);
-  for (const std::string& assignment : overrides) {
-    if (assignment.rfind("sim.", 0) == 0) continue;  // replay_fidelity() reads those
+  return config::load_hardware_preset(preset, nodes, overrides, [](const std::string& assignment) {
+    if (assignment.rfind("sim.", 0) == 0) return false;  // replay_fidelity() reads those
     if (assignment.rfind("hardware.", 0) != 0) {
       throw InputError({"--set " + assignment, 0, 0}, "",
                        "only hardware.* and sim.fidelity can be set for a replay");
     }
-    config::apply_override(assignment, &scenario, &sources);
-  }
-  config::resolve_presets(&scenario, sources);
-  config::validate_hardware(scenario.hardware(), sources);
-  return loaded;
+    return true;
+  });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "app/studies/collective_bench.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "config/hardware_loader.h"
 #include "config/scenario_loader.h"
 
 namespace racksim::cli {
@@ -35,20 +36,11 @@ po::options_description collective_options() {
 // The hardware preset, its size and the --set overrides, resolved and checked, with its
 // measured collective table read.
 config::LoadedScenario hardware_scenario(const po::variables_map& vm) {
-  config::LoadedScenario loaded;
-  config::Scenario& scenario = loaded.scenario;
-  config::SourceMap& sources = loaded.sources;
-  sources.set_file("command line");
-  scenario.mutable_hardware()->set_preset(vm["hardware"].as<std::string>());
-  scenario.mutable_hardware()->set_nodes(int_option(vm, "nodes", 1, 1 << 20));
-  if (vm.count("set")) {
-    for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) {
-      config::apply_override(assignment, &scenario, &sources);
-    }
-  }
-  config::resolve_presets(&scenario, sources);
-  config::validate_hardware(scenario.hardware(), sources);
-  loaded.measured_collectives = config::read_measured_table(scenario.hardware(), sources);
+  config::LoadedScenario loaded = config::load_hardware_preset(
+      vm["hardware"].as<std::string>(), int_option(vm, "nodes", 1, 1 << 20),
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  loaded.measured_collectives =
+      config::read_measured_table(loaded.scenario.hardware(), loaded.sources);
   return loaded;
 }
 
