@@ -12,6 +12,7 @@ simulated and left out of the errors.
 import csv, os, sys
 from concurrent.futures import ThreadPoolExecutor
 
+from csv_rows import csv_rows
 from rank_stats import spearman
 from racksim_step import step_time
 
@@ -20,8 +21,7 @@ BASE = os.path.join(HERE, "a100-vtrain-base.textproto")
 
 
 def rows(name):
-    with open(os.path.join(HERE, name)) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    return csv_rows(os.path.join(HERE, name))
 
 
 def simulate(racksim, row, extra, timeout):

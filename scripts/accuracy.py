@@ -22,8 +22,9 @@ holds (the calibration file is written by hand, with its provenance; it is not r
 --table-only rebuilds the table from the files as they are, simulating nothing (a second);
 --check does the same and exits 1, changing nothing, when the README's table differs.
 """
-import csv, os, re, subprocess, sys
+import os, re, subprocess, sys
 
+from csv_rows import csv_rows
 from rank_stats import spearman
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -151,8 +152,7 @@ def read_lines(path):
 
 
 def results(path):
-    with open(os.path.join(ROOT, path)) as f:
-        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+    return csv_rows(os.path.join(ROOT, path))
 
 
 def errors_of(rows, predicted, measured):

@@ -21,6 +21,7 @@ Extra `--set` arguments go to every racksim run (a what-if, e.g. --set
 hardware.scale_up.efficiency=0.7; the results file is then left as it was).
 """
 import csv, os, re, subprocess, sys
+from csv_rows import csv_rows
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 DATA = os.path.join(ROOT, "data", "measured", "vtrain-a100-nccl-allreduce.csv")
@@ -36,8 +37,7 @@ def calibrated_latency_args():
 
 
 def measured_rows(path):
-    with open(path) as f:
-        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    rows = csv_rows(path)
     for r in rows:
         r["measured_us"] = float(r.get("time_us") or r["out_of_place_time_us"])
         r["op"] = (r.get("collective") or "all_reduce").removesuffix("_perf")

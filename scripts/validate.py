@@ -38,6 +38,7 @@ with Spearman's rank correlation between predicted and published step times).
 import csv, os, sys
 from concurrent.futures import ThreadPoolExecutor
 
+from csv_rows import csv_rows
 from rank_stats import spearman
 from racksim_step import step_time
 
@@ -73,11 +74,6 @@ TABLES = {
     },
 }
 VOCAB, GPUS_PER_NODE = 51200, 8
-
-
-def rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def published_step_s(row, gpus, seq):
@@ -150,7 +146,7 @@ def main():
     configs = {k: v for k, v in table["configs"].items()
                if not opts["config"] or k in opts["config"].split(",")}
     data = table.get("data", os.path.join("data", "published", opts["table"] + ".csv"))
-    points = rows(os.path.join(ROOT, data))
+    points = csv_rows(os.path.join(ROOT, data))
     if opts["only"]:
         points = [p for p in points if p["name"] in opts["only"].split(",")]
     jobs = [(p, c) for p in points for c in configs]
