@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
+#include "workloads/training/framework_presets.h"
 
 namespace racksim::cli {
 
@@ -25,6 +26,12 @@ int presets_command(const std::vector<std::string>&) {
         h->gpu().hbm_bytes_per_s() / 1e12, h->scale_up().bytes_per_s() / 1e9,
         h->scale_out().nic_bits_per_s() / 1e9);
     fmt::print("  {:<19} source: {}\n", "", h->source());
+  }
+  fmt::print("frameworks (training.framework; the fields each sets: docs/scenarios.md):\n");
+  for (const auto& name : framework_preset_names()) {
+    const auto f = framework_preset(name);
+    fmt::print("  {:<19} {}\n", name, f->what);
+    fmt::print("  {:<19} source: {}\n", "", f->source);
   }
   return 0;
 }

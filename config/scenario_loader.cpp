@@ -26,6 +26,7 @@
 #include "config/text_locations.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
+#include "workloads/training/framework_presets.h"
 
 namespace racksim::config {
 namespace {
@@ -364,6 +365,20 @@ void resolve_training(config::Training* training) {
   if (!training->has_flops_causal_halving()) training->set_flops_causal_halving(false);
 }
 
+// The framework's fields under the scenario's own (what the scenario writes wins).
+void resolve_framework(config::Scenario* scenario, const SourceMap& sources) {
+  if (!scenario->training().has_framework()) return;
+  const std::string& name = scenario->training().framework();
+  std::optional<config::Training> training = framework_training(name, *scenario);
+  if (!training) {
+    throw InputError(sources.find("training.framework"), "training.framework",
+                     fmt::format("unknown framework '{}'; known frameworks: {}", name,
+                                 join_names(framework_preset_names())));
+  }
+  training->MergeFrom(scenario->training());
+  *scenario->mutable_training() = std::move(*training);
+}
+
 void resolve_layout(const config::Hardware& hardware, config::Layout* layout) {
   if (!layout->has_tp()) layout->set_tp(1);
   if (!layout->has_pp()) layout->set_pp(1);
@@ -468,20 +483,37 @@ void resolve_data_paths(config::Scenario* scenario, const SourceMap& sources) {
 // Fields a model preset gives and the scenario does not write are the preset's: an error about
 // one of them names the preset and the field (and that setting it overrides the preset), not
 // the scenario's `model` line.
-void note_model_preset_fields(const config::Scenario& scenario, SourceMap* sources) {
-  if (!scenario.model().has_preset()) return;
-  const std::string& name = scenario.model().preset();
-  const std::optional<config::Model> preset = model_preset(name);
-  if (!preset) return;  // resolve_model names the unknown preset
-  const auto* reflection = preset->GetReflection();
+// Records the fields a preset gives `section` that the scenario leaves unset as coming from the
+// preset (`label`), so that an error on one names the preset instead of a line the user did not
+// write.
+void note_preset_fields(const google::protobuf::Message& preset,
+                        const google::protobuf::Message& written, const std::string& section,
+                        const std::string& label, SourceMap* sources) {
+  const auto* reflection = preset.GetReflection();
   std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(*preset, &fields);
+  reflection->ListFields(preset, &fields);
   for (const auto* field : fields) {
-    const std::string path = "model." + field->name();
-    if (field->is_repeated() || reflection->HasField(scenario.model(), field)) continue;
-    sources->set(
-        path,
-        {fmt::format("model preset '{}' (inherited; set {} to override it)", name, path), 0, 0});
+    const std::string path = section + "." + field->name();
+    if (field->is_repeated() || reflection->HasField(written, field)) continue;
+    sources->set(path, {fmt::format("{} (inherited; set {} to override it)", label, path), 0, 0});
+  }
+}
+
+void note_preset_sources(const config::Scenario& scenario, SourceMap* sources) {
+  if (scenario.model().has_preset()) {
+    const std::string& name = scenario.model().preset();
+    // An unknown name is resolve_model's error.
+    if (const std::optional<config::Model> preset = model_preset(name)) {
+      note_preset_fields(*preset, scenario.model(), "model", fmt::format("model preset '{}'", name),
+                         sources);
+    }
+  }
+  if (scenario.training().has_framework()) {
+    const std::string& name = scenario.training().framework();
+    if (const auto preset = framework_training(name, scenario)) {
+      note_preset_fields(*preset, scenario.training(), "training",
+                         fmt::format("framework '{}'", name), sources);
+    }
   }
 }
 
@@ -489,6 +521,7 @@ void resolve_presets(config::Scenario* scenario, const SourceMap& sources) {
   resolve_data_paths(scenario, sources);
   resolve_model(scenario, sources);
   resolve_hardware(scenario, sources);
+  resolve_framework(scenario, sources);
   resolve_training(scenario->mutable_training());
   resolve_layout(scenario->hardware(), scenario->mutable_layout());
   if (scenario->sim().fidelity() == config::Simulation::FIDELITY_UNSPECIFIED) {
@@ -533,7 +566,7 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
     loaded.scenario.set_name(
         fmt::format("{} (--set {})", loaded.scenario.name(), fmt::join(overrides, ", ")));
   }
-  note_model_preset_fields(loaded.scenario, &loaded.sources);
+  note_preset_sources(loaded.scenario, &loaded.sources);
   resolve_presets(&loaded.scenario, loaded.sources);
   validate_scenario(loaded.scenario, loaded.sources);
   // Read after the checks, before any work: a bad row is exit 2 with nothing written.

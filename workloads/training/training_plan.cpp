@@ -20,6 +20,7 @@ TrainingSettings training_settings(const config::Training& t) {
   s.schedule = t.schedule();
   s.recompute = t.recompute();
   s.zero_stage = t.zero_stage();
+  s.framework = t.framework();
   s.overlap_grad_reduce = t.overlap_grad_reduce();
   s.grad_bucket_elements = static_cast<double>(t.grad_bucket_elements());
   s.offload_optimizer = t.offload_optimizer();

@@ -45,6 +45,7 @@ struct TrainingSettings {
   bool clip_grad_norm = true;  // the gradient norm and its all-reduce before the optimizer
   config::Training::GradAccumulation grad_accumulation = config::Training::FUSED_IN_WGRAD;
   double moment_bytes = 4;  // per element of each of AdamW's two moments
+  std::string framework;    // training.framework, empty when the scenario names none
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a

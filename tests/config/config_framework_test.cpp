@@ -1,0 +1,101 @@
+// training.framework: a preset of the training fields that describe how a framework runs the
+// step. It sets what the scenario leaves unset (the scenario's own fields and --set win), follows
+// the scenario where the framework does (gradient dtype, TP overlap only with sequence
+// parallelism), names itself in errors on the fields it gave, and refuses an unknown name.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/scenario_loader.h"
+#include "tests/support/scenario_errors.h"
+#include "workloads/training/framework_presets.h"
+
+namespace racksim::config {
+namespace {
+
+// small_scenario with `training` fields spliced into its training section (after line 5).
+std::string with_training(const std::string& training, const std::string& layout = "  tp: 2\n") {
+  std::string text = small_scenario(layout);
+  const std::string anchor = "  seq_length: 2048\n";
+  return text.insert(text.find(anchor) + anchor.size(), training);
+}
+
+TEST(Framework, Megatron2021SetsItsStepAndFollowsTheDtype) {
+  const LoadedScenario loaded = load_scenario_text(
+      with_training("  dtype: FP16\n  framework: \"megatron-lm-2021\"\n"), "s.textproto", {});
+  const Training& t = loaded.scenario.training();
+  EXPECT_EQ(t.grad_reduce_dtype(), FP16);
+  EXPECT_EQ(t.grad_accumulation(), Training::AUTOGRAD);
+  EXPECT_EQ(t.attention_impl(), Training::MATERIALIZED);
+  EXPECT_EQ(t.cross_entropy(), Training::FP32_UNFUSED);
+  EXPECT_FALSE(t.overlap_grad_reduce());
+  EXPECT_EQ(t.zero_stage(), 0);
+  EXPECT_EQ(t.dtype(), FP16);  // the run's own choice stays the scenario's
+  // Without a framework the defaults differ (FP32 reduce, fused accumulation): the preset acts.
+  const Training plain =
+      load_scenario_text(with_training("  dtype: FP16\n"), "s.textproto", {}).scenario.training();
+  EXPECT_EQ(plain.grad_reduce_dtype(), FP32);
+  EXPECT_EQ(plain.grad_accumulation(), Training::FUSED_IN_WGRAD);
+}
+
+TEST(Framework, MegatronBridgeOverlapsTpOnlyUnderSequenceParallelism) {
+  const std::string fp8 = "  dtype: FP8\n  framework: \"megatron-bridge\"\n";
+  const Training with_sp =
+      load_scenario_text(with_training(fp8, "  tp: 2\n  sequence_parallel: true\n"), "s.textproto",
+                         {})
+          .scenario.training();
+  EXPECT_TRUE(with_sp.tp_comm_overlap());
+  EXPECT_EQ(with_sp.grad_reduce_dtype(), BF16);  // FP8 GEMMs keep BF16 parameters
+  EXPECT_EQ(with_sp.zero_stage(), 1);
+  EXPECT_TRUE(with_sp.overlap_grad_reduce());
+  EXPECT_EQ(with_sp.grad_accumulation(), Training::FUSED_IN_WGRAD);
+  // Without sequence parallelism Megatron-Core refuses the overlap; the preset leaves it off
+  // instead of handing the scenario an error it did not write.
+  const Training without_sp =
+      load_scenario_text(with_training(fp8), "s.textproto", {}).scenario.training();
+  EXPECT_FALSE(without_sp.tp_comm_overlap());
+}
+
+TEST(Framework, TheScenarioAndSetWinOverTheFramework) {
+  const LoadedScenario loaded =
+      load_scenario_text(with_training("  framework: \"megatron-bridge\"\n  zero_stage: 0\n"),
+                         "s.textproto", {"training.attention_impl=MATERIALIZED"});
+  EXPECT_EQ(loaded.scenario.training().zero_stage(), 0);
+  EXPECT_EQ(loaded.scenario.training().attention_impl(), Training::MATERIALIZED);
+  EXPECT_TRUE(loaded.scenario.training().overlap_grad_reduce());  // still the framework's
+  EXPECT_EQ(loaded.sources.find("training.zero_stage").line, 7);
+  // --set names the framework too.
+  const LoadedScenario set =
+      load_scenario_text(with_training(""), "s.textproto", {"training.framework=megatron-lm-2021"});
+  EXPECT_EQ(set.scenario.training().attention_impl(), Training::MATERIALIZED);
+}
+
+TEST(Framework, AFieldItGaveNamesTheFrameworkAsItsSource) {
+  const LoadedScenario loaded =
+      load_scenario_text(with_training("  framework: \"megatron-deepspeed\"\n"), "s.textproto", {});
+  EXPECT_EQ(loaded.sources.find("training.attention_impl").file,
+            "framework 'megatron-deepspeed' (inherited; set training.attention_impl to override "
+            "it)");
+}
+
+TEST(Framework, AnUnknownNameIsAnInputErrorListingTheKnownOnes) {
+  const Caught caught =
+      load_error(with_training("  framework: \"megatron\"\n"), "scenario.textproto");
+  ASSERT_TRUE(caught.thrown);
+  EXPECT_EQ(caught.field, "training.framework");
+  EXPECT_EQ(caught.where.line, 6);
+  EXPECT_EQ(caught.detail,
+            "unknown framework 'megatron'; known frameworks: megatron-lm-2021, "
+            "megatron-deepspeed, megatron-bridge");
+}
+
+TEST(Framework, EveryNamedPresetHasAStepAndASource) {
+  for (const std::string& name : framework_preset_names()) {
+    EXPECT_TRUE(framework_training(name, Scenario{}).has_value()) << name;
+    EXPECT_FALSE(framework_preset(name)->source.empty()) << name;
+  }
+  EXPECT_FALSE(framework_training("deepspeed", Scenario{}).has_value());
+}
+
+}  // namespace
+}  // namespace racksim::config

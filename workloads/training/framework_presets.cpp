@@ -1,0 +1,98 @@
+// The framework presets. Each sets only what its framework fixes; the run's own choices (dtype,
+// recompute, schedule, batch) stay the scenario's. The settings and their sources are the table
+// of docs/scenarios.md ("Which framework's behaviour").
+#include "workloads/training/framework_presets.h"
+
+#include <algorithm>
+#include <array>
+
+namespace racksim {
+namespace {
+
+using config::Training;
+
+const std::array<FrameworkPreset, 3>& presets() {
+  static const std::array<FrameworkPreset, 3> kPresets = {{
+      {"megatron-lm-2021",
+       "Megatron-LM as Narayanan et al. ran it (SC'21): its own DDP, one gradient all-reduce "
+       "after the backward in the training dtype, autograd summing micro-batches, attention "
+       "scores materialized, FP32 cross-entropy",
+       "github.com/NVIDIA/Megatron-LM (BSD-3) v2.x arguments.py defaults: "
+       "--use-contiguous-buffers-in-ddp, --accumulate-allreduce-grads-in-fp32 and "
+       "--fp16-lm-cross-entropy off; no FlashAttention"},
+      {"megatron-deepspeed",
+       "Megatron-DeepSpeed with DeepSpeed's FP16 engine and no ZeRO, as vTrain measured it: the "
+       "same step as megatron-lm-2021",
+       "github.com/microsoft/Megatron-DeepSpeed (MIT); vTrain (Bang et al., MICRO'24, "
+       "github.com/VIA-Research/vTrain, MIT)"},
+      {"megatron-bridge",
+       "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
+       "distributed optimizer, gradients reduced in BF16 in buckets during the backward, "
+       "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
+       "cross-entropy, TP communication overlapped where sequence parallelism allows it",
+       "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
+       "use_distributed_optimizer, overlap_grad_reduce, grad_reduce_in_fp32 false, "
+       "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion"},
+  }};
+  return kPresets;
+}
+
+// The dtype of the parameters (and so of their gradients) under the training dtype: FP8 GEMMs
+// keep BF16 parameters, as does the default dtype.
+config::DType parameter_dtype(const config::Scenario& scenario) {
+  const config::DType dtype = scenario.training().dtype();
+  return dtype == config::FP16 || dtype == config::FP32 ? dtype : config::BF16;
+}
+
+// Megatron-LM 2021 and Megatron-DeepSpeed: the 2021 step.
+Training megatron_2021_training(const config::Scenario& scenario) {
+  Training t;
+  t.set_grad_reduce_dtype(parameter_dtype(scenario));
+  t.set_grad_accumulation(Training::AUTOGRAD);
+  t.set_attention_impl(Training::MATERIALIZED);
+  t.set_cross_entropy(Training::FP32_UNFUSED);
+  t.set_overlap_grad_reduce(false);
+  t.set_zero_stage(0);
+  t.set_tp_comm_overlap(false);
+  return t;
+}
+
+Training megatron_bridge_training(const config::Scenario& scenario) {
+  Training t;
+  t.set_grad_reduce_dtype(parameter_dtype(scenario));  // grad_reduce_in_fp32 false
+  t.set_grad_accumulation(Training::FUSED_IN_WGRAD);
+  t.set_attention_impl(Training::FLASH);
+  t.set_cross_entropy(Training::FUSED);
+  t.set_overlap_grad_reduce(true);
+  t.set_zero_stage(1);
+  const config::Layout& layout = scenario.layout();
+  t.set_tp_comm_overlap(layout.tp() > 1 && layout.sequence_parallel());
+  return t;
+}
+
+}  // namespace
+
+std::optional<FrameworkPreset> framework_preset(std::string_view name) {
+  const auto& all = presets();
+  const auto it = std::find_if(all.begin(), all.end(),
+                               [&](const FrameworkPreset& p) { return p.name == name; });
+  if (it == all.end()) return std::nullopt;
+  return *it;
+}
+
+std::vector<std::string> framework_preset_names() {
+  std::vector<std::string> names;
+  for (const FrameworkPreset& p : presets()) names.push_back(p.name);
+  return names;
+}
+
+std::optional<config::Training> framework_training(std::string_view name,
+                                                   const config::Scenario& scenario) {
+  if (name == "megatron-lm-2021" || name == "megatron-deepspeed") {
+    return megatron_2021_training(scenario);
+  }
+  if (name == "megatron-bridge") return megatron_bridge_training(scenario);
+  return std::nullopt;
+}
+
+}  // namespace racksim
