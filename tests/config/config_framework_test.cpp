@@ -49,6 +49,12 @@ TEST(Framework, MegatronBridgeOverlapsTpOnlyUnderSequenceParallelism) {
   EXPECT_EQ(with_sp.zero_stage(), 1);
   EXPECT_TRUE(with_sp.overlap_grad_reduce());
   EXPECT_EQ(with_sp.grad_accumulation(), Training::FUSED_IN_WGRAD);
+  EXPECT_EQ(with_sp.fp8_scaling(), Training::CURRENT);  // the recipes' fp8_cs
+  // Under BF16 there is nothing to scale: the framework leaves the field unset.
+  EXPECT_FALSE(
+      load_scenario_text(with_training("  framework: \"megatron-bridge\"\n"), "s.textproto", {})
+          .scenario.training()
+          .has_fp8_scaling());
   // Without sequence parallelism Megatron-Core refuses the overlap; the preset leaves it off
   // instead of handing the scenario an error it did not write.
   const Training without_sp =

@@ -326,6 +326,38 @@ TEST(TrainingStep, Fp8RunsOnlyTheLinearLayersInFp8AfterTheirCasts) {
   EXPECT_FALSE(rank0.contains({"lm_head.fp8_cast", 1}));
 }
 
+// FP8 with current scaling (Transformer Engine's Float8CurrentScaling): a kernel reads each BF16
+// tensor for its amax before the cast (2 B per element), and the norm fused with QKV can no
+// longer write FP8, so QKV's cast is a whole one (4 B) with the amax from the norm (no pass).
+TEST(TrainingStep, Fp8CurrentScalingReadsEachTensorForItsAmaxBeforeTheCast) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_dtype(config::FP8);
+  s.mutable_training()->set_fp8_scaling(config::Training::CURRENT);
+  const auto step = build_training_step(resolve_training_plan(s));
+  const EventGraph& g = step.graph;
+  std::map<std::pair<std::string, int>, const Op*> rank0;
+  for (const Op& op : g.ops()) {
+    if (op.kind == OpKind::kCompute && op.rank == 0 && op.phase != Phase::kRecompute)
+      rank0[{g.label(op.label), op.micro_batch}] = &op;
+  }
+  const KernelShape& x = g.shape(rank0.at({"attn.qkv", 1})->shape);
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.fp8_cast", 1})->hbm_bytes, 4.0 * x.m * x.k);
+  EXPECT_FALSE(rank0.contains({"attn.qkv.fp8_amax", 1}));
+  // Micro-batch 0 also casts the weights, after their amax pass.
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.fp8_amax", 0})->hbm_bytes, 2.0 * x.k * x.n);
+  const KernelShape& proj = g.shape(rank0.at({"attn.proj", 1})->shape);
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.proj.fp8_amax", 1})->hbm_bytes, 2.0 * proj.m * proj.k);
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.proj.fp8_cast", 1})->hbm_bytes, 4.0 * proj.m * proj.k);
+  EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.bwd.fp8_amax", 1})->hbm_bytes, 2.0 * x.m * x.n);
+  EXPECT_EQ(rank0.at({"attn.proj.fp8_amax", 1})->dtype, DataType::kBf16);
+  // The cast waits for its amax.
+  const Op* cast = rank0.at({"attn.proj.fp8_cast", 1});
+  const Op* amax = rank0.at({"attn.proj.fp8_amax", 1});
+  const auto deps = g.deps(static_cast<OpId>(cast - g.ops().data()));
+  const auto amax_id = static_cast<OpId>(amax - g.ops().data());
+  EXPECT_NE(std::find(deps.begin(), deps.end(), amax_id), deps.end());
+}
+
 // The weight gradient of every micro-batch joins the step's gradient as the framework does it
 // (training.grad_accumulation), per weight element W of a linear layer: fused into the
 // weight-gradient GEMM (it reads and writes the FP32 buffer: 2 x 4 - 2 B more than writing its

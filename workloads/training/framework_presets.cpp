@@ -29,10 +29,12 @@ const std::array<FrameworkPreset, 3>& presets() {
        "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
        "distributed optimizer, gradients reduced in BF16 in buckets during the backward, "
        "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
-       "cross-entropy, TP communication overlapped where sequence parallelism allows it",
+       "cross-entropy, TP communication overlapped where sequence parallelism allows it, FP8 "
+       "with current scaling",
        "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
        "use_distributed_optimizer, overlap_grad_reduce, grad_reduce_in_fp32 false, "
-       "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion"},
+       "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
+       "(bf16_with_fp8_current_scaling_mixed)"},
   }};
   return kPresets;
 }
@@ -67,6 +69,7 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   t.set_zero_stage(1);
   const config::Layout& layout = scenario.layout();
   t.set_tp_comm_overlap(layout.tp() > 1 && layout.sequence_parallel());
+  if (scenario.training().dtype() == config::FP8) t.set_fp8_scaling(Training::CURRENT);  // fp8_cs
   return t;
 }
 

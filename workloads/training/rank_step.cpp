@@ -47,8 +47,10 @@ RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
     : s_(shared),
       rank_(rank),
       coords_(shared.plan.layout.coords(rank)),
-      writer_(graph, rank, shared.plan.training.dtype, activation_dtype(shared.plan.training.dtype),
-              {shared.plan.training.grad_accumulation, shared.plan.training.grad_reduce_dtype}),
+      writer_(
+          graph, rank, shared.plan.training.dtype, activation_dtype(shared.plan.training.dtype),
+          {shared.plan.training.grad_accumulation, shared.plan.training.grad_reduce_dtype},
+          shared.plan.training.fp8_current_scaling ? Fp8Scaling::kCurrent : Fp8Scaling::kDelayed),
       tp_comm_(graph->add_communicator(shared.plan.layout.tp_group(rank))),
       cp_comm_(graph->add_communicator(shared.plan.layout.cp_group(rank))),
       ep_comm_(graph->add_communicator(shared.plan.layout.ep_group(rank))),

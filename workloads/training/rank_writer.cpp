@@ -16,33 +16,51 @@ OpContext RankWriter::context(StreamId stream, const OpTag& tag) const {
 
 namespace {
 
-// Bytes Transformer Engine's cast kernels move for an FP8 linear GEMM of `step` (delayed
-// scaling): the forward casts its input activations to FP8 with a transposed copy for the
-// weight gradient (read 2 B, write 1 + 1 B per element; only the transpose, read 1 B and write
-// 1 B, where the kernel before already wrote FP8), and in the step's first micro-batch the
-// weights likewise (cached for the others: is_first_microbatch); the backward casts the output
-// gradient with its transpose once for both gradient GEMMs. Expert GEMMs scale with the tokens
-// their experts received, as their FLOPs do.
+// HBM bytes of Transformer Engine's FP8 work before an FP8 linear GEMM of `step`: the pass that
+// finds each tensor's amax (current scaling only) and the cast. The forward casts its input
+// activations with a transposed copy for the weight gradient (read 2 B, write 1 + 1 B per
+// element), and in the step's first micro-batch the weights likewise (cached for the others:
+// is_first_microbatch); the backward casts the output gradient with its transpose once for both
+// gradient GEMMs. Where the kernel before is fused with the cast (LayerNormLinear,
+// LayerNormMLP), delayed scaling has it write FP8, so the cast only transposes (read 1 B, write
+// 1 B); current scaling cannot (the scale needs the whole output's amax), so that kernel writes
+// BF16 and finds the amax as it goes, and the cast is a whole one. Expert GEMMs scale with the
+// tokens their experts received, as their FLOPs do.
 constexpr double kBytesPerCastElement = 2 + 1 + 1;
+constexpr double kBytesPerAmaxElement = 2;  // read the BF16 tensor once
 
-double fp8_cast_bytes(const LayerStep& step, const OpTag& tag) {
+struct Fp8Bytes {
+  double amax = 0;
+  double cast = 0;
+};
+
+Fp8Bytes fp8_bytes(const LayerStep& step, const OpTag& tag, Fp8Scaling scaling) {
   const KernelShape& s = step.shape;
-  if (!s.known() || s.flops() <= 0) return 0;
+  if (!s.known() || s.flops() <= 0) return {};
   const double load = step.flops / s.flops();
+  const bool current = scaling == Fp8Scaling::kCurrent;
+  const double amax = current ? kBytesPerAmaxElement : 0;
   switch (s.pass) {
     case GemmPass::kForward: {
-      const bool weights = tag.phase == Phase::kForward && tag.micro_batch == 0;
-      const double input_bytes = step.fp8_input_fused ? 1 + 1 : kBytesPerCastElement;
-      return s.batch *
-             (input_bytes * s.m * s.k * load + (weights ? kBytesPerCastElement * s.k * s.n : 0));
+      const double weights = tag.phase == Phase::kForward && tag.micro_batch == 0 ? s.k * s.n : 0;
+      const double inputs = s.m * s.k * load;
+      if (step.fp8_input_fused) {
+        return {s.batch * amax * weights,
+                s.batch * ((current ? kBytesPerCastElement : 1 + 1) * inputs +
+                           kBytesPerCastElement * weights)};
+      }
+      return {s.batch * amax * (inputs + weights),
+              s.batch * kBytesPerCastElement * (inputs + weights)};
     }
     case GemmPass::kBackward:
-    case GemmPass::kInputGrad:
-      return kBytesPerCastElement * s.batch * s.m * s.n * load;
+    case GemmPass::kInputGrad: {
+      const double gradients = s.batch * s.m * s.n * load;
+      return {amax * gradients, kBytesPerCastElement * gradients};
+    }
     case GemmPass::kWeightGrad:
-      return 0;
+      return {};
   }
-  return 0;
+  return {};
 }
 
 bool computes_weight_gradient(const LayerStep& step) {
@@ -82,11 +100,17 @@ OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& s
   const bool in_gemm_dtype = step.op_class == OpClass::kGemm && (step.fp8_linear || !mixed);
   const DataType dtype = in_gemm_dtype ? gemm_dtype_ : dtype_;
   if (mixed && in_gemm_dtype && gemm_dtype_ == DataType::kFp8) {
-    const double bytes = fp8_cast_bytes(step, tag);
-    if (bytes > 0) {
+    const Fp8Bytes bytes = fp8_bytes(step, tag, fp8_scaling_);
+    if (bytes.amax > 0) {
+      const OpId amax =
+          graph_->add_compute(context(stream, tag), step.name + ".fp8_amax", OpClass::kElementwise,
+                              bytes.amax / kBytesPerAmaxElement, bytes.amax, dtype_, chain.pending);
+      chain.pending.assign(1, amax);
+    }
+    if (bytes.cast > 0) {
       const OpId cast =
           graph_->add_compute(context(stream, tag), step.name + ".fp8_cast", OpClass::kElementwise,
-                              bytes / kBytesPerCastElement, bytes, dtype_, chain.pending);
+                              bytes.cast / kBytesPerCastElement, bytes.cast, dtype_, chain.pending);
       chain.pending.assign(1, cast);
     }
   }

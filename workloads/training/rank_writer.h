@@ -46,20 +46,25 @@ struct GradAccumulation {
   DataType buffer = DataType::kFp32;
 };
 
+// How the FP8 casts before FP8 GEMMs find their scales (training.fp8_scaling).
+enum class Fp8Scaling { kDelayed, kCurrent };
+
 class RankWriter {
  public:
   // Every kernel in `dtype`.
   RankWriter(EventGraph* graph, RankId rank, DataType dtype)
       : RankWriter(graph, rank, dtype, dtype) {}
   // GEMMs in `gemm_dtype`, every other kernel in `other_dtype` (FP8 training: only the GEMMs
-  // run in FP8); weight gradients accumulate as `accumulation` says.
+  // run in FP8, after casts scaled as `fp8_scaling` says); weight gradients accumulate as
+  // `accumulation` says.
   RankWriter(EventGraph* graph, RankId rank, DataType gemm_dtype, DataType other_dtype,
-             GradAccumulation accumulation = {})
+             GradAccumulation accumulation = {}, Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed)
       : graph_(graph),
         rank_(rank),
         gemm_dtype_(gemm_dtype),
         dtype_(other_dtype),
-        accumulation_(accumulation) {}
+        accumulation_(accumulation),
+        fp8_scaling_(fp8_scaling) {}
 
   RankId rank() const { return rank_; }
   EventGraph& graph() { return *graph_; }
@@ -90,6 +95,7 @@ class RankWriter {
   DataType gemm_dtype_;
   DataType dtype_;
   GradAccumulation accumulation_;
+  Fp8Scaling fp8_scaling_;
 };
 
 // A deduplicated dispatch matrix (n x n, row-major) as the graph's kMatrix weights tables: the

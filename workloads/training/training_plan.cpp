@@ -21,6 +21,7 @@ TrainingSettings training_settings(const config::Training& t) {
   s.recompute = t.recompute();
   s.zero_stage = t.zero_stage();
   s.framework = t.framework();
+  s.fp8_current_scaling = t.fp8_scaling() == config::Training::CURRENT;
   s.overlap_grad_reduce = t.overlap_grad_reduce();
   s.grad_bucket_elements = static_cast<double>(t.grad_bucket_elements());
   s.offload_optimizer = t.offload_optimizer();

@@ -46,6 +46,8 @@ struct TrainingSettings {
   config::Training::GradAccumulation grad_accumulation = config::Training::FUSED_IN_WGRAD;
   double moment_bytes = 4;  // per element of each of AdamW's two moments
   std::string framework;    // training.framework, empty when the scenario names none
+  // FP8 scales from each tensor's own amax (training.fp8_scaling CURRENT): a pass before a cast.
+  bool fp8_current_scaling = false;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a
