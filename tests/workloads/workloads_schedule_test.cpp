@@ -349,6 +349,10 @@ TEST(TrainingStep, Fp8CurrentScalingReadsEachTensorForItsAmaxBeforeTheCast) {
   EXPECT_DOUBLE_EQ(rank0.at({"attn.proj.fp8_amax", 1})->hbm_bytes, 2.0 * proj.m * proj.k);
   EXPECT_DOUBLE_EQ(rank0.at({"attn.proj.fp8_cast", 1})->hbm_bytes, 4.0 * proj.m * proj.k);
   EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.bwd.fp8_amax", 1})->hbm_bytes, 2.0 * x.m * x.n);
+  // The MLP's up projection takes its output gradient from the activation's backward, which
+  // finds the amax as it writes it: no pass; the down projection's gradient needs one.
+  EXPECT_FALSE(rank0.contains({"mlp.up.bwd.fp8_amax", 1}));
+  EXPECT_TRUE(rank0.contains({"mlp.down.bwd.fp8_amax", 1}));
   EXPECT_EQ(rank0.at({"attn.proj.fp8_amax", 1})->dtype, DataType::kBf16);
   // The cast waits for its amax.
   const Op* cast = rank0.at({"attn.proj.fp8_cast", 1});

@@ -47,6 +47,9 @@ struct LayerStep {
   // LayerNormMLP write the norm's and the activation's output in FP8): only the transposed copy
   // for the weight gradient is left to write.
   bool fp8_input_fused = false;
+  // Its output gradient comes from a kernel that finds the amax as it writes it (the activation's
+  // backward in LayerNormMLP), so current scaling needs no pass of its own before that cast.
+  bool fp8_grad_fused = false;
   // A linear layer's weight elements on this rank (all its local experts' for grouped expert
   // GEMMs): what the weight gradient accumulates into across micro-batches. 0: no weights.
   double weight_elements = 0;

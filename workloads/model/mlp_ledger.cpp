@@ -18,6 +18,7 @@ void append_dense(const std::string& name, double ffn, bool gated, double tokens
   LayerStep down = gemm_step(name + ".down", tokens, f, hidden, e);
   up.fp8_input_fused = true;    // LayerNormMLP: the norm writes FP8
   down.fp8_input_fused = true;  // and so does the activation
+  up.fp8_grad_fused = true;     // whose backward writes up's output gradient
   fw.push_back(up);
   fw.push_back(act);
   fw.push_back(down);

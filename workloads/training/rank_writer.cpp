@@ -21,11 +21,12 @@ namespace {
 // activations with a transposed copy for the weight gradient (read 2 B, write 1 + 1 B per
 // element), and in the step's first micro-batch the weights likewise (cached for the others:
 // is_first_microbatch); the backward casts the output gradient with its transpose once for both
-// gradient GEMMs. Where the kernel before is fused with the cast (LayerNormLinear,
-// LayerNormMLP), delayed scaling has it write FP8, so the cast only transposes (read 1 B, write
-// 1 B); current scaling cannot (the scale needs the whole output's amax), so that kernel writes
-// BF16 and finds the amax as it goes, and the cast is a whole one. Expert GEMMs scale with the
-// tokens their experts received, as their FLOPs do.
+// gradient GEMMs (under current scaling after an amax pass, except where the activation's
+// backward found the amax as it wrote the gradient). Where the kernel before is fused with the cast
+// (LayerNormLinear, LayerNormMLP), delayed scaling has it write FP8, so the cast only transposes
+// (read 1 B, write 1 B); current scaling cannot (the scale needs the whole output's amax), so that
+// kernel writes BF16 and finds the amax as it goes, and the cast is a whole one. Expert GEMMs scale
+// with the tokens their experts received, as their FLOPs do.
 constexpr double kBytesPerCastElement = 2 + 1 + 1;
 constexpr double kBytesPerAmaxElement = 2;  // read the BF16 tensor once
 
@@ -55,7 +56,7 @@ Fp8Bytes fp8_bytes(const LayerStep& step, const OpTag& tag, Fp8Scaling scaling) 
     case GemmPass::kBackward:
     case GemmPass::kInputGrad: {
       const double gradients = s.batch * s.m * s.n * load;
-      return {amax * gradients, kBytesPerCastElement * gradients};
+      return {step.fp8_grad_fused ? 0 : amax * gradients, kBytesPerCastElement * gradients};
     }
     case GemmPass::kWeightGrad:
       return {};
