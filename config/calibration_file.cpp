@@ -16,10 +16,10 @@ namespace racksim::config {
 
 namespace fs = std::filesystem;
 
-void merge_calibration(config::Scenario* scenario, const SourceMap& sources) {
-  const fs::path path = path_from_scenario(scenario->calibration(), "calibration", sources);
+void merge_calibration(config::Scenario* scenario, SourceMap* sources) {
+  const fs::path path = path_from_scenario(scenario->calibration(), "calibration", *sources);
   const std::string text =
-      read_input_file(path, "the calibration file", sources.find("calibration"), "calibration");
+      read_input_file(path, "the calibration file", sources->find("calibration"), "calibration");
   SourceMap calibration_sources;
   const config::Scenario calibration =
       parse_scenario_text(text, path.string(), &calibration_sources);
@@ -34,6 +34,8 @@ void merge_calibration(config::Scenario* scenario, const SourceMap& sources) {
                      "a calibration file overrides fields; it cannot choose a preset");
   }
   scenario->mutable_hardware()->MergeFrom(calibration.hardware());
+  // Its fields are the calibration file's: errors name its lines, relative paths start from it.
+  sources->take_section(calibration_sources, "hardware");
 }
 
 std::string calibration_text(const std::vector<std::string>& fields,

@@ -19,9 +19,11 @@ namespace racksim::config {
 inline constexpr const char* kCalibrationMarker = "# racksim calibration";
 
 // Reads the file named by scenario->calibration() and merges its hardware section into the
-// scenario. Throws InputError naming the calibration file (or the field) when it cannot be
-// read, does not parse, or sets anything besides hardware.
-void merge_calibration(config::Scenario* scenario, const SourceMap& sources);
+// scenario, and records in `sources` that its fields come from it (so a relative path it names
+// is read from its folder, and an error on one of its values names its line). Throws InputError
+// naming the calibration file (or the field) when it cannot be read, does not parse, or sets
+// anything besides hardware.
+void merge_calibration(config::Scenario* scenario, SourceMap* sources);
 
 // The text of a calibration file setting `fields` (dotted paths under hardware.) to `values`,
 // with `comment` lines (each prefixed with "# ") after the marker.

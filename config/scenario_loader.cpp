@@ -282,6 +282,14 @@ bool is_json(const std::string& text, const std::string& path) {
 
 }  // namespace
 
+void SourceMap::take_section(const SourceMap& other, const std::string& section) {
+  const std::string prefix = section + ".";
+  for (auto it = other.locations_.lower_bound(prefix);
+       it != other.locations_.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    locations_[it->first] = it->second;
+  }
+}
+
 SourceLocation SourceMap::find(const std::string& path) const {
   for (std::string current = path; !current.empty(); current = parent_path(current)) {
     if (auto it = locations_.find(current); it != locations_.end()) return it->second;
@@ -369,7 +377,7 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
   }
   if (loaded.scenario.has_calibration()) {
     // Calibrated values override the file's; --set, applied again, overrides them.
-    merge_calibration(&loaded.scenario, loaded.sources);
+    merge_calibration(&loaded.scenario, &loaded.sources);
     for (const std::string& assignment : overrides) {
       apply_override(assignment, &loaded.scenario, &loaded.sources);
     }

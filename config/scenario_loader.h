@@ -29,6 +29,9 @@ class SourceMap {
   SourceLocation find(const std::string& path) const;
   const std::string& file() const { return file_; }
   void set_file(std::string file) { file_ = std::move(file); }
+  // Takes every location `other` holds under `section.` (an included file's fields), replacing
+  // what this map said of them.
+  void take_section(const SourceMap& other, const std::string& section);
 
  private:
   std::string file_;

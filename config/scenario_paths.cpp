@@ -11,7 +11,10 @@ std::filesystem::path path_from_scenario(const std::string& name, const std::str
       sources.file().front() == '<') {
     return path;
   }
-  return std::filesystem::path(sources.file()).parent_path() / path;
+  // A field written in a file the scenario includes (a calibration) is read from that file's
+  // folder.
+  const std::string& file = where.line > 0 ? where.file : sources.file();
+  return std::filesystem::path(file).parent_path() / path;
 }
 
 }  // namespace racksim::config
