@@ -362,6 +362,34 @@ TEST(TrainingStep, Fp8CurrentScalingReadsEachTensorForItsAmaxBeforeTheCast) {
   EXPECT_NE(std::find(deps.begin(), deps.end(), amax_id), deps.end());
 }
 
+// Under sequence parallelism Transformer Engine all-gathers the FP8 input of qkv and fc1 and the
+// FP8 output gradient of proj and fc2; with current scaling the TP ranks first agree one amax (a
+// one-scalar all-reduce over the TP group per gathered operand). Delayed scaling needs none.
+TEST(TrainingStep, Fp8CurrentScalingReducesTheAmaxOfGatheredOperandsOverTp) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_dtype(config::FP8);
+  s.mutable_layout()->set_sequence_parallel(true);
+  auto reductions = [&](config::Training::Fp8Scaling scaling) {
+    s.mutable_training()->set_fp8_scaling(scaling);
+    const auto step = build_training_step(resolve_training_plan(s));
+    std::multiset<std::string> labels;  // rank 0, micro-batch 1, layer 0
+    for (const Op& op : step.graph.ops()) {
+      const std::string& label = step.graph.label(op.label);
+      if (op.kind == OpKind::kCollective && op.rank == 0 && op.micro_batch == 1 && op.layer == 0 &&
+          label.ends_with(".fp8_amax_allreduce")) {
+        EXPECT_DOUBLE_EQ(op.amount, 4.0) << label;  // bytes: one FP32 scalar
+        labels.insert(label);
+      }
+    }
+    return labels;
+  };
+  EXPECT_EQ(reductions(config::Training::CURRENT),
+            (std::multiset<std::string>{"attn.qkv.fp8_amax_allreduce", "mlp.up.fp8_amax_allreduce",
+                                        "attn.proj.bwd.fp8_amax_allreduce",
+                                        "mlp.down.bwd.fp8_amax_allreduce"}));
+  EXPECT_TRUE(reductions(config::Training::DELAYED).empty());
+}
+
 // The weight gradient of every micro-batch joins the step's gradient as the framework does it
 // (training.grad_accumulation), per weight element W of a linear layer: fused into the
 // weight-gradient GEMM (it reads and writes the FP32 buffer: 2 x 4 - 2 B more than writing its

@@ -62,6 +62,9 @@ RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
   tp_ring_ = ring_link(shared.plan.layout.tp_group(rank), coords_.tp, CommDim::kTp, 0x50000000u,
                        ".ag_send", ".ag_recv");
   tp_overlap_ = shared.plan.training.tp_comm_overlap && shared.plan.layout.tp() > 1;
+  fp8_amax_over_tp_ = shared.plan.training.fp8_current_scaling &&
+                      shared.plan.training.dtype == DataType::kFp8 && shared.plan.layout.tp() > 1 &&
+                      shared.plan.shape.sequence_parallel;
 }
 
 void RankStep::write(const PassOrder& order) {
@@ -305,6 +308,7 @@ OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,
   OpId first = kNoOp;
   for (size_t i = 0; i < steps.size();) {
     OpId id = kNoOp;
+    if (fp8_amax_over_tp_) write_fp8_amax_reduction(chain, streams, steps, i, tag);
     if (const size_t written = write_tp_overlap(chain, streams, steps, i, tag, &id)) {
       i += written;
     } else {

@@ -125,6 +125,11 @@ class RankStep {
   size_t write_tp_overlap(ComputeChain& chain, const PassStreams& streams,
                           const std::vector<LayerStep>& steps, size_t i, const OpTag& tag,
                           OpId* first);
+  // FP8 current scaling under sequence parallelism: when steps[i] all-gathers the operand of the
+  // linear layer's GEMM at steps[i + 1], the ranks agree one amax over the TP group first (a
+  // one-scalar all-reduce the chain waits for), so every shard is cast with one scale.
+  void write_fp8_amax_reduction(ComputeChain& chain, const PassStreams& streams,
+                                const std::vector<LayerStep>& steps, size_t i, const OpTag& tag);
   // All-gather then GEMM: the GEMM (a fused backward's input-gradient half) in tp slices, one
   // shard arriving from the TP neighbour before each slice after the first.
   OpId write_ring_exchange(ComputeChain& chain, const PassStreams& streams, const LayerStep& gather,
@@ -161,7 +166,8 @@ class RankStep {
   CommId ep_comm_;
   RingLink cp_ring_;
   RingLink tp_ring_;
-  bool tp_overlap_ = false;  // training.tp_comm_overlap with tp > 1
+  bool tp_overlap_ = false;        // training.tp_comm_overlap with tp > 1
+  bool fp8_amax_over_tp_ = false;  // FP8 current scaling, sequence parallelism, tp > 1
   GradientSync sync_;
   ComputeChain main_;
   ComputeChain overlap_;

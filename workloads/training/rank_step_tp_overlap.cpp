@@ -34,6 +34,21 @@ bool splits_into_gradients(const LayerStep& gemm) {
 
 }  // namespace
 
+void RankStep::write_fp8_amax_reduction(ComputeChain& chain, const PassStreams& streams,
+                                        const std::vector<LayerStep>& steps, size_t i,
+                                        const OpTag& tag) {
+  // Transformer Engine sets with_amax_reduction over the TP group on the quantizers of these
+  // operands: the column-parallel layers' input and the row-parallel layers' output gradient
+  // under sequence parallelism (transformer_engine/pytorch/module/linear.py, Apache-2.0).
+  if (i + 1 >= steps.size() || !is_tp_collective(steps[i], CollectiveKind::kAllGather) ||
+      !is_te_linear(steps[i + 1])) {
+    return;
+  }
+  constexpr double kAmaxBytes = 4;  // one FP32 scalar
+  writer_.collective(chain, streams.tp, steps[i + 1].name + ".fp8_amax_allreduce",
+                     CollectiveKind::kAllReduce, tp_comm_, kAmaxBytes, CommDim::kTp, tag);
+}
+
 size_t RankStep::write_tp_overlap(ComputeChain& chain, const PassStreams& streams,
                                   const std::vector<LayerStep>& steps, size_t i, const OpTag& tag,
                                   OpId* first) {
