@@ -11,34 +11,6 @@ namespace {
 
 using config::Training;
 
-const std::array<FrameworkPreset, 3>& presets() {
-  static const std::array<FrameworkPreset, 3> kPresets = {{
-      {"megatron-lm-2021",
-       "Megatron-LM as Narayanan et al. ran it (SC'21): its own DDP, one gradient all-reduce "
-       "after the backward in the training dtype, autograd summing micro-batches, attention "
-       "scores materialized, FP32 cross-entropy",
-       "github.com/NVIDIA/Megatron-LM (BSD-3) v2.x arguments.py defaults: "
-       "--use-contiguous-buffers-in-ddp, --accumulate-allreduce-grads-in-fp32 and "
-       "--fp16-lm-cross-entropy off; no FlashAttention"},
-      {"megatron-deepspeed",
-       "Megatron-DeepSpeed with DeepSpeed's FP16 engine and no ZeRO, as vTrain measured it: the "
-       "same step as megatron-lm-2021",
-       "github.com/microsoft/Megatron-DeepSpeed (MIT); vTrain (Bang et al., MICRO'24, "
-       "github.com/VIA-Research/vTrain, MIT)"},
-      {"megatron-bridge",
-       "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
-       "distributed optimizer, gradients reduced in BF16 in buckets during the backward, "
-       "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
-       "cross-entropy, TP communication overlapped where sequence parallelism allows it, FP8 "
-       "with current scaling",
-       "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
-       "use_distributed_optimizer, overlap_grad_reduce, grad_reduce_in_fp32 false, "
-       "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
-       "(bf16_with_fp8_current_scaling_mixed)"},
-  }};
-  return kPresets;
-}
-
 // The dtype of the parameters (and so of their gradients) under the training dtype: FP8 GEMMs
 // keep BF16 parameters, as does the default dtype.
 config::DType parameter_dtype(const config::Scenario& scenario) {
@@ -73,29 +45,69 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   return t;
 }
 
+// A preset and the training fields it sets for a scenario.
+struct Framework {
+  FrameworkPreset preset;
+  Training (*training)(const config::Scenario& scenario);
+};
+
+const std::array<Framework, 3>& frameworks() {
+  static const std::array<Framework, 3> kFrameworks = {{
+      {{"megatron-lm-2021",
+        "Megatron-LM as Narayanan et al. ran it (SC'21): its own DDP, one gradient all-reduce "
+        "after the backward in the training dtype, autograd summing micro-batches, attention "
+        "scores materialized, FP32 cross-entropy",
+        "github.com/NVIDIA/Megatron-LM (BSD-3) v2.x arguments.py defaults: "
+        "--use-contiguous-buffers-in-ddp, --accumulate-allreduce-grads-in-fp32 and "
+        "--fp16-lm-cross-entropy off; no FlashAttention"},
+       megatron_2021_training},
+      {{"megatron-deepspeed",
+        "Megatron-DeepSpeed with DeepSpeed's FP16 engine and no ZeRO, as vTrain measured it: the "
+        "same step as megatron-lm-2021",
+        "github.com/microsoft/Megatron-DeepSpeed (MIT); vTrain (Bang et al., MICRO'24, "
+        "github.com/VIA-Research/vTrain, MIT)"},
+       megatron_2021_training},
+      {{"megatron-bridge",
+        "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
+        "distributed optimizer, gradients reduced in BF16 in buckets during the backward, "
+        "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
+        "cross-entropy, TP communication overlapped where sequence parallelism allows it, FP8 "
+        "with current scaling",
+        "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
+        "use_distributed_optimizer, overlap_grad_reduce, grad_reduce_in_fp32 false, "
+        "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
+        "(bf16_with_fp8_current_scaling_mixed)"},
+       megatron_bridge_training},
+  }};
+  return kFrameworks;
+}
+
+const Framework* find_framework(std::string_view name) {
+  const auto& all = frameworks();
+  const auto it = std::find_if(all.begin(), all.end(),
+                               [&](const Framework& f) { return f.preset.name == name; });
+  return it == all.end() ? nullptr : &*it;
+}
+
 }  // namespace
 
 std::optional<FrameworkPreset> framework_preset(std::string_view name) {
-  const auto& all = presets();
-  const auto it = std::find_if(all.begin(), all.end(),
-                               [&](const FrameworkPreset& p) { return p.name == name; });
-  if (it == all.end()) return std::nullopt;
-  return *it;
+  const Framework* framework = find_framework(name);
+  if (framework == nullptr) return std::nullopt;
+  return framework->preset;
 }
 
 std::vector<std::string> framework_preset_names() {
   std::vector<std::string> names;
-  for (const FrameworkPreset& p : presets()) names.push_back(p.name);
+  for (const Framework& f : frameworks()) names.push_back(f.preset.name);
   return names;
 }
 
 std::optional<config::Training> framework_training(std::string_view name,
                                                    const config::Scenario& scenario) {
-  if (name == "megatron-lm-2021" || name == "megatron-deepspeed") {
-    return megatron_2021_training(scenario);
-  }
-  if (name == "megatron-bridge") return megatron_bridge_training(scenario);
-  return std::nullopt;
+  const Framework* framework = find_framework(name);
+  if (framework == nullptr) return std::nullopt;
+  return framework->training(scenario);
 }
 
 }  // namespace racksim
