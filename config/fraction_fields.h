@@ -9,11 +9,12 @@
 
 namespace racksim::config {
 
-inline constexpr std::array<std::string_view, 13> kFractionFields = {
+inline constexpr std::array<std::string_view, 14> kFractionFields = {
     "hardware.compute.gemm",
     "hardware.compute.gemm_fp8",
     "hardware.compute.gemm_unaligned",
     "hardware.compute.gemm_sustained",
+    "hardware.compute.sustained_clock_ratio",
     "hardware.compute.attention",
     "hardware.compute.elementwise",
     "hardware.compute.hbm",

@@ -161,6 +161,16 @@ void check_compute(const config::Hardware& hw, const Checker& check) {
   if (compute.gemm_sustained() != 0) {
     check.efficiency("hardware.compute.gemm_sustained", true, compute.gemm_sustained());
   }
+  if (compute.has_sustained_clock_ratio()) {
+    check.efficiency("hardware.compute.sustained_clock_ratio", true,
+                     compute.sustained_clock_ratio());
+    // Both say how far the power limit holds the clocks down: together they would count it twice.
+    if (compute.gemm_sustained() != 0 && compute.sustained_clock_ratio() != 1) {
+      check.fail("hardware.compute.sustained_clock_ratio",
+                 "hardware.compute.gemm_sustained already holds the power limit's clock drop "
+                 "for the GEMMs that fill the GPU; set one of the two");
+    }
+  }
   if (compute.gemm_split_k_max() < 0 || compute.gemm_split_k_max() > 64) {
     check.fail("hardware.compute.gemm_split_k_max",
                fmt::format("must be a number of splits in [0, 64] (0 or 1: none), got {}",

@@ -26,7 +26,10 @@ Every row is simulated under each configuration of the table (--config picks som
   transfer   the same with a calibration fitted on other measurements (for the A100 tables:
              vTrain's single-node rows and 3.6B and 18.4B runs, scenarios/calibration/
              a100-kernel-calibration.textproto; another cluster than Selene's, the same as the
-             39.1B and 175B rows'), applied unchanged: fit on small, predict large.
+             39.1B and 175B rows'), applied unchanged: fit on small, predict large;
+  sustained  (the Hopper tables) the same preset with its SMs at the clock Hopper GPUs are
+             reported to hold at their 700 W limit (scenarios/calibration/
+             hopper-clock-calibration.textproto: from public reports, not fitted).
 
 Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
 vtrain-a100-multi-node-large-results.csv; not with --only or --config, which print a
@@ -55,12 +58,18 @@ TABLES = {
     "megatron-bridge-h100": {
         "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
         "seq": 8192,
-        "configs": {"datasheet": []},
+        "configs": {
+            "datasheet": [],
+            "sustained": ["--set", "calibration=scenarios/calibration/hopper-clock-calibration.textproto"],
+        },
     },
     "deepseek-v3-h800": {
         "base": "scenarios/validation/deepseek-v3-h800.textproto",
         "seq": 4096,
-        "configs": {"datasheet": []},
+        "configs": {
+            "datasheet": [],
+            "sustained": ["--set", "calibration=scenarios/calibration/hopper-clock-calibration.textproto"],
+        },
     },
     "vtrain-a100-large": {
         "base": "scenarios/calibration/a100-vtrain-kernel-base.textproto",

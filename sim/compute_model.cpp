@@ -35,6 +35,9 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   if (hw.compute().has_gemm_unaligned()) m.gemm_unaligned = hw.compute().gemm_unaligned();
   m.gemm_split_k_max = std::max(1, hw.compute().gemm_split_k_max());
   m.gemm_sustained = hw.compute().gemm_sustained();
+  if (hw.compute().has_sustained_clock_ratio()) {
+    m.sustained_clock_ratio = hw.compute().sustained_clock_ratio();
+  }
   return m;
 }
 

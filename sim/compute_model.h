@@ -65,13 +65,16 @@ struct ComputeModel {
   double gemm_unaligned = 1;
   int gemm_split_k_max = 1;   // 1: no split-K
   double gemm_sustained = 0;  // the whole GPU's GEMM ceiling, fraction of the peak (0: none)
+  // The SM clock held at the power limit over the clock the rates were measured at (1: none).
+  double sustained_clock_ratio = 1;
 
   static ComputeModel from_hardware(const config::Hardware& hw);
 
   double peak_flops_per_s(DataType dtype) const;
-  // What compute kernels get of it: the peak less the SMs communication holds.
+  // What compute kernels get of it: the peak less the SMs communication holds, at the clock the
+  // power limit leaves them.
   double compute_peak_flops_per_s(DataType dtype) const {
-    return peak_flops_per_s(dtype) * compute_sm_share;
+    return peak_flops_per_s(dtype) * compute_sm_share * sustained_clock_ratio;
   }
   // The achievable fraction of the peak, and the K elements each output tile adds for its fixed
   // costs, of a GEMM kernel in `dtype` (FP8 has its own when the hardware gives them).

@@ -441,6 +441,26 @@ TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
   EXPECT_FALSE(with("hardware.compute.gemm_split_k_max=8").thrown);
 }
 
+// The sustained clock is a fraction of the measured one; with the GEMM ceiling, which holds the
+// same drop for full-wave GEMMs, it would count the power limit twice.
+TEST(app_scenario_loader, SustainedClockRatioField) {
+  const Caught above_one = with("hardware.compute.sustained_clock_ratio=1.2");
+  EXPECT_EQ(above_one.field, "hardware.compute.sustained_clock_ratio");
+  EXPECT_NE(above_one.detail.find("(0, 1]"), std::string::npos) << above_one.detail;
+  EXPECT_EQ(with("hardware.compute.sustained_clock_ratio=0").field,
+            "hardware.compute.sustained_clock_ratio");
+  EXPECT_FALSE(with("hardware.compute.sustained_clock_ratio=0.795").thrown);
+  const Caught both = load_error(
+      small_scenario(""), "scenario.textproto",
+      {"hardware.compute.gemm_sustained=0.76", "hardware.compute.sustained_clock_ratio=0.795"});
+  EXPECT_EQ(both.field, "hardware.compute.sustained_clock_ratio");
+  EXPECT_NE(both.detail.find("gemm_sustained"), std::string::npos) << both.detail;
+  EXPECT_FALSE(load_error(small_scenario(""), "scenario.textproto",
+                          {"hardware.compute.gemm_sustained=0.76",
+                           "hardware.compute.sustained_clock_ratio=1"})
+                   .thrown);
+}
+
 TEST(app_scenario_loader, LoadsFromAFile) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("racksim-loader-" + std::to_string(::getpid()));

@@ -278,6 +278,29 @@ TEST(KernelComputeModel, TheSustainedCeilingCapsLargeGemmsAndLeavesSmallOnesToTh
   EXPECT_DOUBLE_EQ(seconds(256, 4096, 128), small);
 }
 
+// hardware.compute.sustained_clock_ratio: the SMs run at that share of the clock the rates were
+// measured at, so a GEMM's tiles (main loop and fixed costs alike) and a FLOP-bound kernel take
+// 1 / ratio as long; an HBM-bound kernel keeps the bandwidth, and the MFU denominator keeps the
+// datasheet peak.
+TEST(KernelComputeModel, TheSustainedClockSlowsEveryFlopBoundKernelAndNoHbmBoundOne) {
+  ComputeModel model = testing::kernel_a100_model(0.9);
+  model.gemm_k_overhead = 64;
+  model.attention_efficiency = 0.6;
+  auto seconds = [&](const LayerStep& step) { return model.duration_s(op_of(step), step.shape); };
+  const LayerStep large = gemm_step("g", 8192, 8192, 8192, 2);
+  const LayerStep small = gemm_step("g", 256, 4096, 128, 2);
+  const LayerStep attention = attention_step("a", 1e12, 1e6);
+  const LayerStep elementwise = elementwise_step("e", 1e9, 1e6, 2);
+  const double before[] = {seconds(large), seconds(small), seconds(attention),
+                           seconds(elementwise)};
+  model.sustained_clock_ratio = 0.8;
+  EXPECT_NEAR(seconds(large), before[0] / 0.8, 1e-12);
+  EXPECT_NEAR(seconds(small), before[1] / 0.8, 1e-12);
+  EXPECT_NEAR(seconds(attention), before[2] / 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(seconds(elementwise), before[3]);
+  EXPECT_DOUBLE_EQ(model.peak_flops_per_s(DataType::kBf16), kPeak);
+}
+
 // timed() names the term that sets duration_s: the ceiling for a GEMM that fills the GPU, the
 // tiles for one that leaves SMs idle, the host when it issues slower than the GPU runs, the HBM
 // for an element-wise kernel, and a recorded duration as given.
