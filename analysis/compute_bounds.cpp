@@ -16,6 +16,7 @@ double ComputeBounds::share(sim::KernelBound bound) const {
 ComputeBounds compute_bounds(const EventGraph& graph, RankId rank, const sim::ComputeModel& model) {
   ComputeBounds bounds;
   bounds.rank = rank;
+  bounds.sustained_clock_ratio = model.sustained_clock_ratio;
   for (const Op& op : graph.ops()) {
     if (op.rank != rank || op.kind != OpKind::kCompute) continue;
     const sim::KernelTime time = model.timed(op, graph.shape(op.shape));

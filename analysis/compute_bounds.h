@@ -15,6 +15,9 @@ namespace racksim::analysis {
 struct ComputeBounds {
   RankId rank = 0;
   std::array<double, sim::kNumKernelBounds> seconds{};  // indexed by sim::KernelBound
+  // The SM clock the FLOP-bound kernels ran at, over the clock their rates were measured at
+  // (hardware.compute.sustained_clock_ratio): the report names it where it is not 1.
+  double sustained_clock_ratio = 1;
   double total_s() const;
   double share(sim::KernelBound bound) const;
 };

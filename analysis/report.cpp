@@ -246,7 +246,9 @@ nlohmann::ordered_json kernel_bounds_json(const ComputeBounds& k) {
     const auto bound = static_cast<sim::KernelBound>(i);
     shares[std::string(sim::json_key(bound))] = k.share(bound);
   }
-  return {{"rank", k.rank}, {"kernel_s", k.total_s()}, {"share", shares}};
+  nlohmann::ordered_json j = {{"rank", k.rank}, {"kernel_s", k.total_s()}, {"share", shares}};
+  if (k.sustained_clock_ratio != 1) j["sustained_clock_ratio"] = k.sustained_clock_ratio;
+  return j;
 }
 
 }  // namespace
@@ -364,6 +366,12 @@ std::string kernel_bounds_text(const ComputeBounds& k) {
     if (k.share(bound) < 0.0005) continue;
     out += fmt::format("{}{} {:.1f} %", separator, to_string(bound), 100 * k.share(bound));
     separator = ", ";
+  }
+  if (k.sustained_clock_ratio != 1) {
+    out += fmt::format(
+        "; FLOP-bound work at {:.3g} of the clock its rates were measured at "
+        "(hardware.compute.sustained_clock_ratio)",
+        k.sustained_clock_ratio);
   }
   return out + "\n";
 }

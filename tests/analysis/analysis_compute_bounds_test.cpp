@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/compute_bounds.h"
+#include "analysis/report.h"
 #include "tests/support/compute_ops.h"
 
 namespace racksim {
@@ -49,6 +50,27 @@ TEST(ComputeBounds, EachKernelOfTheRankCountsOnceUnderItsBound) {
   EXPECT_EQ(seconds(KernelBound::kGemmTiles), 0);
   EXPECT_EQ(sim::json_key(KernelBound::kGemmSustained), "gemm_sustained");
   EXPECT_EQ(sim::json_key(KernelBound::kHost), "host_bound");
+}
+
+// The report says at what clock the FLOP-bound kernels ran when it is not the one their rates were
+// measured at (hardware.compute.sustained_clock_ratio), in the text and in report.json, and says
+// nothing of it otherwise.
+TEST(ComputeBounds, TheReportNamesASustainedClockOnlyWhereOneIsSet) {
+  EventGraph graph(1);
+  const StreamId compute = graph.add_stream("compute", StreamKind::kCompute);
+  graph.add_compute({0, compute, Phase::kForward, 0, 0}, "norm", OpClass::kElementwise, 1e6, 4e8,
+                    DataType::kBf16);
+  sim::ComputeModel model = testing::kernel_a100_model(0.9);
+  analysis::StepReport report;
+  report.kernel_bounds = analysis::compute_bounds(graph, 0, model);
+  EXPECT_EQ(report.kernel_bounds.sustained_clock_ratio, 1);
+  EXPECT_EQ(analysis::report_text(report).find("sustained_clock_ratio"), std::string::npos);
+  EXPECT_FALSE(
+      analysis::report_json(report)["kernel_time_by_bound"].contains("sustained_clock_ratio"));
+  model.sustained_clock_ratio = 0.795;
+  report.kernel_bounds = analysis::compute_bounds(graph, 0, model);
+  EXPECT_NE(analysis::report_text(report).find("at 0.795 of the clock"), std::string::npos);
+  EXPECT_EQ(analysis::report_json(report)["kernel_time_by_bound"]["sustained_clock_ratio"], 0.795);
 }
 
 }  // namespace
