@@ -297,6 +297,8 @@ def measure_sustained(torch, rows, budget, log):
             continue
         fn = gemm_inputs(torch, dtype, size, size, size)
         flops = 2 * size**3
+        torch.cuda.synchronize()
+        time.sleep(3)  # start from cool clocks: the first second is the burst rate
         start = time.monotonic()
         while time.monotonic() - start < SUSTAINED_S:
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -314,7 +316,6 @@ def measure_sustained(torch, rows, budget, log):
                       "t_s": f"{time.monotonic() - start:.2f}", "calls": calls,
                       "tflops": f"{flops * calls / ms / 1e9:.1f}"})
         torch.cuda.synchronize()
-        time.sleep(3)  # let the clocks recover before the next dtype
 
 
 def run(out_dir, budget_s, min_ms):
