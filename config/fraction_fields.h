@@ -1,5 +1,5 @@
-// The scenario fields that are fractions in (0, 1]: efficiencies and achievable shares of a
-// peak. One table for every reader: the validator checks exactly these with
+// The scenario fields that are fractions in [kMinFraction, 1]: efficiencies and achievable
+// shares of a peak. One table for every reader: the validator checks exactly these with
 // Checker::efficiency (which refuses a name missing here), and `racksim calibrate` bounds a
 // fitted field to (0.01, 1] exactly when it is here, instead of guessing from its name.
 #pragma once
@@ -8,6 +8,11 @@
 #include <string_view>
 
 namespace racksim::config {
+
+// The smallest fraction a scenario may give: below 1 % of a peak is no hardware figure (an
+// efficiency of 1e-300 once made a step of 1e300 s without a word), and `racksim calibrate`
+// searches fractions from here.
+inline constexpr double kMinFraction = 0.01;
 
 inline constexpr std::array<std::string_view, 14> kFractionFields = {
     "hardware.compute.gemm",

@@ -39,16 +39,18 @@ class Checker {
     if (present && !(value > 0)) fail(field, fmt::format("must be > 0, got {}", value));
   }
 
-  // A fraction in (0, 1]. `field` must be in kFractionFields, so that what calibrate bounds as a
-  // fraction and what this refuses outside (0, 1] cannot drift apart.
+  // A fraction in [kMinFraction, 1]. `field` must be in kFractionFields, so that what calibrate
+  // bounds as a fraction and what this refuses cannot drift apart.
   void efficiency(const std::string& field, bool present, double value) const {
     if (!is_fraction_field(field)) {
       throw std::logic_error("Checker::efficiency: " + field +
                              " is not in config/fraction_fields.h");
     }
-    if (!present) fail(field, "missing: an efficiency in (0, 1]");
-    if (!(value > 0 && value <= 1)) {
-      fail(field, fmt::format("must be a fraction in (0, 1], got {}", value));
+    if (!present) fail(field, "missing: an efficiency in [0.01, 1]");
+    if (!(value >= kMinFraction && value <= 1)) {
+      fail(field, fmt::format("must be a fraction in [{}, 1] (below 1 % of a peak is no hardware "
+                              "figure), got {}",
+                              kMinFraction, value));
     }
   }
 

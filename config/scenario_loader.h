@@ -69,7 +69,7 @@ LoadedScenario load_scenario_text(const std::string& text, const std::string& pa
 // Throws InputError on an unknown preset name.
 void resolve_presets(config::Scenario* scenario, const SourceMap& sources);
 
-// Checks a resolved hardware section (positive sizes and rates, efficiencies in (0, 1],
+// Checks a resolved hardware section (positive sizes and rates, efficiencies in [0.01, 1],
 // non-negative latencies). Throws InputError naming the offending field.
 void validate_hardware(const config::Hardware& hardware, const SourceMap& sources);
 

@@ -50,7 +50,7 @@ double numeric_field(const config::Scenario& scenario, const std::string& path) 
   throw InputError({"--params", 0, 0}, path, "not a numeric scenario field");
 }
 
-// Efficiencies live in (0, 1]; anything else may move a decade either way.
+// Efficiencies live in [0.01, 1]; anything else may move a decade either way.
 analysis::FitParameter parameter(const config::Scenario& base, const std::string& field) {
   if (field.rfind("hardware.", 0) != 0) {
     throw InputError({"--params", 0, 0}, field,
@@ -65,10 +65,10 @@ analysis::FitParameter parameter(const config::Scenario& base, const std::string
         {"--params", 0, 0}, field,
         fmt::format("starts at {}; a fitted parameter must start positive", p.initial));
   }
-  // Fractions stay in (0.01, 1]; anything else (seconds, counts, sizes) within ten times its
-  // start either way.
+  // Fractions stay in [config::kMinFraction, 1], what the validator accepts; anything else
+  // (seconds, counts, sizes) within ten times its start either way.
   const bool efficiency = config::is_fraction_field(field);
-  p.lower = efficiency ? 0.01 : p.initial / 10;
+  p.lower = efficiency ? config::kMinFraction : p.initial / 10;
   p.upper = efficiency ? 1.0 : p.initial * 10;
   return p;
 }

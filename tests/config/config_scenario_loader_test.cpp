@@ -413,11 +413,11 @@ Caught with(const std::string& set) {
   return load_error(small_scenario(""), "scenario.textproto", {set});
 }
 
-// FP8 GEMMs' own fraction and per-tile cost: a fraction in (0, 1], K elements >= 0.
+// FP8 GEMMs' own fraction and per-tile cost: a fraction in [0.01, 1], K elements >= 0.
 TEST(app_scenario_loader, Fp8GemmRateFields) {
   const Caught above_one = with("hardware.compute.gemm_fp8=1.2");
   EXPECT_EQ(above_one.field, "hardware.compute.gemm_fp8");
-  EXPECT_NE(above_one.detail.find("(0, 1]"), std::string::npos) << above_one.detail;
+  EXPECT_NE(above_one.detail.find("[0.01, 1]"), std::string::npos) << above_one.detail;
   EXPECT_EQ(with("hardware.compute.gemm_fp8=-0.5").field, "hardware.compute.gemm_fp8");
   const Caught overhead = with("hardware.compute.gemm_fp8_k_overhead=-1");
   EXPECT_EQ(overhead.field, "hardware.compute.gemm_fp8_k_overhead");
@@ -430,7 +430,7 @@ TEST(app_scenario_loader, Fp8GemmRateFields) {
 TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
   const Caught ceiling = with("hardware.compute.gemm_sustained=1.5");
   EXPECT_EQ(ceiling.field, "hardware.compute.gemm_sustained");
-  EXPECT_NE(ceiling.detail.find("(0, 1]"), std::string::npos) << ceiling.detail;
+  EXPECT_NE(ceiling.detail.find("[0.01, 1]"), std::string::npos) << ceiling.detail;
   EXPECT_EQ(with("hardware.compute.gemm_sustained=-0.1").field, "hardware.compute.gemm_sustained");
   EXPECT_EQ(with("hardware.compute.gemm_split_k_max=-2").field,
             "hardware.compute.gemm_split_k_max");
@@ -446,9 +446,15 @@ TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
 TEST(app_scenario_loader, SustainedClockRatioField) {
   const Caught above_one = with("hardware.compute.sustained_clock_ratio=1.2");
   EXPECT_EQ(above_one.field, "hardware.compute.sustained_clock_ratio");
-  EXPECT_NE(above_one.detail.find("(0, 1]"), std::string::npos) << above_one.detail;
+  EXPECT_NE(above_one.detail.find("[0.01, 1]"), std::string::npos) << above_one.detail;
   EXPECT_EQ(with("hardware.compute.sustained_clock_ratio=0").field,
             "hardware.compute.sustained_clock_ratio");
+  // Below 1 % of the clock is no hardware figure (1e-300 gave a step of 1e300 s), for every
+  // fraction alike.
+  EXPECT_EQ(with("hardware.compute.sustained_clock_ratio=1e-300").field,
+            "hardware.compute.sustained_clock_ratio");
+  EXPECT_EQ(with("hardware.compute.gemm=0.009").field, "hardware.compute.gemm");
+  EXPECT_FALSE(with("hardware.compute.gemm=0.01").thrown);
   EXPECT_FALSE(with("hardware.compute.sustained_clock_ratio=0.795").thrown);
   const Caught both = load_error(
       small_scenario(""), "scenario.textproto",

@@ -128,7 +128,7 @@ TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
 }
 
 // Every field of the shared fraction table (config/fraction_fields.h, which calibrate's bounds
-// follow) is one the validator refuses outside (0, 1], naming that field; and a count that
+// follow) is one the validator refuses outside [0.01, 1], naming that field; and a count that
 // calibrate once took for a fraction by its name is not in the table.
 TEST(app_scenario_loader, EveryFractionFieldIsRefusedAboveOne) {
   for (std::string_view field : kFractionFields) {
@@ -138,7 +138,7 @@ TEST(app_scenario_loader, EveryFractionFieldIsRefusedAboveOne) {
       ADD_FAILURE() << set << " was accepted";
     } catch (const InputError& error) {
       EXPECT_EQ(error.field(), field) << error.what();
-      EXPECT_NE(error.detail().find("(0, 1]"), std::string::npos) << error.what();
+      EXPECT_NE(error.detail().find("[0.01, 1]"), std::string::npos) << error.what();
     }
   }
   EXPECT_FALSE(is_fraction_field("hardware.compute.comm_reserved_sms"));
