@@ -422,6 +422,9 @@ TEST(app_scenario_loader, Fp8GemmRateFields) {
   const Caught overhead = with("hardware.compute.gemm_fp8_k_overhead=-1");
   EXPECT_EQ(overhead.field, "hardware.compute.gemm_fp8_k_overhead");
   EXPECT_EQ(with("hardware.compute.gemm_k_overhead=nan").field, "hardware.compute.gemm_k_overhead");
+  const Caught huge = with("hardware.compute.gemm_k_overhead=1e9");  // a step of 2.3e5 s before
+  EXPECT_EQ(huge.field, "hardware.compute.gemm_k_overhead");
+  EXPECT_NE(huge.detail.find("[0, 1e6]"), std::string::npos) << huge.detail;
   EXPECT_FALSE(with("hardware.compute.gemm_fp8=0.7").thrown);
   EXPECT_FALSE(with("hardware.compute.gemm_fp8_k_overhead=500").thrown);
 }
