@@ -238,12 +238,6 @@ def published_rows():
                    "cost per multi-node step), applied unchanged", len(e), pct(mape(e), True),
                    f"{pct(worst(e), sign=True)} ({model_label(w['name'])})",
                    f"**{within_10(e)}**"))
-    e = errors_of(nar, "clock_step_time_s", "published_step_time_s")
-    w = max(nar, key=lambda r: abs(float(r["clock_error_percent"])))
-    out.append(row("same, the datasheet preset with one term of that fit: every FLOP-bound kernel "
-                   "at 0.783 of the clock, the ratio of its two GEMM regimes (the power limit)",
-                   len(e), pct(mape(e), True),
-                   f"{pct(worst(e), sign=True)} ({model_label(w['name'])})", within_10(e)))
     e = errors_of(h100, "datasheet_step_time_s", "published_step_time_s")
     out.append(row("NVIDIA's Llama 3 70B and 3.1 405B FP8 rows on 64-1,024 H100 (Megatron-Bridge, "
                    "NeMo), datasheet preset, FP8 GEMMs at the rate fitted to DeepGEMM's published "

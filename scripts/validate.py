@@ -27,9 +27,6 @@ Every row is simulated under each configuration of the table (--config picks som
              vTrain's single-node rows and 3.6B and 18.4B runs, scenarios/calibration/
              a100-kernel-calibration.textproto; another cluster than Selene's, the same as the
              39.1B and 175B rows'), applied unchanged: fit on small, predict large;
-  clock      (Selene's table) the datasheet preset with one term of that fit: the SMs at 0.783
-             of the clock, the ratio of its two GEMM regimes (scenarios/calibration/
-             a100-clock-calibration.textproto);
   sustained  (the Hopper tables) the same preset with its SMs at the clock Hopper GPUs are
              reported to hold at their 700 W limit (scenarios/calibration/
              hopper-clock-calibration.textproto: from public reports, not fitted).
@@ -56,7 +53,6 @@ TABLES = {
         "configs": {
             "datasheet": [],
             "transfer": ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"],
-            "clock": ["--set", "calibration=scenarios/calibration/a100-clock-calibration.textproto"],
         },
     },
     "megatron-bridge-h100": {
