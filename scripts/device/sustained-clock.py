@@ -49,8 +49,16 @@ def sm_clocks(path):
         reader = csv.reader(f)
         header = [h.strip() for h in next(reader)]
         column = header.index("clocks.sm")
-        clocks = [float(row[column]) for row in reader if len(row) > column]
+        clocks = [number(row[column]) for row in reader if len(row) > column]
+    clocks = [c for c in clocks if c is not None]  # nvidia-smi writes [N/A] where it has none
     return (max(clocks), statistics.median(clocks)) if clocks else None
+
+
+def number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def calibration_text(ratio, source):
@@ -92,7 +100,7 @@ def self_test():
                 f.write(f"bf16,8192,8192,8192,{t}.00,100,{700 if t == 1 else 630}\n")
         with open(os.path.join(d, "smi.csv"), "w") as f:
             f.write("timestamp,clocks.sm,clocks.mem,power.draw\n")
-            f.write("t,1980,2619,300\nt,1575,2619,700\nt,1575,2619,700\n")
+            f.write("t,1980,2619,300\nt,1575,2619,700\nt,1575,2619,700\nt,[N/A],2619,700\n")
         out = os.path.join(d, "clock.textproto")
         found = report(d, out)
         assert abs(found["fp8"][2] - 0.8) < 1e-9 and abs(found["bf16"][2] - 0.9) < 1e-9, found
