@@ -1,7 +1,7 @@
 // The scenario fields that are fractions in [kMinFraction, 1]: efficiencies and achievable
 // shares of a peak. One table for every reader: the validator checks exactly these with
 // Checker::efficiency (which refuses a name missing here), and `racksim calibrate` bounds a
-// fitted field to (0.01, 1] exactly when it is here, instead of guessing from its name.
+// fitted field to [kMinFraction, 1] exactly when it is here, instead of guessing from its name.
 #pragma once
 
 #include <array>

@@ -46,7 +46,7 @@ class Checker {
       throw std::logic_error("Checker::efficiency: " + field +
                              " is not in config/fraction_fields.h");
     }
-    if (!present) fail(field, "missing: an efficiency in [0.01, 1]");
+    if (!present) fail(field, fmt::format("missing: an efficiency in [{}, 1]", kMinFraction));
     if (!(value >= kMinFraction && value <= 1)) {
       fail(field, fmt::format("must be a fraction in [{}, 1] (below 1 % of a peak is no hardware "
                               "figure), got {}",

@@ -19,12 +19,10 @@ import statistics
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from csv_rows import csv_rows  # noqa: E402  (scripts/csv_rows.py, the data files' reader)
+
 SETTLE_S = 5.0  # seconds a GPU takes to reach its power-limited clock, left out of the mean
-
-
-def rows_of(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def ratios(sustained_rows):
@@ -72,7 +70,7 @@ def calibration_text(ratio, source):
 
 
 def report(directory, write_path=None):
-    found = ratios(rows_of(os.path.join(directory, "sustained.csv")))
+    found = ratios(csv_rows(os.path.join(directory, "sustained.csv")))
     for dtype, (burst, held, ratio) in found.items():
         print(f"{dtype}: first second {burst:.1f} TFLOP/s, after {SETTLE_S:.0f} s {held:.1f} "
               f"TFLOP/s: ratio {ratio:.3f}")

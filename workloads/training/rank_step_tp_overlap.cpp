@@ -44,9 +44,8 @@ void RankStep::write_fp8_amax_reduction(ComputeChain& chain, const PassStreams& 
       !is_te_linear(steps[i + 1])) {
     return;
   }
-  constexpr double kAmaxBytes = 4;  // one FP32 scalar
   writer_.collective(chain, streams.tp, steps[i + 1].name + ".fp8_amax_allreduce",
-                     CollectiveKind::kAllReduce, tp_comm_, kAmaxBytes, CommDim::kTp, tag);
+                     CollectiveKind::kAllReduce, tp_comm_, kFp32Bytes, CommDim::kTp, tag);
 }
 
 size_t RankStep::write_tp_overlap(ComputeChain& chain, const PassStreams& streams,
