@@ -38,6 +38,28 @@ TEST(Framework, Megatron2021SetsItsStepAndFollowsTheDtype) {
   EXPECT_EQ(plain.grad_accumulation(), Training::FUSED_IN_WGRAD);
 }
 
+// DeepSpeed's defaults (deepspeed/runtime/zero/config.py): 5e8-element buckets, overlap_comm
+// only at stage 3, gradients reduced in the parameters' dtype; FSDP overlaps at stage 3 too.
+TEST(Framework, DeepSpeedAndFsdpSetTheirZeroStageAndOverlap) {
+  auto training_of = [](const std::string& framework) {
+    const std::string fields = "  dtype: BF16\n  framework: \"" + framework + "\"\n";
+    return load_scenario_text(with_training(fields), "s.textproto", {}).scenario.training();
+  };
+  for (int stage : {1, 2, 3}) {
+    const Training t = training_of("deepspeed-zero" + std::to_string(stage));
+    EXPECT_EQ(t.zero_stage(), stage);
+    EXPECT_EQ(t.overlap_grad_reduce(), stage == 3) << "stage " << stage;
+    EXPECT_EQ(t.grad_bucket_elements(), 500'000'000);
+    EXPECT_EQ(t.grad_reduce_dtype(), BF16);
+    EXPECT_EQ(t.grad_accumulation(), Training::AUTOGRAD);
+    EXPECT_FALSE(t.has_attention_impl()) << "the model code's, not DeepSpeed's";
+  }
+  const Training fsdp = training_of("pytorch-fsdp");
+  EXPECT_EQ(fsdp.zero_stage(), 3);
+  EXPECT_TRUE(fsdp.overlap_grad_reduce());
+  EXPECT_EQ(fsdp.grad_reduce_dtype(), BF16);
+}
+
 TEST(Framework, MegatronBridgeOverlapsTpOnlyUnderSequenceParallelism) {
   const std::string fp8 = "  dtype: FP8\n  framework: \"megatron-bridge\"\n";
   const Training with_sp =
@@ -92,7 +114,8 @@ TEST(Framework, AnUnknownNameIsAnInputErrorListingTheKnownOnes) {
   EXPECT_EQ(caught.where.line, 6);
   EXPECT_EQ(caught.detail,
             "unknown framework 'megatron'; known frameworks: megatron-lm-2021, "
-            "megatron-deepspeed, megatron-bridge");
+            "megatron-deepspeed, megatron-bridge, deepspeed-zero1, deepspeed-zero2, "
+            "deepspeed-zero3, pytorch-fsdp");
 }
 
 TEST(Framework, EveryNamedPresetHasAStepAndASource) {

@@ -202,6 +202,38 @@ TEST(DataParallel, ZeroCommunicationVolumes) {
   EXPECT_NEAR(dp_volume_in_params(s, 0), 3.0, 1e-9) << "ZeRO-3: gather, gather again, scatter";
 }
 
+// ZeRO-2 keeps only its shard of the gradients, so each micro-batch's gradients are
+// reduce-scattered before the next one adds to them (DeepSpeed's stage_1_and_2.py reduces at
+// every micro-step once it partitions gradients): with 8 micro-batches per replica, 8
+// reduce-scatters and the parameters' all-gather, where ZeRO-1 needs one of each. Without
+// overlap the reduction holds the compute stream (DeepSpeed's overlap_comm false below stage 3):
+// a kernel waits for it; with overlap none does.
+TEST(DataParallel, ZeroTwoReducesEveryMicroBatch) {
+  auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);  // 8 micro-batches per replica
+  s.mutable_training()->set_zero_stage(1);
+  EXPECT_NEAR(dp_volume_in_params(s, 0), 2.0, 1e-9);
+  s.mutable_training()->set_zero_stage(2);
+  EXPECT_NEAR(dp_volume_in_params(s, 0), 9.0, 1e-9);
+  // Kernels before the optimizer that wait for a gradient reduction.
+  auto kernels_waiting_for_a_reduction = [&] {
+    const auto step = build_training_step(resolve_training_plan(s));
+    int waiting = 0;
+    for (OpId id = 0; id < step.graph.size(); ++id) {
+      const Op& op = step.graph.op(id);
+      if (op.kind != OpKind::kCompute || op.phase == Phase::kOptimizer) continue;
+      for (OpId dep : step.graph.deps(id)) {
+        waiting += step.graph.label(step.graph.op(dep).label) == "grad.reducescatter";
+      }
+    }
+    return waiting;
+  };
+  EXPECT_GE(kernels_waiting_for_a_reduction(), 7)
+      << "each micro-batch after the first waits for the previous one's";
+  s.mutable_training()->set_overlap_grad_reduce(true);
+  EXPECT_NEAR(dp_volume_in_params(s, 0), 9.0, 1e-9);
+  EXPECT_EQ(kernels_waiting_for_a_reduction(), 0);
+}
+
 TEST(DataParallel, BucketsSplitTheReduction) {
   auto s = scenario(1, 1, 4, config::Training::ONE_F_ONE_B);
   auto reductions = [&] {

@@ -45,14 +45,64 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   return t;
 }
 
+// DeepSpeed's engine at a ZeRO stage (deepspeed/runtime/zero/config.py defaults): gradients
+// reduced in buckets of reduce_bucket_size = 5e8 elements, during the backward only at stage 3
+// (overlap_comm defaults to stage == 3), in the parameters' dtype (communication_data_type
+// unset); PyTorch's autograd sums the micro-batches. Attention and the loss are the model
+// code's, not DeepSpeed's, and keep the scenario's.
+Training deepspeed_training(const config::Scenario& scenario, int zero_stage) {
+  Training t;
+  t.set_grad_reduce_dtype(parameter_dtype(scenario));
+  t.set_grad_accumulation(Training::AUTOGRAD);
+  t.set_zero_stage(zero_stage);
+  t.set_overlap_grad_reduce(zero_stage == 3);
+  t.set_grad_bucket_elements(500'000'000);
+  t.set_tp_comm_overlap(false);
+  return t;
+}
+
+Training deepspeed_zero1_training(const config::Scenario& s) {
+  return deepspeed_training(s, 1);
+}
+Training deepspeed_zero2_training(const config::Scenario& s) {
+  return deepspeed_training(s, 2);
+}
+Training deepspeed_zero3_training(const config::Scenario& s) {
+  return deepspeed_training(s, 3);
+}
+
+// PyTorch FSDP with FULL_SHARD: parameters gathered per wrapped layer (one layer ahead, backward
+// prefetch), every micro-batch's gradients reduce-scattered from the post-backward hooks on
+// their own stream, in the parameters' dtype (MixedPrecision's reduce_dtype defaults to
+// param_dtype); autograd adds each micro-batch's reduced shard into the sharded gradient.
+Training pytorch_fsdp_training(const config::Scenario& scenario) {
+  Training t;
+  t.set_grad_reduce_dtype(parameter_dtype(scenario));
+  t.set_grad_accumulation(Training::AUTOGRAD);
+  t.set_zero_stage(3);
+  t.set_overlap_grad_reduce(true);
+  t.set_tp_comm_overlap(false);
+  return t;
+}
+
 // A preset and the training fields it sets for a scenario.
 struct Framework {
   FrameworkPreset preset;
   Training (*training)(const config::Scenario& scenario);
 };
 
-const std::array<Framework, 3>& frameworks() {
-  static const std::array<Framework, 3> kFrameworks = {{
+constexpr const char* kDeepSpeedSource =
+    "github.com/deepspeedai/DeepSpeed (Apache-2.0) deepspeed/runtime/zero/config.py "
+    "(reduce_bucket_size 5e8, overlap_comm = stage 3) and stage_1_and_2.py (stage 2 reduces at "
+    "every micro-step, stage 1 at the accumulation boundary)";
+
+constexpr const char* kDeepSpeedZero3Source =
+    "github.com/deepspeedai/DeepSpeed (Apache-2.0) deepspeed/runtime/zero/config.py "
+    "(reduce_bucket_size 5e8, overlap_comm on at stage 3, stage3_prefetch_bucket_size) and "
+    "stage3.py (parameters fetched per module ahead of use)";
+
+const std::array<Framework, 7>& frameworks() {
+  static const std::array<Framework, 7> kFrameworks = {{
       {{"megatron-lm-2021",
         "Megatron-LM as Narayanan et al. ran it (SC'21): its own DDP, one gradient all-reduce "
         "after the backward in the training dtype, autograd summing micro-batches, attention "
@@ -78,6 +128,28 @@ const std::array<Framework, 3>& frameworks() {
         "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
         "(bf16_with_fp8_current_scaling_mixed)"},
        megatron_bridge_training},
+      {{"deepspeed-zero1",
+        "DeepSpeed's engine with ZeRO stage 1: optimizer states sharded, gradients "
+        "reduce-scattered once after the last micro-batch, in 5e8-element buckets, not "
+        "overlapped with the backward",
+        kDeepSpeedSource},
+       deepspeed_zero1_training},
+      {{"deepspeed-zero2",
+        "DeepSpeed's engine with ZeRO stage 2: gradients sharded too, so every micro-batch's "
+        "gradients are reduce-scattered on the compute stream (overlap_comm off by default)",
+        kDeepSpeedSource},
+       deepspeed_zero2_training},
+      {{"deepspeed-zero3",
+        "DeepSpeed's engine with ZeRO stage 3: parameters sharded and gathered layer by layer, "
+        "every micro-batch's gradients reduce-scattered during the backward",
+        kDeepSpeedZero3Source},
+       deepspeed_zero3_training},
+      {{"pytorch-fsdp",
+        "PyTorch FSDP with FULL_SHARD: parameters gathered per layer one layer ahead, every "
+        "micro-batch's gradients reduce-scattered during the backward in the parameters' dtype",
+        "pytorch.org/docs/stable/fsdp.html (BSD-3): ShardingStrategy.FULL_SHARD, "
+        "BackwardPrefetch.BACKWARD_PRE, MixedPrecision.reduce_dtype"},
+       pytorch_fsdp_training},
   }};
   return kFrameworks;
 }

@@ -61,7 +61,7 @@ void GradientSync::gradients_ready(const RankParams& params, OpId ready, bool fi
       reductions_.push_back(writer_->detached_collective(
           config_.stream, "grad.reducescatter", CollectiveKind::kReduceScatter, g->comm,
           p * config_.grad_bytes, CommDim::kDp, tag, {ready}));
-    } else if (final) {
+    } else if (final || reduces_every_micro_batch()) {
       add_to_bucket(*g, p, ready, tag);
     }
   }
@@ -80,6 +80,15 @@ void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, co
                                                      group.bucket * config_.grad_bytes,
                                                      CommDim::kDp, tag, ready));
   group.bucket = 0;
+}
+
+void GradientSync::backward_done(ComputeChain& chain, const OpTag& tag) {
+  if (!reduces_every_micro_batch()) return;
+  for (Group* g : {&dense_, &experts_}) {
+    if (g->bucket <= 0) continue;
+    flush_bucket(*g, chain.inputs(), tag);
+    if (!config_.overlap) chain.pending.push_back(reductions_.back());
+  }
 }
 
 void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,

@@ -2,13 +2,21 @@
 // the optimizer's work is shared, and (ZeRO-3) how sharded parameters are gathered before use.
 //
 //   ZeRO 0: gradients all-reduced; every replica runs the full optimizer.
-//   ZeRO 1/2 (Megatron's distributed optimizer): gradients reduce-scattered, each replica
+//   ZeRO 1 (Megatron's distributed optimizer): gradients reduce-scattered, each replica
 //           updates its 1/dp shard, updated parameters all-gathered: 2x the parameters on the
 //           wire per step, the same as an all-reduce, with the optimizer work divided by dp.
+//   ZeRO 2: as ZeRO 1, but a replica keeps only its shard of the gradients, so every
+//           micro-batch's gradients are reduce-scattered before the next one adds to them
+//           (DeepSpeed's stage_1_and_2.py reduces at every micro-step when it partitions
+//           gradients, at the accumulation boundary only under stage 1; FSDP's SHARD_GRAD_OP
+//           likewise): (micro-batches + 1) x the parameters per step. Without overlap_grad_reduce
+//           the reduction runs on the compute stream (DeepSpeed's overlap_comm false, its default
+//           below stage 3) and the next kernel waits for it.
 //   ZeRO 3 (FSDP): parameters all-gathered before each layer's forward and again before its
 //           backward, gradients reduce-scattered after it: 3x the parameters per micro-batch.
 // Reductions run either once after the last backward or, with overlap_grad_reduce, in buckets
-// launched as soon as the last micro-batch's backward has produced a bucket's gradients.
+// launched as soon as the last micro-batch's backward has produced a bucket's gradients (under
+// ZeRO 2: every micro-batch's).
 #pragma once
 
 #include <vector>
@@ -73,6 +81,10 @@ class GradientSync {
   // `final` when no later micro-batch adds to them.
   void gradients_ready(const RankParams& params, OpId ready, bool final, const OpTag& tag);
 
+  // The end of one backward pass over a chunk (its weight gradients included). ZeRO-2 reduces
+  // what the pass left in its buckets; with no overlap the chain's next kernel waits for it.
+  void backward_done(ComputeChain& chain, const OpTag& tag);
+
   // After the schedule: the remaining reductions, the optimizer step (of this rank's share of
   // `rank_params`), and the all-gather of updated parameters under ZeRO 1/2.
   void finish(ComputeChain& chain, StreamId compute_stream, const RankParams& rank_params);
@@ -89,6 +101,7 @@ class GradientSync {
   void add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag);
   void flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag);
   CollectiveKind reduction() const;
+  bool reduces_every_micro_batch() const { return config_.zero_stage == 2; }
   void offloaded_step(ComputeChain& chain, double params, const OpTag& tag);
   void gradient_checks(ComputeChain& chain, StreamId compute_stream, double params,
                        const OpTag& tag);

@@ -272,6 +272,7 @@ void RankStep::write_backward(const Visit& v) {
     writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
                  gradient_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
   }
+  if (!split) sync_.backward_done(v.chain, tag);
 }
 
 OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& block,
@@ -301,6 +302,7 @@ void RankStep::write_weight(const Visit& v) {
     write_steps(v.chain, v.streams, s_.embedding.backward_weight, tag);
     sync_.gradients_ready(block_params(s_.embedding), v.chain.last_compute, v.final, tag);
   }
+  sync_.backward_done(v.chain, tag);
 }
 
 OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,
