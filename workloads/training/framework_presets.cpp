@@ -45,19 +45,28 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   return t;
 }
 
-// DeepSpeed's engine at a ZeRO stage (deepspeed/runtime/zero/config.py defaults): gradients
-// reduced in buckets of reduce_bucket_size = 5e8 elements, during the backward only at stage 3
-// (overlap_comm defaults to stage == 3), in the parameters' dtype (communication_data_type
-// unset); PyTorch's autograd sums the micro-batches. Attention and the loss are the model
-// code's, not DeepSpeed's, and keep the scenario's.
-Training deepspeed_training(const config::Scenario& scenario, int zero_stage) {
+// A framework that shards data parallelism itself (DeepSpeed's engine, PyTorch FSDP): PyTorch's
+// autograd sums the micro-batches, gradients are reduced in the parameters' dtype, no TP
+// overlap. Attention and the loss are the model code's, not the framework's, and keep the
+// scenario's.
+Training sharded_data_parallel_training(const config::Scenario& scenario, int zero_stage,
+                                        bool overlap_grad_reduce) {
   Training t;
   t.set_grad_reduce_dtype(parameter_dtype(scenario));
   t.set_grad_accumulation(Training::AUTOGRAD);
   t.set_zero_stage(zero_stage);
-  t.set_overlap_grad_reduce(zero_stage == 3);
-  t.set_grad_bucket_elements(500'000'000);
+  t.set_overlap_grad_reduce(overlap_grad_reduce);
   t.set_tp_comm_overlap(false);
+  return t;
+}
+
+// DeepSpeed's engine at a ZeRO stage (deepspeed/runtime/zero/config.py defaults): gradients
+// reduced in buckets of reduce_bucket_size = 5e8 elements, during the backward only at stage 3
+// (overlap_comm defaults to stage == 3), in the parameters' dtype (communication_data_type
+// unset).
+Training deepspeed_training(const config::Scenario& scenario, int zero_stage) {
+  Training t = sharded_data_parallel_training(scenario, zero_stage, zero_stage == 3);
+  t.set_grad_bucket_elements(500'000'000);
   return t;
 }
 
@@ -76,13 +85,7 @@ Training deepspeed_zero3_training(const config::Scenario& s) {
 // their own stream, in the parameters' dtype (MixedPrecision's reduce_dtype defaults to
 // param_dtype); autograd adds each micro-batch's reduced shard into the sharded gradient.
 Training pytorch_fsdp_training(const config::Scenario& scenario) {
-  Training t;
-  t.set_grad_reduce_dtype(parameter_dtype(scenario));
-  t.set_grad_accumulation(Training::AUTOGRAD);
-  t.set_zero_stage(3);
-  t.set_overlap_grad_reduce(true);
-  t.set_tp_comm_overlap(false);
-  return t;
+  return sharded_data_parallel_training(scenario, 3, true);
 }
 
 // A preset and the training fields it sets for a scenario.
