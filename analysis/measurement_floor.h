@@ -20,11 +20,28 @@
 // pipeline stages the bound is the one its first version drew: the step does not rise with the
 // micro-batch.
 //
-// What the bound assumes that a GPU may break: a GEMM's last partial wave can make a larger
+// Layouts that differ only in the tensor-parallel size constrain each other too. Take two with the
+// same model, global batch, GPUs, pipeline stages and micro-batch, one with r times the other's
+// TP (and 1/r its DP), both inside one scale-up domain. The smaller TP's rank does r times the
+// larger's GEMM work per micro-batch in GEMMs r times as wide (tiles r times as many, waves at
+// most r times as many), the same work in kernels TP does not split, and its TP collectives move
+// the same bytes over fewer ranks of the same switch (on vTrain's A100 nodes a 64 MiB all-reduce
+// takes 0.40 ms on 2 GPUs, 0.54 on 4, 0.58 on 8); its pipeline sends carry at most r times the
+// bytes, its optimizer updates r times the parameters, and its gradient reduction sends the
+// same bytes through each node's NICs. So its u, v and c are at most r times the larger TP's
+// (it has 1/r as many micro-batches): a TP2 step slower than its TP4 sibling's work and bubble
+// allow is a measurement no such model gives.
+//
+// One bound ties the terms to the hardware: m u, the bottleneck stage's micro-batches, takes at
+// least the step's FLOPs per GPU at the GPU's peak (a stage does no less than the average).
+// Without it the step's own costs c could take up any share of a step.
+//
+// What the bounds assume that a GPU may break: a GEMM's last partial wave can make a larger
 // micro-batch's time per sequence rise by up to one wave in its number of waves.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace racksim::analysis {
@@ -36,6 +53,14 @@ struct MicroBatchRow {
   double micro_batches = 0;  // micro-batches per step per pipeline (global / (dp x micro-batch))
   bool bounded = true;       // a schedule the step formula holds for (not DualPipe)
   double measured_s = 0;
+  // Rows with the same non-empty `siblings` differ at most in the micro-batch, the TP size and
+  // with it the DP size; a row's TP is linked to another's when both are inside one scale-up
+  // domain and one divides the other.
+  std::string siblings;
+  int tp = 1;
+  bool tp_in_domain = false;
+  // The step's FLOPs per GPU at the GPU's peak: m u is no less (0: not drawn).
+  double least_work_s = 0;
 };
 
 struct MicroBatchFloor {
@@ -47,10 +72,17 @@ struct MicroBatchFloor {
   // Of those, the ones no such model matches (repeated measurements of one micro-batch that
   // differ are among them).
   size_t families_broken = 0;
+  // Pairs of families that differ only in the TP size, and those whose rows no such model gives
+  // together though each family alone is matched as closely as above.
+  size_t sibling_pairs = 0;
+  size_t sibling_pairs_broken = 0;
+  // The broken pairs: a row of the smaller TP's family, a row of the larger's.
+  std::vector<std::pair<size_t, size_t>> broken_pair_rows;
 };
 
-// The closest step times minimise the sum of |closest / measured - 1| within each family: a
-// linear program over u, v and c per micro-batch (analysis/linear_program.h), exact.
+// The closest step times minimise the sum of |closest / measured - 1| within each family and its
+// TP siblings: a linear program over u, v and c per family and micro-batch
+// (analysis/linear_program.h), exact.
 MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows);
 
 }  // namespace racksim::analysis

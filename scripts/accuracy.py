@@ -102,9 +102,10 @@ def large_closest():
     text = "\n".join(read_lines(LARGE_FLOOR))
     floor = floor_percent(text)
     broken = re.search(r"(\d+ of \d+) families", text).group(1)
+    pairs = re.search(r"(\d+ of \d+) pairs of families", text)
     closest = {names[int(n)]: float(t)
                for n, t in re.findall(r"line (\d+): measured \S+ s, at best (\S+) s", text)}
-    return floor, broken, closest
+    return floor, broken, pairs.group(1) if pairs else None, closest
 
 
 def run_fit(racksim, jobs, log, what, args, holdout, extra):
@@ -283,7 +284,7 @@ def vtrain_large_rows():
                    f"{pct(mape(small))} / {pct(mape(large), True)}",
                    f"{pct(worst(small), sign=True)} / {pct(worst(large), sign=True)}",
                    f"{within_10(small)} / {within_10(large)}"))
-    floor, broken, closest = large_closest()
+    floor, broken, pairs, closest = large_closest()
     for r in rows:
         r["closest_s"] = closest.get(r["name"], r["measured_step_time_s"])
     e = errors_of(rows, "transfer_step_time_s", "closest_s")
@@ -293,7 +294,11 @@ def vtrain_large_rows():
                                       [float(r["transfer_step_time_s"]) for r in rs])
     out.append(row(f"same, against the closest times any model of kernels and collectives can give "
                    f"(`racksim calibrate --floor-only`: {broken} families of rows that "
-                   f"differ only in the micro-batch change with it as no such model does; the floor is their distance); 39.1B "
+                   f"differ only in the micro-batch change with it as no such model does"
+                   + (f", and {pairs} pairs of layouts that differ only in the TP size, the "
+                      f"smaller TP slower than its r times larger share of the work allows"
+                      if pairs else "")
+                   + f"; the floor is their distance); 39.1B "
                    f"{pct(per_size['39.1b'])} (Spearman {rho_closest(by_size['39.1b']):.2f}), "
                    f"175B {pct(per_size['175b'])} (Spearman {rho_closest(by_size['175b']):.2f})",
                    len(e),

@@ -13,6 +13,7 @@
 #include "config/field_path.h"
 #include "config/fraction_fields.h"
 #include "config/scenario_loader.h"
+#include "workloads/training/training_plan.h"
 
 namespace racksim::app {
 
@@ -192,13 +193,39 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
   return folds;
 }
 
+// The step's FLOPs per GPU at the GPU's peak, full recompute's second forward included and the
+// causal half of attention left out: the least time its micro-batches' work takes, whatever the
+// kernels.
+double least_work_s(const TrainingPlan& plan) {
+  const TrainingSettings& t = plan.training;
+  double flops_per_token = plan.model.model_flops_per_token(t.seq_length, true);
+  if (t.recompute == config::Training::FULL) {
+    flops_per_token += plan.model.layer_forward_flops_per_token(t.seq_length, true);
+  }
+  const double capacity = plan.cluster.gpus() * plan.cluster.peak_flops_per_gpu;
+  return capacity > 0 ? flops_per_token * plan.tokens_per_step() / capacity : 0;
+}
+
 // A row's place among the rows that differ from it only in the micro-batch.
 analysis::MicroBatchRow micro_batch_row(const MeasuredPoint& point,
                                         const config::Scenario& scenario) {
   analysis::MicroBatchRow row;
+  auto starts = [](const std::string& o, const char* field) { return o.rfind(field, 0) == 0; };
   for (const auto& o : point.overrides) {
-    if (o.rfind("training.micro_batch_size=", 0) != 0) row.family += o + " ";
+    if (starts(o, "training.micro_batch_size=")) continue;
+    row.family += o + " ";
+    if (!starts(o, "layout.tp=") && !starts(o, "layout.dp=")) row.siblings += o + " ";
   }
+  // TP siblings are drawn for dense models only: an expert-parallel layout's TP changes what its
+  // all-to-alls carry, which the siblings' bound does not cover.
+  if (scenario.model().num_experts() > 1) row.siblings.clear();
+  const TrainingPlan plan = resolve_training_plan(scenario);
+  row.tp = scenario.layout().tp();
+  const int domain = scenario.hardware().scale_up().domain_size() > 0
+                         ? scenario.hardware().scale_up().domain_size()
+                         : plan.cluster.gpus_per_node;
+  row.tp_in_domain = domain > 0 && row.tp <= domain && domain % row.tp == 0;
+  row.least_work_s = least_work_s(plan);
   const auto& training = scenario.training();
   row.micro_batch = static_cast<double>(training.micro_batch_size());
   row.stages = scenario.layout().pp();
@@ -402,22 +429,37 @@ std::string group_floor_line(const CalibrationSpec& spec, const CalibrationResul
 std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r) {
   const analysis::MicroBatchFloor& f = r.floor;
   if (f.families == 0) return "";
+  const std::string siblings =
+      f.sibling_pairs == 0
+          ? ""
+          : fmt::format(
+                "; {} of {} pairs of families that differ only in the TP size inside a "
+                "scale-up domain take longer with the smaller than r times its TP's work "
+                "and bubble allow",
+                f.sibling_pairs_broken, f.sibling_pairs);
+  const bool broken = f.families_broken + f.sibling_pairs_broken > 0;
   std::string out = fmt::format(
       "  measurement floor {:.2f} % mean |error| ({} points): {} of {} families of rows that "
       "differ only in the micro-batch change with it in a way no model of kernels and "
-      "collectives does (without pipeline stages: slower with a larger one){}\n",
-      100 * f.mean_abs_relative, r.measured.size(), f.families_broken, f.families,
-      f.families_broken > 0 ? "; the closest such model:" : "");
+      "collectives does (without pipeline stages: slower with a larger one){}{}\n",
+      100 * f.mean_abs_relative, r.measured.size(), f.families_broken, f.families, siblings,
+      broken ? "; the closest such model:" : "");
   for (size_t i = 0; i < r.measured.size(); ++i) {
     if (f.closest_s[i] == r.measured[i]) continue;
     out += fmt::format("    line {}: measured {:.4g} s, at best {:.4g} s ({:+.1f} %)\n",
                        point_source(spec.measured, spec.measured.points[i]), r.measured[i],
                        f.closest_s[i], 100 * (f.closest_s[i] / r.measured[i] - 1));
   }
-  if (f.families_broken > 0) out += group_floor_line(spec, r);
+  for (const auto& [small, large] : f.broken_pair_rows) {
+    out += fmt::format(
+        "    line {}: its layout takes longer than its sibling with a larger TP (line {}) allows\n",
+        point_source(spec.measured, spec.measured.points[small]),
+        point_source(spec.measured, spec.measured.points[large]));
+  }
+  if (broken) out += group_floor_line(spec, r);
   // The model's own error, the measurements' inconsistency taken out: the fit against those
   // closest times in place of the rows that break the property.
-  if (f.families_broken > 0 && r.predicted.size() == f.closest_s.size()) {
+  if (broken && r.predicted.size() == f.closest_s.size()) {
     out += fmt::format("    the fit against these closest times instead: mean |error| {:.2f} %\n",
                        100 * analysis::error_summary(r.predicted, f.closest_s).mean_abs_relative);
     out += rank_lines(spec, r.predicted, f.closest_s, "against the closest times");

@@ -5,6 +5,8 @@
 
 #include "analysis/measurement_floor.h"
 
+#include <fmt/format.h>
+
 namespace racksim {
 namespace {
 
@@ -93,6 +95,82 @@ TEST(MicroBatchFloor, APipelinedStepThatGrowsFasterThanItsBubbleCanSetsTheFloor)
   // Without stages the same pair could be no closer than one step for both.
   const auto flat = micro_batch_floor({row("x", 4, 15.59), row("x", 6, 20.04)});
   EXPECT_NEAR(flat.mean_abs_relative * 2, 1 - 15.59 / 20.04, 1e-9);
+}
+
+// A TP-t row of layouts that differ only in the TP size (analysis/measurement_floor.h), without
+// pipeline stages: 512 sequences per step on 8 GPUs, 8 / t replicas of 64 t sequences each.
+MicroBatchRow sibling(int tp, double micro_batch, double measured_s, double least_work_s = 0) {
+  MicroBatchRow r = row(fmt::format("tp{}", tp), micro_batch, measured_s, 1, 512.0 * tp / 8);
+  r.siblings = "39.1B PP1";
+  r.tp = tp;
+  r.tp_in_domain = true;
+  r.least_work_s = least_work_s;
+  return r;
+}
+
+// TP2 against TP4 at micro-batch 2: 64 and 128 micro-batches, step = m u + c. TP2's u and c are
+// at most twice TP4's, so TP2 takes at most 64 x 2 u4 + 2 c4 = T4 + c4 and, with the 128
+// micro-batches' work at least 6 s at the GPU's peak, c4 <= T4 - 6: T2 <= 2 T4 - 6 = 14 s for T4
+// = 10 s. Measured 15 s, the cheapest consistent pair raises TP4 to 10.5 s (5 %) rather than
+// lower TP2 to 14 s (6.7 %).
+TEST(MicroBatchFloor, ASmallerTpSlowerThanItsSiblingAllowsSetsTheFloor) {
+  const auto floor = micro_batch_floor({sibling(2, 2, 15.0, 6.0), sibling(4, 2, 10.0, 6.0)});
+  EXPECT_EQ(floor.families, 0u);  // one row per family: nothing within a family
+  EXPECT_EQ(floor.sibling_pairs, 1u);
+  EXPECT_EQ(floor.sibling_pairs_broken, 1u);
+  ASSERT_EQ(floor.broken_pair_rows.size(), 1u);
+  EXPECT_EQ(floor.broken_pair_rows[0], (std::pair<size_t, size_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(floor.closest_s[0], 15.0);
+  EXPECT_NEAR(floor.closest_s[1], 10.5, 1e-6);
+  EXPECT_NEAR(floor.mean_abs_relative * 2, 0.05, 1e-9);
+  // Without the bound on the work, TP4's own costs could be its whole step: T2 <= 2 T4 = 20 s.
+  const auto unbounded = micro_batch_floor({sibling(2, 2, 15.0), sibling(4, 2, 10.0)});
+  EXPECT_EQ(unbounded.sibling_pairs_broken, 0u);
+  EXPECT_EQ(unbounded.mean_abs_relative, 0);
+}
+
+// Steps built by the step formula, TP2's u and c exactly twice TP4's, are consistent; a TP2
+// faster than that is too (a smaller TP may do better than twice the work).
+TEST(MicroBatchFloor, SiblingsThatKeepTheirShareCostNothing) {
+  std::vector<MicroBatchRow> rows;
+  for (double mb : {2.0, 4.0}) {
+    const double u4 = 0.05 + 0.02 * mb, c4 = 1.0;
+    rows.push_back(sibling(4, mb, 256 / mb * u4 + c4, 4.0));
+    rows.push_back(sibling(2, mb, 128 / mb * 2 * u4 + 2 * c4, 4.0));
+    rows.push_back(sibling(1, mb, 64 / mb * 3 * u4 + 3 * c4, 4.0));
+  }
+  const auto floor = micro_batch_floor(rows);
+  EXPECT_EQ(floor.families, 3u);
+  EXPECT_EQ(floor.sibling_pairs, 3u);  // 1-2, 1-4, 2-4
+  EXPECT_EQ(floor.sibling_pairs_broken, 0u);
+  EXPECT_NEAR(floor.mean_abs_relative, 0, 1e-9);
+}
+
+// Siblings are linked only inside one scale-up domain, with one TP dividing the other, at the
+// same pipeline depth and with the same non-empty siblings key.
+TEST(MicroBatchFloor, SiblingsAreLinkedOnlyWhereTheBoundHolds) {
+  auto pairs = [](MicroBatchRow a, MicroBatchRow b) {
+    return micro_batch_floor({a, b}).sibling_pairs;
+  };
+  const MicroBatchRow tp2 = sibling(2, 2, 15.0, 6.0), tp4 = sibling(4, 2, 10.0, 6.0);
+  EXPECT_EQ(pairs(tp2, tp4), 1u);
+  MicroBatchRow across = tp4;
+  across.tp_in_domain = false;
+  EXPECT_EQ(pairs(tp2, across), 0u);
+  MicroBatchRow other = tp4;
+  other.siblings = "18.4B PP1";
+  EXPECT_EQ(pairs(tp2, other), 0u);
+  MicroBatchRow unkeyed = tp2;
+  unkeyed.siblings.clear();
+  MicroBatchRow unkeyed4 = tp4;
+  unkeyed4.siblings.clear();
+  EXPECT_EQ(pairs(unkeyed, unkeyed4), 0u);
+  MicroBatchRow tp3 = sibling(3, 2, 12.0, 6.0);
+  EXPECT_EQ(pairs(tp3, tp4), 0u);
+  MicroBatchRow staged = tp4;
+  staged.stages = 2;
+  EXPECT_EQ(pairs(tp2, staged), 0u);
+  EXPECT_EQ(pairs(tp2, sibling(4, 3, 10.0, 6.0)), 0u);  // no micro-batch in common
 }
 
 TEST(MicroBatchFloor, DualPipeRowsAreNotBounded) {

@@ -6,7 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include "tests/support/run_racksim.h"
 
@@ -224,6 +228,65 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
   EXPECT_NE(refused.err.find("--floor-only fits nothing to write"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// `--floor-only` on vTrain's 39.1B and 175B rows links the layouts that differ only in the TP size
+// (analysis/measurement_floor.h). Four pairs contradict each other: 39.1B TP2 PP16 DP16 (line 7)
+// against TP4 PP16 and TP8 PP16 (lines 13 and 38), TP2 PP8 (line 5) against TP4 PP8 (line 10) and
+// TP4 PP8 against TP8 PP8 (line 30). racksim's own predictions (the results file's transfer
+// column) are steps every bound allows: with them as the measurements the floor is zero, as it
+// must be for the floor to bound racksim.
+TEST(Calibrate, FloorOnlyLinksLayoutsThatDifferOnlyInTheTpSize) {
+  const std::string root = RACKSIM_SOURCE_DIR;
+  const std::string base = root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto";
+  const std::string measured = root + "/data/measured/vtrain-a100-multi-node-large.csv";
+  const auto r = run_racksim({"calibrate", "--floor-only", "--base", base, "--measured", measured});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("; 4 of 14 pairs of families that differ only in the TP size"),
+            std::string::npos)
+      << r.out;
+  for (const auto& [small, large] :
+       std::vector<std::pair<int, int>>{{7, 13}, {7, 38}, {5, 10}, {10, 30}}) {
+    EXPECT_NE(
+        r.out.find(fmt::format("line {}: its layout takes longer than its sibling with a larger "
+                               "TP (line {}",
+                               small, large)),
+        std::string::npos)
+        << small << " " << large << "\n"
+        << r.out;
+  }
+
+  // The same rows with racksim's predictions as their measurements.
+  std::map<std::string, std::string> predicted_ms;
+  std::istringstream results(
+      read_file(root + "/data/measured/vtrain-a100-multi-node-large-results.csv"));
+  std::string line;
+  std::getline(results, line);  // header: name, gpus, ..., transfer_step_time_s, ...
+  while (std::getline(results, line)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 8u) << line;
+    predicted_ms[cells[0]] = fmt::format("{:.4f}", 1000 * std::stod(cells[6]));
+  }
+  std::istringstream rows(read_file(measured));
+  std::string rewritten;
+  while (std::getline(rows, line)) {
+    const size_t name_end = line.find(','), last = line.rfind(',');
+    if (line[0] != '#' && line.rfind("name,", 0) != 0) {
+      ASSERT_EQ(predicted_ms.count(line.substr(0, name_end)), 1u) << line;
+      line = line.substr(0, last + 1) + predicted_ms[line.substr(0, name_end)];
+    }
+    rewritten += line + "\n";
+  }
+  TempDir dir;
+  const auto own = run_racksim(
+      {"calibrate", "--floor-only", "--base", base, "--measured", dir.write("own.csv", rewritten)});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_NE(own.out.find("measurement floor 0.00 % mean |error| (68 points): 0 of 15 families"),
+            std::string::npos)
+      << own.out;
+  EXPECT_NE(own.out.find("; 0 of 14 pairs"), std::string::npos) << own.out;
 }
 
 // A measured time with trailing text or an infinity is a typo, not a time: std::stod read "12abc"
