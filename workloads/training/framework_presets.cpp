@@ -94,15 +94,17 @@ struct Framework {
   Training (*training)(const config::Scenario& scenario);
 };
 
-constexpr const char* kDeepSpeedSource =
-    "github.com/deepspeedai/DeepSpeed (Apache-2.0) deepspeed/runtime/zero/config.py "
-    "(reduce_bucket_size 5e8, overlap_comm = stage 3) and stage_1_and_2.py (stage 2 reduces at "
-    "every micro-step, stage 1 at the accumulation boundary)";
+constexpr const char* kStageOneAndTwo =
+    "stage_1_and_2.py (stage 2 reduces at every micro-step, stage 1 at the accumulation "
+    "boundary)";
 
-constexpr const char* kDeepSpeedZero3Source =
-    "github.com/deepspeedai/DeepSpeed (Apache-2.0) deepspeed/runtime/zero/config.py "
-    "(reduce_bucket_size 5e8, overlap_comm on at stage 3, stage3_prefetch_bucket_size) and "
-    "stage3.py (parameters fetched per module ahead of use)";
+// Where DeepSpeed's defaults are, followed by what each stage's source adds.
+std::string deepspeed_source(const char* stage_files) {
+  return std::string(
+             "github.com/deepspeedai/DeepSpeed (Apache-2.0) deepspeed/runtime/zero/config.py "
+             "(reduce_bucket_size 5e8, overlap_comm on at stage 3 only) and ") +
+         stage_files;
+}
 
 const std::array<Framework, 7>& frameworks() {
   static const std::array<Framework, 7> kFrameworks = {{
@@ -133,19 +135,21 @@ const std::array<Framework, 7>& frameworks() {
        megatron_bridge_training},
       {{"deepspeed-zero1",
         "DeepSpeed's engine with ZeRO stage 1: optimizer states sharded, gradients "
-        "reduce-scattered once after the last micro-batch, in 5e8-element buckets, not "
-        "overlapped with the backward",
-        kDeepSpeedSource},
+        "reduce-scattered at the accumulation boundary on the compute stream, not overlapped "
+        "with the backward (DeepSpeed in 5e8-element buckets, racksim as one reduction of the "
+        "same bytes)",
+        deepspeed_source(kStageOneAndTwo)},
        deepspeed_zero1_training},
       {{"deepspeed-zero2",
         "DeepSpeed's engine with ZeRO stage 2: gradients sharded too, so every micro-batch's "
         "gradients are reduce-scattered on the compute stream (overlap_comm off by default)",
-        kDeepSpeedSource},
+        deepspeed_source(kStageOneAndTwo)},
        deepspeed_zero2_training},
       {{"deepspeed-zero3",
         "DeepSpeed's engine with ZeRO stage 3: parameters sharded and gathered layer by layer, "
         "every micro-batch's gradients reduce-scattered during the backward",
-        kDeepSpeedZero3Source},
+        deepspeed_source("stage3.py (parameters fetched per module ahead of use, "
+                         "stage3_prefetch_bucket_size)")},
        deepspeed_zero3_training},
       {{"pytorch-fsdp",
         "PyTorch FSDP with FULL_SHARD: parameters gathered per layer one layer ahead, every "
