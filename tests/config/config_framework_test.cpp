@@ -60,6 +60,29 @@ TEST(Framework, DeepSpeedAndFsdpSetTheirZeroStageAndOverlap) {
   EXPECT_EQ(fsdp.grad_reduce_dtype(), BF16);
 }
 
+// DeepSeek-V3's report (arXiv 2412.19437, 3.2-3.3): DualPipe, ZeRO-1, FP32 gradients, BF16
+// moments, FP8 dispatch under FP8. DualPipe only where it can run (an even pp), and a schedule
+// the scenario writes wins.
+TEST(Framework, HaiLlmRunsDualPipeWhereItCanWithDeepSeekV3sDtypes) {
+  auto training_of = [](const std::string& fields, const std::string& layout) {
+    return load_scenario_text(with_training(fields + "  framework: \"hai-llm\"\n", layout),
+                              "s.textproto", {})
+        .scenario.training();
+  };
+  const Training fp8 = training_of("  dtype: FP8\n", "  pp: 2\n");
+  EXPECT_EQ(fp8.schedule(), Training::DUALPIPE);
+  EXPECT_EQ(fp8.zero_stage(), 1);
+  EXPECT_EQ(fp8.grad_reduce_dtype(), FP32);
+  EXPECT_EQ(fp8.optimizer_moment_dtype(), BF16);
+  EXPECT_EQ(fp8.moe_dispatch_dtype(), FP8);
+  EXPECT_FALSE(fp8.tp_comm_overlap());
+  const Training bf16 = training_of("  dtype: BF16\n", "  tp: 2\n");
+  EXPECT_NE(bf16.schedule(), Training::DUALPIPE);  // no pipeline
+  EXPECT_NE(bf16.moe_dispatch_dtype(), FP8);
+  EXPECT_EQ(training_of("  schedule: ONE_F_ONE_B\n", "  pp: 2\n").schedule(),
+            Training::ONE_F_ONE_B);
+}
+
 TEST(Framework, MegatronBridgeOverlapsTpOnlyUnderSequenceParallelism) {
   const std::string fp8 = "  dtype: FP8\n  framework: \"megatron-bridge\"\n";
   const Training with_sp =
@@ -115,7 +138,7 @@ TEST(Framework, AnUnknownNameIsAnInputErrorListingTheKnownOnes) {
   EXPECT_EQ(caught.detail,
             "unknown framework 'megatron'; known frameworks: megatron-lm-2021, "
             "megatron-deepspeed, megatron-bridge, deepspeed-zero1, deepspeed-zero2, "
-            "deepspeed-zero3, pytorch-fsdp");
+            "deepspeed-zero3, pytorch-fsdp, hai-llm");
 }
 
 TEST(Framework, EveryNamedPresetHasAStepAndASource) {

@@ -88,6 +88,23 @@ Training pytorch_fsdp_training(const config::Scenario& scenario) {
   return sharded_data_parallel_training(scenario, 3, true);
 }
 
+// DeepSeek's HAI-LLM as the DeepSeek-V3 report describes it (sections 3.2 and 3.3): no tensor
+// parallelism, DualPipe over an even number of stages, ZeRO-1 data parallelism, AdamW's moments
+// in BF16, gradients kept (and so reduced) in FP32, and under FP8 training the MoE dispatch in
+// FP8 (the combine stays BF16). The 20 SMs its all-to-all kernels hold and node-limited dispatch
+// are the hardware's and the placement's fields, not the training's.
+Training hai_llm_training(const config::Scenario& scenario) {
+  Training t;
+  t.set_zero_stage(1);
+  t.set_grad_reduce_dtype(config::FP32);
+  t.set_optimizer_moment_dtype(config::BF16);
+  t.set_tp_comm_overlap(false);
+  const int pp = scenario.layout().pp();
+  if (pp >= 2 && pp % 2 == 0) t.set_schedule(Training::DUALPIPE);
+  if (scenario.training().dtype() == config::FP8) t.set_moe_dispatch_dtype(config::FP8);
+  return t;
+}
+
 // A preset and the training fields it sets for a scenario.
 struct Framework {
   FrameworkPreset preset;
@@ -106,8 +123,8 @@ std::string deepspeed_source(const char* stage_files) {
          stage_files;
 }
 
-const std::array<Framework, 7>& frameworks() {
-  static const std::array<Framework, 7> kFrameworks = {{
+const std::array<Framework, 8>& frameworks() {
+  static const std::array<Framework, 8> kFrameworks = {{
       {{"megatron-lm-2021",
         "Megatron-LM as Narayanan et al. ran it (SC'21): its own DDP, one gradient all-reduce "
         "after the backward in the training dtype, autograd summing micro-batches, attention "
@@ -157,6 +174,13 @@ const std::array<Framework, 7>& frameworks() {
         "pytorch.org/docs/stable/fsdp.html (BSD-3): ShardingStrategy.FULL_SHARD, "
         "BackwardPrefetch.BACKWARD_PRE, MixedPrecision.reduce_dtype"},
        pytorch_fsdp_training},
+      {{"hai-llm",
+        "DeepSeek's HAI-LLM as DeepSeek-V3 was trained: DualPipe over an even number of "
+        "stages, ZeRO-1, AdamW's moments in BF16, gradients in FP32, MoE dispatch in FP8 under "
+        "FP8 training",
+        "DeepSeek-AI, DeepSeek-V3 Technical Report (arXiv 2412.19437), sections 3.2 (DualPipe, "
+        "ZeRO-1, no TP) and 3.3 (BF16 moments, FP32 gradients, FP8 dispatch)"},
+       hai_llm_training},
   }};
   return kFrameworks;
 }
