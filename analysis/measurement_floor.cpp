@@ -228,13 +228,13 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) floor.closest_s[i] = rows[i].measured_s;
   const std::vector<Family> families = families_of(rows);
   const std::vector<SiblingLink> links = sibling_links(families, rows);
-  // Each family alone: the error its own micro-batches force.
-  std::vector<double> alone(families.size(), 0);
+  // Each family alone: the error its own micro-batches force (a family of one row: none).
+  std::vector<Closest> alone(families.size());
   for (size_t f = 0; f < families.size(); ++f) {
     if (families[f].rows < 2) continue;
     ++floor.families;
-    alone[f] = closest_steps({f}, {}, families, rows).summed_error;
-    if (alone[f] > kSolverTolerance * static_cast<double>(families[f].rows)) {
+    alone[f] = closest_steps({f}, {}, families, rows);
+    if (alone[f].summed_error > kSolverTolerance * static_cast<double>(families[f].rows)) {
       ++floor.families_broken;
     }
   }
@@ -245,7 +245,8 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
         closest_steps({link.small, link.large}, {link}, families, rows).summed_error;
     const double rows_in_pair =
         static_cast<double>(families[link.small].rows + families[link.large].rows);
-    if (both > alone[link.small] + alone[link.large] + kSolverTolerance * rows_in_pair) {
+    if (both > alone[link.small].summed_error + alone[link.large].summed_error +
+                   kSolverTolerance * rows_in_pair) {
       ++floor.sibling_pairs_broken;
       floor.broken_pair_rows.emplace_back(families[link.small].positions[0].rows[0],
                                           families[link.large].positions[0].rows[0]);
@@ -253,7 +254,10 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
   }
   double error = 0;
   for (const std::vector<size_t>& set : linked_sets(families.size(), links)) {
-    if (set.size() == 1 && families[set[0]].rows < 2) continue;
+    if (set.size() == 1) {  // unlinked: its own optimum, solved above
+      error += record(alone[set[0]], families, rows, floor.closest_s);
+      continue;
+    }
     std::vector<SiblingLink> inside;
     for (const SiblingLink& link : links) {
       if (std::binary_search(set.begin(), set.end(), link.small)) inside.push_back(link);

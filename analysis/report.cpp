@@ -31,6 +31,19 @@ std::string describe(const TrainingPlan& p) {
 
 }  // namespace
 
+double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
+  const TransformerModel& model = plan.model;
+  const TrainingSettings& t = plan.training;
+  double recompute_per_token = 0;
+  if (t.recompute == config::Training::FULL) {
+    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving);
+  } else if (t.recompute == config::Training::SELECTIVE) {
+    recompute_per_token =
+        model.attention_coeff(causal_halving) * static_cast<double>(t.seq_length) / 3;
+  }
+  return model.model_flops_per_token(t.seq_length, causal_halving) + recompute_per_token;
+}
+
 MfuFigures mfu_figures(const TrainingPlan& p, double step_time_s) {
   const TransformerModel& model = p.model;
   const TrainingSettings& t = p.training;
@@ -42,13 +55,7 @@ MfuFigures mfu_figures(const TrainingPlan& p, double step_time_s) {
   m.attention_coeff = model.attention_coeff(m.causal_halving);
   m.flops_per_token = model.model_flops_per_token(t.seq_length, m.causal_halving);
   m.attention_share = m.attention_coeff * static_cast<double>(t.seq_length) / m.flops_per_token;
-  double recompute_per_token = 0;
-  if (t.recompute == config::Training::FULL) {
-    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, m.causal_halving);
-  } else if (t.recompute == config::Training::SELECTIVE) {
-    recompute_per_token = m.attention_coeff * static_cast<double>(t.seq_length) / 3;
-  }
-  m.hardware_flops_per_token = m.flops_per_token + recompute_per_token;
+  m.hardware_flops_per_token = hardware_flops_per_token(p, m.causal_halving);
   m.dtype = config::DType_Name(t.dtype_name);
   m.peak_flops_per_gpu = p.cluster.peak_flops_per_gpu;
   m.gpus = p.cluster.gpus();

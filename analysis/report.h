@@ -93,6 +93,10 @@ struct StepReport {
 
 MfuFigures mfu_figures(const TrainingPlan& plan, double step_time_s);
 
+// FLOPs per token the GPUs run: the model's (6N + aL) plus what recompute runs again (full: the
+// layers' forward; selective: the attention scores, aL / 3). MFU B's numerator per token.
+double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving);
+
 // The figures that follow from the plan and the step time alone: title, description, step time,
 // throughput, MFU and the memory ledger.
 void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* report);

@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/report.h"
 #include "app/child_process.h"
 #include "common/error.h"
 #include "config/field_path.h"
 #include "config/fraction_fields.h"
 #include "config/scenario_loader.h"
+#include "topologies/cluster_spec.h"
 #include "workloads/training/training_plan.h"
 
 namespace racksim::app {
@@ -193,17 +195,13 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
   return folds;
 }
 
-// The step's FLOPs per GPU at the GPU's peak, full recompute's second forward included and the
-// causal half of attention left out: the least time its micro-batches' work takes, whatever the
-// kernels.
+// The step's FLOPs per GPU at the GPU's peak, what recompute runs again included and the causal
+// half of attention left out: the least time its micro-batches' work takes, whatever the kernels.
 double least_work_s(const TrainingPlan& plan) {
-  const TrainingSettings& t = plan.training;
-  double flops_per_token = plan.model.model_flops_per_token(t.seq_length, true);
-  if (t.recompute == config::Training::FULL) {
-    flops_per_token += plan.model.layer_forward_flops_per_token(t.seq_length, true);
-  }
   const double capacity = plan.cluster.gpus() * plan.cluster.peak_flops_per_gpu;
-  return capacity > 0 ? flops_per_token * plan.tokens_per_step() / capacity : 0;
+  return capacity > 0
+             ? analysis::hardware_flops_per_token(plan, true) * plan.tokens_per_step() / capacity
+             : 0;
 }
 
 // A row's place among the rows that differ from it only in the micro-batch.
@@ -220,10 +218,8 @@ analysis::MicroBatchRow micro_batch_row(const MeasuredPoint& point,
   // all-to-alls carry, which the siblings' bound does not cover.
   if (scenario.model().num_experts() > 1) row.siblings.clear();
   const TrainingPlan plan = resolve_training_plan(scenario);
-  row.tp = scenario.layout().tp();
-  const int domain = scenario.hardware().scale_up().domain_size() > 0
-                         ? scenario.hardware().scale_up().domain_size()
-                         : plan.cluster.gpus_per_node;
+  row.tp = plan.layout.tp();
+  const int domain = topo::cluster_spec(scenario.hardware()).scale_up.domain_size;
   row.tp_in_domain = domain > 0 && row.tp <= domain && domain % row.tp == 0;
   row.least_work_s = least_work_s(plan);
   const auto& training = scenario.training();
