@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
 
+#include "common/csv.h"
 #include "tests/support/run_racksim.h"
 
 namespace racksim {
@@ -257,19 +259,21 @@ TEST(Calibrate, FloorOnlyLinksLayoutsThatDifferOnlyInTheTpSize) {
   }
 
   // The same rows with racksim's predictions as their measurements.
+  const std::vector<CsvLine> results =
+      csv_lines(read_file(root + "/data/measured/vtrain-a100-multi-node-large-results.csv"));
+  ASSERT_FALSE(results.empty());
+  const std::vector<std::string>& header = results[0].cells;
+  const auto transfer = std::find(header.begin(), header.end(), "transfer_step_time_s");
+  ASSERT_NE(transfer, header.end());
   std::map<std::string, std::string> predicted_ms;
-  std::istringstream results(
-      read_file(root + "/data/measured/vtrain-a100-multi-node-large-results.csv"));
-  std::string line;
-  std::getline(results, line);  // header: name, gpus, ..., transfer_step_time_s, ...
-  while (std::getline(results, line)) {
-    std::vector<std::string> cells;
-    std::istringstream fields(line);
-    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 8u) << line;
-    predicted_ms[cells[0]] = fmt::format("{:.4f}", 1000 * std::stod(cells[6]));
+  for (size_t i = 1; i < results.size(); ++i) {
+    const std::vector<std::string>& cells = results[i].cells;
+    ASSERT_EQ(cells.size(), header.size()) << results[i].number;
+    predicted_ms[cells[0]] =
+        fmt::format("{:.4f}", 1000 * std::stod(cells[transfer - header.begin()]));
   }
   std::istringstream rows(read_file(measured));
+  std::string line;
   std::string rewritten;
   while (std::getline(rows, line)) {
     const size_t name_end = line.find(','), last = line.rfind(',');
