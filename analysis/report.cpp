@@ -376,7 +376,7 @@ std::string kernel_bounds_text(const ComputeBounds& k) {
   }
   if (k.sustained_clock_ratio != 1) {
     out += fmt::format(
-        "; FLOP-bound work at {:.3g} of the clock its rates were measured at "
+        "; FLOP-bound work at {:.3g} of the rate its kernels were benchmarked at "
         "(hardware.compute.sustained_clock_ratio)",
         k.sustained_clock_ratio);
   }

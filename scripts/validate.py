@@ -27,9 +27,9 @@ Every row is simulated under each configuration of the table (--config picks som
              vTrain's single-node rows and 3.6B and 18.4B runs, scenarios/calibration/
              a100-kernel-calibration.textproto; another cluster than Selene's, the same as the
              39.1B and 175B rows'), applied unchanged: fit on small, predict large;
-  sustained  (the Hopper tables) the same preset with its SMs at the clock Hopper GPUs are
-             reported to hold at their 700 W limit (scenarios/calibration/
-             hopper-clock-calibration.textproto: from public reports, not fitted).
+  sustained  (the Hopper tables) the same preset with its FLOP-bound kernels at the throughput
+             a Hopper GPU holds at its 700 W limit (scenarios/calibration/
+             hopper-clock-calibration.textproto: measured on an H200, not fitted).
 
 Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
 vtrain-a100-multi-node-large-results.csv; not with --only or --config, which print a

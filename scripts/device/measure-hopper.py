@@ -12,15 +12,18 @@ default), that measures what racksim's kernel model takes as inputs:
   attention.csv  scaled-dot-product attention, forward and backward, flash and cuDNN backends,
                  BF16, head dimension 64 and 128, causal or not, 1K to 32K tokens;
   hbm.csv        HBM bandwidth of a copy, an add and a read-only sum, 256 MiB and 4 GiB;
-  sustained.csv  a large BF16 and a large FP8 GEMM run back to back for 25 s each: throughput
-                 per second, to tell a short benchmark's rate from what a GPU holds once its
-                 power limit bites;
+  sustained.csv  a large BF16 and a large FP8 GEMM, each after 5 s idle, for 25 s
+                 (--sustained-s): throughput in 20 ms windows for the first 2 s (the burst: on
+                 an H200 the power limit bites within 0.1-0.3 s), then per second, to tell a
+                 short benchmark's rate from what a GPU holds once its power limit bites;
   smi.csv        nvidia-smi samples (SM clock, power, temperature, throttle reasons) every
                  100 ms over the whole run, for the same question;
   env.json       the GPU, driver, CUDA, cuBLAS and PyTorch versions and the clocks at start.
 
 Usage (on the device machine; $OUT is the folder whose files come back):
   python3 scripts/device/measure-hopper.py --out "$OUT"
+  python3 scripts/device/measure-hopper.py --out "$OUT" --only gemm --gemm-dtypes fp8fast,bf16
+      (--only picks sections; fp8fast: FP8 with cuBLASLt's fast accumulation)
   python3 scripts/device/measure-hopper.py --plan      # here, without a GPU: what it would run
 
 Every measurement is timed with CUDA events after warm-up iterations, repeated until at least
@@ -55,6 +58,10 @@ ATTN_SEQS = (1024, 2048, 4096, 8192, 16384, 32768)
 ATTN_TOKENS = 65536  # batch x sequence per call
 ATTN_HEADS = 16
 SUSTAINED_S = 25.0
+COOL_S = 5.0  # idle seconds before each sustained run
+FINE_WINDOW_S = 0.02
+FINE_FOR_S = 2.0
+SECTIONS = ("hbm", "gemm", "attention", "sustained")
 
 
 def linear_layers(hidden, tp):
@@ -214,6 +221,8 @@ def measure_hbm(torch, rows, min_ms):
 
 
 def gemm_inputs(torch, dtype, m, n, k):
+    """dtype: bf16; fp8 (FP32 accumulation kept exact, as Transformer Engine's dgrad/wgrad);
+    fp8fast (cuBLASLt's fast accumulation, as Transformer Engine's forward GEMMs run)."""
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     if dtype == "bf16":
@@ -221,13 +230,14 @@ def gemm_inputs(torch, dtype, m, n, k):
     fp8 = torch.float8_e4m3fn
     a8, w8 = (a * 0.1).to(fp8), (w * 0.1).to(fp8)
     one = torch.ones((), device="cuda", dtype=torch.float32)
+    fast = dtype == "fp8fast"
     return lambda: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one,
-                                    out_dtype=torch.bfloat16)
+                                    out_dtype=torch.bfloat16, use_fast_accum=fast)
 
 
-def measure_gemms(torch, rows, min_ms, budget, log):
+def measure_gemms(torch, rows, min_ms, budget, log, dtypes):
     plan = gemm_plan()
-    for dtype in ("bf16", "fp8"):
+    for dtype in dtypes:
         if not budget.allows(f"{dtype} GEMMs", 30):
             continue
         for group, m, n, k in plan:
@@ -290,25 +300,28 @@ def measure_attention(torch, rows, min_ms, budget, log):
         torch.cuda.empty_cache()
 
 
-def measure_sustained(torch, rows, budget, log):
+def measure_sustained(torch, rows, budget, log, seconds):
+    """Windows of FINE_WINDOW_S over the first FINE_FOR_S (the burst before the power limit
+    bites, which a one-second window averages away), then of one second."""
     size = 8192
     for dtype in ("bf16", "fp8"):
-        if not budget.allows(f"sustained {dtype}", SUSTAINED_S + 5):
+        if not budget.allows(f"sustained {dtype}", seconds + 8):
             continue
         fn = gemm_inputs(torch, dtype, size, size, size)
         flops = 2 * size**3
         torch.cuda.synchronize()
-        time.sleep(3)  # start from cool clocks: the first second is the burst rate
+        time.sleep(COOL_S)  # start from cool clocks: the first windows are the burst rate
         start = time.monotonic()
-        while time.monotonic() - start < SUSTAINED_S:
+        while time.monotonic() - start < seconds:
+            window_s = FINE_WINDOW_S if time.monotonic() - start < FINE_FOR_S else 1.0
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
             calls = 0
             window_start = time.monotonic()
-            while time.monotonic() - window_start < 1.0:
-                for _ in range(8):
+            while time.monotonic() - window_start < window_s:
+                for _ in range(4):
                     fn()
-                calls += 8
+                calls += 4
                 end.record()
                 end.synchronize()
             ms = begin.elapsed_time(end)
@@ -318,7 +331,7 @@ def measure_sustained(torch, rows, budget, log):
         torch.cuda.synchronize()
 
 
-def run(out_dir, budget_s, min_ms):
+def run(out_dir, budget_s, min_ms, only, dtypes, sustained_s):
     os.makedirs(out_dir, exist_ok=True)
     log_file = open(os.path.join(out_dir, "log.txt"), "w")
 
@@ -341,15 +354,15 @@ def run(out_dir, budget_s, min_ms):
             ("hbm", ["kernel", "mib", "bytes_moved", "ms", "gb_per_s"],
              lambda r: measure_hbm(torch, r, min_ms), 10),
             ("gemm", ["dtype", "group", "m", "n", "k", "ms", "tflops", "error"],
-             lambda r: measure_gemms(torch, r, min_ms, budget, log), 30),
+             lambda r: measure_gemms(torch, r, min_ms, budget, log, dtypes), 30),
             ("attention", ["backend", "batch", "heads", "seq", "head_dim", "causal", "fwd_ms",
                            "bwd_ms", "fwd_tflops", "bwd_tflops", "error"],
              lambda r: measure_attention(torch, r, min_ms, budget, log), 20),
             ("sustained", ["dtype", "m", "n", "k", "t_s", "calls", "tflops"],
-             lambda r: measure_sustained(torch, r, budget, log), SUSTAINED_S + 5),
+             lambda r: measure_sustained(torch, r, budget, log, sustained_s), sustained_s + 8),
         ]
         for name, fields, measure, needs_s in sections:
-            if not budget.allows(name, needs_s):
+            if name not in only or not budget.allows(name, needs_s):
                 continue
             rows = Rows(os.path.join(out_dir, f"{name}.csv"), fields)
             began = time.monotonic()
@@ -372,15 +385,24 @@ def main():
                         help="stop starting new measurements after this many seconds")
     parser.add_argument("--min-ms", type=float, default=20,
                         help="GPU time each measurement accumulates")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help="comma-separated sections to run, in their fixed order")
+    parser.add_argument("--gemm-dtypes", default="bf16,fp8",
+                        help="comma-separated from bf16, fp8, fp8fast (fast accumulation)")
+    parser.add_argument("--sustained-s", type=float, default=SUSTAINED_S)
     parser.add_argument("--plan", action="store_true", help="print the plan; needs no GPU")
     args = parser.parse_args()
+    only = args.only.split(",")
+    dtypes = args.gemm_dtypes.split(",")
+    if not set(only) <= set(SECTIONS) or not set(dtypes) <= {"bf16", "fp8", "fp8fast"}:
+        parser.error(f"--only takes {','.join(SECTIONS)}; --gemm-dtypes bf16,fp8,fp8fast")
     if args.plan:
         gemms, attn = gemm_plan(), attention_plan()
         print(f"GEMM shapes per dtype: {len(gemms)} (BF16 and FP8: {2 * len(gemms)})")
         print(f"attention configurations: {len(attn)} (forward and forward+backward each)")
         print(f"HBM: copy, add, sum at 256 and 4096 MiB; sustained: 2 x {SUSTAINED_S:.0f} s")
         return 0
-    run(args.out, args.budget_s, args.min_ms)
+    run(args.out, args.budget_s, args.min_ms, only, dtypes, args.sustained_s)
     return 0
 
 

@@ -4,14 +4,16 @@
 usage: scripts/device/sustained-clock.py DIR [--write CALIBRATION.textproto]
        scripts/device/sustained-clock.py --self-test
 
-DIR holds sustained.csv (an 8,192-cube BF16 and FP8 GEMM run back to back, one row per second
-of each: dtype, t_s, tflops) and, if nvidia-smi ran, smi.csv (SM clock every 100 ms). For each
-dtype the burst rate is its first second (the clocks not yet held down) and the sustained rate
-the mean of the seconds after the first SETTLE_S (measure-hopper.py pauses before each run so
-that the first second starts from cool clocks); their ratio is what
-hardware.compute.sustained_clock_ratio says (a GEMM's tiles slow with the SM clock). The FP8
-ratio is the one the FP8 validation rows need; --write puts it into a calibration file like
-scenarios/calibration/hopper-clock-calibration.textproto, with where it came from.
+DIR holds sustained.csv (an 8,192-cube BF16 and FP8 GEMM run back to back after an idle pause:
+dtype, t_s, tflops per timing window; measure-hopper.py times the first FINE_FOR_S in short
+windows and the rest in one-second windows) and, if nvidia-smi ran, smi.csv (SM clock every
+100 ms). Per dtype: the burst rate is the best window that ends within BURST_S of the start
+(on an H200 at 700 W the power limit bites within 0.1-0.3 s, so a one-second window already
+averages it away: such a file has no burst reading and is refused); the held rate is the mean
+of the windows after SETTLE_S. Their ratio is what hardware.compute.sustained_clock_ratio
+means: how much slower a FLOP-bound kernel runs once the clocks are held down, as throughput,
+which falls less than the SM clock does (the clock is printed beside it). --write puts the FP8
+ratio into a calibration file, with where it came from.
 """
 import csv
 import os
@@ -23,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from csv_rows import csv_rows  # noqa: E402  (scripts/csv_rows.py, the data files' reader)
 
 SETTLE_S = 5.0  # seconds a GPU takes to reach its power-limited clock, left out of the mean
+BURST_S = 0.25  # windows ending this soon after the start count as the burst
 
 
 def ratios(sustained_rows):
@@ -34,7 +37,11 @@ def ratios(sustained_rows):
         later = [tflops for t, tflops in runs if t > SETTLE_S]
         if not runs or not later:
             sys.exit(f"sustained-clock: {dtype}: fewer than {SETTLE_S:.0f} s of samples")
-        burst, held = runs[0][1], statistics.mean(later)
+        early = [tflops for t, tflops in runs if t <= BURST_S]
+        if not early:
+            sys.exit(f"sustained-clock: {dtype}: no window ends within {BURST_S} s of the start "
+                     "(one-second windows average the burst away); rerun measure-hopper.py")
+        burst, held = max(early), statistics.mean(later)
         out[dtype] = (burst, held, held / burst)
     return out
 
@@ -61,7 +68,7 @@ def number(text):
 
 def calibration_text(ratio, source):
     return ("# racksim calibration\n"
-            "# The SM clock a Hopper GPU held through a sustained FP8 GEMM over its first second,\n"
+            "# The throughput a Hopper GPU holds through a sustained FP8 GEMM over its burst rate,\n"
             f"# measured: {source} (scripts/device/sustained-clock.py).\n"
             "# include it with  calibration: \"<this file>\"  or --set calibration=<this file>\n"
             "hardware {\n  compute {\n"
@@ -72,8 +79,8 @@ def calibration_text(ratio, source):
 def report(directory, write_path=None):
     found = ratios(csv_rows(os.path.join(directory, "sustained.csv")))
     for dtype, (burst, held, ratio) in found.items():
-        print(f"{dtype}: first second {burst:.1f} TFLOP/s, after {SETTLE_S:.0f} s {held:.1f} "
-              f"TFLOP/s: ratio {ratio:.3f}")
+        print(f"{dtype}: burst {burst:.1f} TFLOP/s (best window in the first {BURST_S} s), "
+              f"after {SETTLE_S:.0f} s {held:.1f} TFLOP/s: ratio {ratio:.3f}")
     clocks = sm_clocks(os.path.join(directory, "smi.csv"))
     if clocks:
         print(f"SM clock: highest {clocks[0]:.0f} MHz, median {clocks[1]:.0f} MHz "
@@ -89,13 +96,13 @@ def report(directory, write_path=None):
 
 
 def self_test():
-    """Synthetic output: FP8 at 1,400 TFLOP/s for a second, then 1,120 (0.8); BF16 at 0.9."""
+    """Synthetic output: FP8 at 1,400 TFLOP/s for 0.1 s, then 1,120 (0.8); BF16 at 0.9."""
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "sustained.csv"), "w") as f:
             f.write("dtype,m,n,k,t_s,calls,tflops\n")
-            for t in range(1, 26):
-                f.write(f"fp8,8192,8192,8192,{t}.00,100,{1400 if t == 1 else 1120}\n")
-                f.write(f"bf16,8192,8192,8192,{t}.00,100,{700 if t == 1 else 630}\n")
+            for t in [0.05 * i for i in range(1, 6)] + list(range(1, 26)):
+                f.write(f"fp8,8192,8192,8192,{t:.2f},100,{1400 if t <= 0.1 else 1120}\n")
+                f.write(f"bf16,8192,8192,8192,{t:.2f},100,{700 if t <= 0.1 else 630}\n")
         with open(os.path.join(d, "smi.csv"), "w") as f:
             f.write("timestamp,clocks.sm,clocks.mem,power.draw\n")
             f.write("t,1980,2619,300\nt,1575,2619,700\nt,1575,2619,700\nt,[N/A],2619,700\n")

@@ -69,7 +69,7 @@ TEST(ComputeBounds, TheReportNamesASustainedClockOnlyWhereOneIsSet) {
       analysis::report_json(report)["kernel_time_by_bound"].contains("sustained_clock_ratio"));
   model.sustained_clock_ratio = 0.795;
   report.kernel_bounds = analysis::compute_bounds(graph, 0, model);
-  EXPECT_NE(analysis::report_text(report).find("at 0.795 of the clock"), std::string::npos);
+  EXPECT_NE(analysis::report_text(report).find("at 0.795 of the rate"), std::string::npos);
   EXPECT_EQ(analysis::report_json(report)["kernel_time_by_bound"]["sustained_clock_ratio"], 0.795);
 }
 
