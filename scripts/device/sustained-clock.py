@@ -13,7 +13,8 @@ averages it away: such a file has no burst reading and is refused); the held rat
 of the windows after SETTLE_S. Their ratio is what hardware.compute.sustained_clock_ratio
 means: how much slower a FLOP-bound kernel runs once the clocks are held down, as throughput,
 which falls less than the SM clock does (the clock is printed beside it). --write puts the FP8
-ratio into a calibration file, with where it came from.
+ratio into a calibration file, with where it came from. scripts/device/measure-step-mix.py
+measures the same ratio over one transformer layer's own mix of kernels instead of one GEMM.
 """
 import csv
 import os

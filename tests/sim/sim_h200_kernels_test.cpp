@@ -195,6 +195,30 @@ TEST(H200Gemms, TheBurstMatchesThePresetsBf16RateAndTheHeldRateTheClockCalibrati
   EXPECT_NEAR(bf16.held_tflops / bf16.burst_tflops, 0.842, 0.0005);
 }
 
+// One transformer layer's kernels held for seconds (step-mix/, scripts/device/measure-step-mix.py:
+// Llama 3 70B at TP4, forward and backward): the fastest pass in the first 0.1 s over the mean
+// pass after 5 s. The mix draws less power than one large GEMM and holds more of its burst; the
+// calibration file keeps the single GEMM's ratio (a step adds NVLink's draw, which the mix lacks).
+double layer_mix_ratio(const std::string& dtype) {
+  double burst_ms = INFINITY, held_sum = 0;
+  int held = 0;
+  for (const auto& row : read_rows(kDir + "step-mix/step-mix.csv")) {
+    if (row.at("gemm_dtype") != dtype) continue;
+    const double t = number(row, "t_s"), ms = number(row, "pass_ms");
+    if (t <= 0.1) burst_ms = std::min(burst_ms, ms);
+    if (t > 5) held_sum += ms, ++held;
+  }
+  return burst_ms / (held_sum / held);
+}
+
+TEST(H200Gemms, ALayersMixHoldsMoreOfItsBurstThanOneGemm) {
+  EXPECT_NEAR(layer_mix_ratio("fp8"), 0.882, 0.0005);
+  EXPECT_NEAR(layer_mix_ratio("bf16"), 0.867, 0.0005);
+  EXPECT_GT(layer_mix_ratio("fp8"), sustained("fp8").held_tflops / sustained("fp8").burst_tflops);
+  EXPECT_GT(layer_mix_ratio("bf16"),
+            sustained("bf16").held_tflops / sustained("bf16").burst_tflops);
+}
+
 // cuDNN's fused attention (Transformer Engine's on Hopper), head dimension 128, causal: the
 // forward and the backward (2.5 forward FLOPs, as racksim counts it) over their two times,
 // as racksim times an attention kernel pair at one fraction of the BF16 peak.

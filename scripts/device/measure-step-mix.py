@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The burst and held rate of a training step's own mix of kernels on one Hopper GPU.
+
+measure-hopper.py holds one 8,192-cube GEMM for seconds; a step mixes GEMMs, attention and
+HBM-bound kernels, which draw different power. This runs the kernels of one transformer layer,
+forward and backward, back to back (Llama 3 70B at TP4: hidden 8,192, MLP 28,672, 64 heads of
+128 with 8 KV heads, so per rank 16 query heads and 2 KV heads; 8,192 tokens, causal), after
+an idle pause, and times every layer pass with CUDA events:
+
+  GEMMs    the four linear layers' forward, input-gradient and weight-gradient products, BF16
+           (torch.matmul) or FP8 (torch._scaled_mm, per-tensor scales, BF16 output, fast
+           accumulation in the forward as Transformer Engine runs it);
+  attention  cuDNN's fused kernel (scaled_dot_product_attention), forward and backward, BF16,
+           the KV heads repeated to the query heads;
+  HBM      two RMS norms, SwiGLU and two residual adds forward, each again backward.
+
+For each GEMM dtype: the burst is the fastest pass within BURST_S of the start, the held rate
+the mean pass after SETTLE_S; their ratio is the step's hardware.compute.sustained_clock_ratio
+as far as one layer's kernels tell it (no communication kernels, no NVLink or NIC power).
+
+usage (device machine): python3 scripts/device/measure-step-mix.py --out "$OUT"
+       python3 scripts/device/measure-step-mix.py --plan     # the kernels, without a GPU
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import time
+
+TOKENS = 8192
+HIDDEN = 8192
+FFN = 28672
+TP = 4
+HEADS = 64 // TP
+KV_HEADS = 8 // TP
+HEAD_DIM = 128
+COOL_S = 5.0
+RUN_S = 15.0
+BURST_S = 0.1
+SETTLE_S = 5.0
+
+
+def linear_shapes():
+    """(name, m, k, n) of the forward products per rank."""
+    qkv = (HEADS + 2 * KV_HEADS) * HEAD_DIM
+    return [("qkv", TOKENS, HIDDEN, qkv), ("proj", TOKENS, HEADS * HEAD_DIM, HIDDEN),
+            ("fc1", TOKENS, HIDDEN, 2 * FFN // TP), ("fc2", TOKENS, FFN // TP, HIDDEN)]
+
+
+def products():
+    """Every GEMM of a layer's forward and backward: (name, m, k, n, forward?)."""
+    out = []
+    for name, m, k, n in linear_shapes():
+        out.append((name, m, k, n, True))
+        out.append((name + ".dgrad", m, n, k, False))  # dX[m,k] = dY[m,n] W[n,k]
+        out.append((name + ".wgrad", k, m, n, False))  # dW[k,n] = X^T[k,m] dY[m,n]
+    return out
+
+
+def gemm_call(torch, dtype, m, k, n, forward):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    if dtype == "bf16":
+        return lambda: torch.matmul(a, b.t())
+    fp8 = torch.float8_e4m3fn
+    a8, b8 = (a * 0.1).to(fp8), (b * 0.1).to(fp8)
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    return lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
+                                    out_dtype=torch.bfloat16, use_fast_accum=forward)
+
+
+def attention_call(torch):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    shape = (1, HEADS, TOKENS, HEAD_DIM)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+               for _ in range(3))
+    grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+
+    def run():
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.backward(grad)
+        q.grad = k.grad = v.grad = None
+
+    return run
+
+
+def elementwise_calls(torch):
+    x = torch.randn(TOKENS, HIDDEN, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn_like(x)
+    gate = torch.randn(TOKENS, FFN // TP, device="cuda", dtype=torch.bfloat16)
+    up = torch.randn_like(gate)
+    weight = torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16)
+    norm = lambda: torch.nn.functional.rms_norm(x, (HIDDEN,), weight)
+    swiglu = lambda: torch.nn.functional.silu(gate) * up
+    residual = lambda: torch.add(x, y)
+    # Forward and backward each: 2 norms, SwiGLU, 2 residual adds.
+    return [norm, norm, swiglu, residual, residual] * 2
+
+
+def layer_pass(torch, dtype):
+    calls = [gemm_call(torch, dtype, m, k, n, fwd) for _, m, k, n, fwd in products()]
+    calls.append(attention_call(torch))
+    calls += elementwise_calls(torch)
+
+    def run():
+        for call in calls:
+            call()
+
+    return run
+
+
+def layer_flops():
+    gemm = sum(2 * m * k * n for _, m, k, n, _ in products())
+    attention = 3.5 * 4 * HEADS * TOKENS * TOKENS * HEAD_DIM * 0.5
+    return gemm, attention
+
+
+def measure(torch, dtype, rows, log):
+    run = layer_pass(torch, dtype)
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    time.sleep(COOL_S)
+    start = time.monotonic()
+    passes = []
+    while time.monotonic() - start < RUN_S:
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        run()
+        end.record()
+        end.synchronize()
+        ms = begin.elapsed_time(end)
+        t = time.monotonic() - start
+        passes.append((t, ms))
+        rows.writerow({"gemm_dtype": dtype, "t_s": f"{t:.3f}", "pass_ms": f"{ms:.4f}"})
+    burst = min(ms for t, ms in passes if t <= BURST_S)
+    held = [ms for t, ms in passes if t > SETTLE_S]
+    held_ms = sum(held) / len(held)
+    log(f"{dtype}: burst pass {burst:.3f} ms, held {held_ms:.3f} ms over {len(held)} passes: "
+        f"ratio {burst / held_ms:.3f}")
+    del run
+    torch.cuda.empty_cache()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.environ.get("OUT", "out"))
+    parser.add_argument("--plan", action="store_true")
+    args = parser.parse_args()
+    if args.plan:
+        for name, m, k, n, fwd in products():
+            print(f"{name:11s} m {m:6d} k {k:6d} n {n:6d} {'forward' if fwd else 'backward'}")
+        gemm, attention = layer_flops()
+        print(f"GEMM {gemm:.3e} FLOPs, attention {attention:.3e} FLOPs per pass; "
+              f"{COOL_S:.0f} s idle + {RUN_S:.0f} s per dtype")
+        return 0
+    import torch
+    os.makedirs(args.out, exist_ok=True)
+    log_file = open(os.path.join(args.out, "step-mix-log.txt"), "w")
+
+    def log(message):
+        print(message, flush=True)
+        log_file.write(message + "\n")
+        log_file.flush()
+
+    smi_out = open(os.path.join(args.out, "step-mix-smi.csv"), "w")
+    query = "timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
+    smi_out.write(query + "\n")
+    smi_out.flush()
+    smi = subprocess.Popen(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits",
+                            "-lms", "100"], stdout=smi_out, stderr=subprocess.DEVNULL)
+    with open(os.path.join(args.out, "step-mix.csv"), "w", newline="") as f:
+        rows = csv.DictWriter(f, fieldnames=["gemm_dtype", "t_s", "pass_ms"])
+        rows.writeheader()
+        log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}; layer {products()}")
+        for dtype in ("fp8", "bf16"):
+            measure(torch, dtype, rows, log)
+    smi.terminate()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
