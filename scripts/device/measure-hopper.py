@@ -235,8 +235,13 @@ def gemm_inputs(torch, dtype, m, n, k):
                                     out_dtype=torch.bfloat16, use_fast_accum=fast)
 
 
-def measure_gemms(torch, rows, min_ms, budget, log, dtypes):
+def measure_gemms(torch, rows, min_ms, budget, log, dtypes, cool_s=0.0, large_only=False):
+    """cool_s: idle seconds before each shape, so that each is timed at its burst rate (the
+    power limit bites only after tens of milliseconds of full load); large_only: the shapes
+    with 4,096 rows or more, no decode rows."""
     plan = gemm_plan()
+    if large_only:
+        plan = [p for p in plan if p[1] >= 4096 and not p[0].endswith(".decode")]
     for dtype in dtypes:
         if not budget.allows(f"{dtype} GEMMs", 30):
             continue
@@ -247,7 +252,9 @@ def measure_gemms(torch, rows, min_ms, budget, log, dtypes):
             row = {"dtype": dtype, "group": group, "m": m, "n": n, "k": k}
             try:
                 fn = gemm_inputs(torch, dtype, m, n, k)
-                ms = timed(torch, fn, min_ms)
+                torch.cuda.synchronize()
+                time.sleep(cool_s)
+                ms = timed(torch, fn, min_ms, warmup=1 if cool_s else 3)
                 row.update(ms=f"{ms:.5f}", tflops=f"{2 * m * n * k / ms / 1e9:.1f}", error="")
             except (RuntimeError, TypeError, ValueError) as error:
                 row.update(ms="", tflops="", error=str(error).splitlines()[0][:160])
@@ -331,7 +338,7 @@ def measure_sustained(torch, rows, budget, log, seconds):
         torch.cuda.synchronize()
 
 
-def run(out_dir, budget_s, min_ms, only, dtypes, sustained_s):
+def run(out_dir, budget_s, min_ms, only, dtypes, sustained_s, cool_s=0.0, large_only=False):
     os.makedirs(out_dir, exist_ok=True)
     log_file = open(os.path.join(out_dir, "log.txt"), "w")
 
@@ -354,7 +361,8 @@ def run(out_dir, budget_s, min_ms, only, dtypes, sustained_s):
             ("hbm", ["kernel", "mib", "bytes_moved", "ms", "gb_per_s"],
              lambda r: measure_hbm(torch, r, min_ms), 10),
             ("gemm", ["dtype", "group", "m", "n", "k", "ms", "tflops", "error"],
-             lambda r: measure_gemms(torch, r, min_ms, budget, log, dtypes), 30),
+             lambda r: measure_gemms(torch, r, min_ms, budget, log, dtypes, cool_s, large_only),
+             30),
             ("attention", ["backend", "batch", "heads", "seq", "head_dim", "causal", "fwd_ms",
                            "bwd_ms", "fwd_tflops", "bwd_tflops", "error"],
              lambda r: measure_attention(torch, r, min_ms, budget, log), 20),
@@ -390,6 +398,10 @@ def main():
     parser.add_argument("--gemm-dtypes", default="bf16,fp8",
                         help="comma-separated from bf16, fp8, fp8fast (fast accumulation)")
     parser.add_argument("--sustained-s", type=float, default=SUSTAINED_S)
+    parser.add_argument("--cool-s", type=float, default=0.0,
+                        help="idle seconds before each GEMM shape (burst rates)")
+    parser.add_argument("--large-only", action="store_true",
+                        help="GEMM shapes with 4,096 rows or more only")
     parser.add_argument("--plan", action="store_true", help="print the plan; needs no GPU")
     args = parser.parse_args()
     only = args.only.split(",")
@@ -402,7 +414,8 @@ def main():
         print(f"attention configurations: {len(attn)} (forward and forward+backward each)")
         print(f"HBM: copy, add, sum at 256 and 4096 MiB; sustained: 2 x {SUSTAINED_S:.0f} s")
         return 0
-    run(args.out, args.budget_s, args.min_ms, only, dtypes, args.sustained_s)
+    run(args.out, args.budget_s, args.min_ms, only, dtypes, args.sustained_s, args.cool_s,
+        args.large_only)
     return 0
 
 
