@@ -41,17 +41,17 @@ BURST_S = 0.1
 SETTLE_S = 5.0
 
 
-def linear_shapes():
+def linear_shapes(tokens):
     """(name, m, k, n) of the forward products per rank."""
     qkv = (HEADS + 2 * KV_HEADS) * HEAD_DIM
-    return [("qkv", TOKENS, HIDDEN, qkv), ("proj", TOKENS, HEADS * HEAD_DIM, HIDDEN),
-            ("fc1", TOKENS, HIDDEN, 2 * FFN // TP), ("fc2", TOKENS, FFN // TP, HIDDEN)]
+    return [("qkv", tokens, HIDDEN, qkv), ("proj", tokens, HEADS * HEAD_DIM, HIDDEN),
+            ("fc1", tokens, HIDDEN, 2 * FFN // TP), ("fc2", tokens, FFN // TP, HIDDEN)]
 
 
-def products():
+def products(tokens=TOKENS):
     """Every GEMM of a layer's forward and backward: (name, m, k, n, forward?)."""
     out = []
-    for name, m, k, n in linear_shapes():
+    for name, m, k, n in linear_shapes(tokens):
         out.append((name, m, k, n, True))
         out.append((name + ".dgrad", m, n, k, False))  # dX[m,k] = dY[m,n] W[n,k]
         out.append((name + ".wgrad", k, m, n, False))  # dW[k,n] = X^T[k,m] dY[m,n]
@@ -70,26 +70,37 @@ def gemm_call(torch, dtype, m, k, n, forward):
                                     out_dtype=torch.bfloat16, use_fast_accum=forward)
 
 
-def attention_call(torch):
+def attention_block(torch, q_tokens, kv_tokens, causal):
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    shape = (1, HEADS, TOKENS, HEAD_DIM)
-    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-               for _ in range(3))
-    grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    q = torch.randn((1, HEADS, q_tokens, HEAD_DIM), device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    k, v = (torch.randn((1, HEADS, kv_tokens, HEAD_DIM), device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True) for _ in range(2))
+    grad = torch.randn_like(q)
 
     def run():
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
         out.backward(grad)
         q.grad = k.grad = v.grad = None
 
     return run
 
 
-def elementwise_calls(torch):
-    x = torch.randn(TOKENS, HIDDEN, device="cuda", dtype=torch.bfloat16)
+def attention_calls(torch, tokens):
+    """The whole sequence causal on one rank; with context parallelism (tokens below the
+    sequence), a rank's share of the causal work as ring attention's blocks: its causal block
+    on the diagonal and a full block of half as many keys (tokens^2 units of work in all)."""
+    if tokens == TOKENS:
+        return [attention_block(torch, tokens, tokens, True)]
+    return [attention_block(torch, tokens, tokens, True),
+            attention_block(torch, tokens, tokens // 2, False)]
+
+
+def elementwise_calls(torch, tokens):
+    x = torch.randn(tokens, HIDDEN, device="cuda", dtype=torch.bfloat16)
     y = torch.randn_like(x)
-    gate = torch.randn(TOKENS, FFN // TP, device="cuda", dtype=torch.bfloat16)
+    gate = torch.randn(tokens, FFN // TP, device="cuda", dtype=torch.bfloat16)
     up = torch.randn_like(gate)
     weight = torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16)
     norm = lambda: torch.nn.functional.rms_norm(x, (HIDDEN,), weight)
@@ -99,10 +110,10 @@ def elementwise_calls(torch):
     return [norm, norm, swiglu, residual, residual] * 2
 
 
-def layer_pass(torch, dtype):
-    calls = [gemm_call(torch, dtype, m, k, n, fwd) for _, m, k, n, fwd in products()]
-    calls.append(attention_call(torch))
-    calls += elementwise_calls(torch)
+def layer_pass(torch, dtype, tokens):
+    calls = [gemm_call(torch, dtype, m, k, n, fwd) for _, m, k, n, fwd in products(tokens)]
+    calls += attention_calls(torch, tokens)
+    calls += elementwise_calls(torch, tokens)
 
     def run():
         for call in calls:
@@ -117,15 +128,15 @@ def layer_flops():
     return gemm, attention
 
 
-def measure(torch, dtype, rows, log):
-    run = layer_pass(torch, dtype)
+def measure(torch, dtype, rows, log, tokens, run_s):
+    run = layer_pass(torch, dtype, tokens)
     for _ in range(3):
         run()
     torch.cuda.synchronize()
     time.sleep(COOL_S)
     start = time.monotonic()
     passes = []
-    while time.monotonic() - start < RUN_S:
+    while time.monotonic() - start < run_s:
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         begin.record()
         run()
@@ -147,10 +158,13 @@ def measure(torch, dtype, rows, log):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
+    parser.add_argument("--tokens", type=int, default=TOKENS,
+                        help="tokens per rank (4096: the same layer at context parallelism 2)")
+    parser.add_argument("--run-s", type=float, default=RUN_S)
     parser.add_argument("--plan", action="store_true")
     args = parser.parse_args()
     if args.plan:
-        for name, m, k, n, fwd in products():
+        for name, m, k, n, fwd in products(args.tokens):
             print(f"{name:11s} m {m:6d} k {k:6d} n {n:6d} {'forward' if fwd else 'backward'}")
         gemm, attention = layer_flops()
         print(f"GEMM {gemm:.3e} FLOPs, attention {attention:.3e} FLOPs per pass; "
@@ -174,9 +188,10 @@ def main():
     with open(os.path.join(args.out, "step-mix.csv"), "w", newline="") as f:
         rows = csv.DictWriter(f, fieldnames=["gemm_dtype", "t_s", "pass_ms"])
         rows.writeheader()
-        log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}; layer {products()}")
+        log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}; "
+            f"layer {products(args.tokens)}")
         for dtype in ("fp8", "bf16"):
-            measure(torch, dtype, rows, log)
+            measure(torch, dtype, rows, log, args.tokens, args.run_s)
     smi.terminate()
     return 0
 
