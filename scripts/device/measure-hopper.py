@@ -41,6 +41,8 @@ import subprocess
 import sys
 import time
 
+from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
+
 # Linear layers of a Llama-style block (SwiGLU MLP, grouped-query attention with 8 KV heads of
 # 128), per tensor-parallel rank: (name, n, k) for hidden h, MLP width f and tp ranks.
 MODELS = {  # hidden: (MLP width, heads)
@@ -220,21 +222,6 @@ def measure_hbm(torch, rows, min_ms):
         torch.cuda.empty_cache()
 
 
-def gemm_inputs(torch, dtype, m, n, k):
-    """dtype: bf16; fp8 (FP32 accumulation kept exact, as Transformer Engine's dgrad/wgrad);
-    fp8fast (cuBLASLt's fast accumulation, as Transformer Engine's forward GEMMs run)."""
-    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-    if dtype == "bf16":
-        return lambda: torch.matmul(a, w.t())
-    fp8 = torch.float8_e4m3fn
-    a8, w8 = (a * 0.1).to(fp8), (w * 0.1).to(fp8)
-    one = torch.ones((), device="cuda", dtype=torch.float32)
-    fast = dtype == "fp8fast"
-    return lambda: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one,
-                                    out_dtype=torch.bfloat16, use_fast_accum=fast)
-
-
 def measure_gemms(torch, rows, min_ms, budget, log, dtypes, cool_s=0.0, large_only=False):
     """cool_s: idle seconds before each shape, so that each is timed at its burst rate (the
     power limit bites only after tens of milliseconds of full load); large_only: the shapes
@@ -251,7 +238,7 @@ def measure_gemms(torch, rows, min_ms, budget, log, dtypes, cool_s=0.0, large_on
                 break
             row = {"dtype": dtype, "group": group, "m": m, "n": n, "k": k}
             try:
-                fn = gemm_inputs(torch, dtype, m, n, k)
+                fn = gemm_call(torch, dtype, m, n, k)
                 torch.cuda.synchronize()
                 time.sleep(cool_s)
                 ms = timed(torch, fn, min_ms, warmup=1 if cool_s else 3)
@@ -314,7 +301,7 @@ def measure_sustained(torch, rows, budget, log, seconds):
     for dtype in ("bf16", "fp8"):
         if not budget.allows(f"sustained {dtype}", seconds + 8):
             continue
-        fn = gemm_inputs(torch, dtype, size, size, size)
+        fn = gemm_call(torch, dtype, size, size, size)
         flops = 2 * size**3
         torch.cuda.synchronize()
         time.sleep(COOL_S)  # start from cool clocks: the first windows are the burst rate

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
+
 TOKENS = 8192
 HIDDEN = 8192
 FFN = 28672
@@ -56,18 +58,6 @@ def products(tokens=TOKENS):
         out.append((name + ".dgrad", m, n, k, False))  # dX[m,k] = dY[m,n] W[n,k]
         out.append((name + ".wgrad", k, m, n, False))  # dW[k,n] = X^T[k,m] dY[m,n]
     return out
-
-
-def gemm_call(torch, dtype, m, k, n, forward):
-    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-    if dtype == "bf16":
-        return lambda: torch.matmul(a, b.t())
-    fp8 = torch.float8_e4m3fn
-    a8, b8 = (a * 0.1).to(fp8), (b * 0.1).to(fp8)
-    one = torch.ones((), device="cuda", dtype=torch.float32)
-    return lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
-                                    out_dtype=torch.bfloat16, use_fast_accum=forward)
 
 
 def attention_block(torch, q_tokens, kv_tokens, causal):
@@ -111,7 +101,8 @@ def elementwise_calls(torch, tokens):
 
 
 def layer_pass(torch, dtype, tokens):
-    calls = [gemm_call(torch, dtype, m, k, n, fwd) for _, m, k, n, fwd in products(tokens)]
+    calls = [gemm_call(torch, "fp8fast" if dtype == "fp8" and fwd else dtype, m, n, k)
+             for _, m, k, n, fwd in products(tokens)]
     calls += attention_calls(torch, tokens)
     calls += elementwise_calls(torch, tokens)
 

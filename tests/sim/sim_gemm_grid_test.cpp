@@ -17,6 +17,7 @@
 
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/tile_fit.h"
 #include "topologies/hardware_presets.h"
 
 namespace racksim::sim {
@@ -99,25 +100,9 @@ double hbm_floor_s(const MeasuredGemm& row) {
   return fp8_gemm_op(row).hbm_bytes / (h800_model().hbm_bytes_per_s * h800_model().hbm_efficiency);
 }
 
-double rms_log_error(const std::vector<MeasuredGemm>& rows, GemmRate fp8) {
-  double sum = 0;
-  for (const MeasuredGemm& row : rows)
-    sum += std::pow(std::log(tile_s(row, fp8) / row.seconds()), 2);
-  return std::sqrt(sum / rows.size());
-}
-
 // A grid search: 0.005 in the fraction, 16 K elements in the overhead.
 GemmRate fit(const std::vector<MeasuredGemm>& rows) {
-  GemmRate best;
-  double best_error = INFINITY;
-  for (int e = 100; e <= 200; ++e) {
-    for (int kov = 0; kov <= 2048; kov += 16) {
-      const GemmRate candidate{e * 0.005, static_cast<double>(kov)};
-      const double error = rms_log_error(rows, candidate);
-      if (error < best_error) best = candidate, best_error = error;
-    }
-  }
-  return best;
+  return test::fit_tile_terms(rows, 16, tile_s, [](const MeasuredGemm& r) { return r.seconds(); });
 }
 
 std::vector<MeasuredGemm> large_rows() {

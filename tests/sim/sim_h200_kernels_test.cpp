@@ -26,6 +26,7 @@
 #include "common/csv.h"
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/tile_fit.h"
 #include "topologies/hardware_presets.h"
 
 namespace racksim::sim {
@@ -88,10 +89,7 @@ double peak(const std::string& dtype) {
   return dtype == "fp8" ? h200().gpu().fp8_flops_per_s() : h200().gpu().bf16_flops_per_s();
 }
 
-struct TileTerms {
-  double efficiency = 0;
-  double k_overhead = 0;
-};
+using TileTerms = ComputeModel::GemmRate;
 
 TileTerms preset_terms(const std::string& dtype) {
   const config::ComputeEfficiency& c = h200().compute();
@@ -106,25 +104,9 @@ double tile_s(const MeasuredGemm& row, TileTerms terms) {
       .seconds;
 }
 
-double rms_log_error(const std::vector<MeasuredGemm>& rows, TileTerms terms) {
-  double sum = 0;
-  for (const MeasuredGemm& row : rows)
-    sum += std::pow(std::log(tile_s(row, terms) / row.seconds), 2);
-  return std::sqrt(sum / rows.size());
-}
-
 // A grid search: 0.005 in the fraction, 32 elements in the per-tile cost.
 TileTerms fit(const std::vector<MeasuredGemm>& rows) {
-  TileTerms best;
-  double best_error = INFINITY;
-  for (int e = 100; e <= 200; ++e) {
-    for (int kov = 0; kov <= 2048; kov += 32) {
-      const TileTerms candidate{e * 0.005, static_cast<double>(kov)};
-      const double error = rms_log_error(rows, candidate);
-      if (error < best_error) best = candidate, best_error = error;
-    }
-  }
-  return best;
+  return test::fit_tile_terms(rows, 32, tile_s, [](const MeasuredGemm& r) { return r.seconds; });
 }
 
 double mean_abs_error(const std::vector<MeasuredGemm>& rows, TileTerms terms) {
@@ -133,43 +115,33 @@ double mean_abs_error(const std::vector<MeasuredGemm>& rows, TileTerms terms) {
   return sum / rows.size();
 }
 
+// Fits one grid's 144 large shapes of one dtype and checks the fit: its two terms, and how far
+// they carry the shapes (mean absolute error of the time).
+TileTerms expect_fit(const std::string& dtype, const std::string& file, TileTerms expected,
+                     double max_mean_error) {
+  const std::vector<MeasuredGemm> rows = large(read_gemms(dtype, file));
+  EXPECT_EQ(rows.size(), 144u) << dtype << " " << file;
+  const TileTerms fitted = fit(rows);
+  EXPECT_NEAR(fitted.efficiency, expected.efficiency, 0.0051) << dtype << " " << file;
+  EXPECT_NEAR(fitted.k_overhead, expected.k_overhead, 32.1) << dtype << " " << file;
+  EXPECT_LT(mean_abs_error(rows, fitted), max_mean_error) << dtype << " " << file;
+  return fitted;
+}
+
 TEST(H200Gemms, TwoTileTermsPerDtypeCarryTheMeasuredShapes) {
-  const std::vector<MeasuredGemm> bf16 = large(read_gemms("bf16"));
-  const std::vector<MeasuredGemm> fp8 = large(read_gemms("fp8"));
-  ASSERT_EQ(bf16.size(), 144u);
-  ASSERT_EQ(fp8.size(), 144u);
-  const TileTerms bf16_fit = fit(bf16);
-  const TileTerms fp8_fit = fit(fp8);
-  EXPECT_NEAR(bf16_fit.efficiency, 0.730, 0.0051);
-  EXPECT_NEAR(bf16_fit.k_overhead, 64, 32.1);
-  EXPECT_NEAR(fp8_fit.efficiency, 0.695, 0.0051);
-  EXPECT_NEAR(fp8_fit.k_overhead, 320, 32.1);
   // Two terms carry 144 shapes (hidden 4,096 to 16,384, TP 1 to 8, 4,096 to 16,384 tokens, the
-  // m sweep's waves) to 5 % on average, BF16 and FP8 alike.
-  EXPECT_LT(mean_abs_error(bf16, bf16_fit), 0.05);
-  EXPECT_LT(mean_abs_error(fp8, fp8_fit), 0.05);
-  EXPECT_LT(rms_log_error(bf16, bf16_fit), 0.07);
-  EXPECT_LT(rms_log_error(fp8, fp8_fit), 0.08);
+  // m sweep's waves) to 5 % on average, BF16 and FP8 alike, at held clocks.
+  expect_fit("bf16", "gemm.csv", {0.730, 64}, 0.05);
+  expect_fit("fp8", "gemm.csv", {0.695, 320}, 0.05);
 }
 
 TEST(H200Gemms, AtBurstTheSameTwoTermsCarryTheShapesAtAHigherLevel) {
-  const std::vector<MeasuredGemm> bf16 = large(read_gemms("bf16", "gemm-burst/gemm.csv"));
-  const std::vector<MeasuredGemm> fp8 = large(read_gemms("fp8", "gemm-burst/gemm.csv"));
-  ASSERT_EQ(bf16.size(), 144u);
-  ASSERT_EQ(fp8.size(), 144u);
-  const TileTerms bf16_burst = fit(bf16), fp8_burst = fit(fp8);
-  EXPECT_NEAR(bf16_burst.efficiency, 0.850, 0.0051);
-  EXPECT_NEAR(bf16_burst.k_overhead, 160, 32.1);
-  EXPECT_NEAR(fp8_burst.efficiency, 0.805, 0.0051);
-  EXPECT_NEAR(fp8_burst.k_overhead, 512, 32.1);
-  EXPECT_LT(mean_abs_error(bf16, bf16_burst), 0.03);
-  EXPECT_LT(mean_abs_error(fp8, fp8_burst), 0.04);
+  const TileTerms bf16_burst = expect_fit("bf16", "gemm-burst/gemm.csv", {0.850, 160}, 0.03);
+  const TileTerms fp8_burst = expect_fit("fp8", "gemm-burst/gemm.csv", {0.805, 512}, 0.04);
   // Held over burst, fraction against fraction: 0.86 in both dtypes, as the 8,192 cube held for
   // seconds gives (0.842 and 0.862).
-  const TileTerms bf16_held = fit(large(read_gemms("bf16"))),
-                  fp8_held = fit(large(read_gemms("fp8")));
-  EXPECT_NEAR(bf16_held.efficiency / bf16_burst.efficiency, 0.86, 0.01);
-  EXPECT_NEAR(fp8_held.efficiency / fp8_burst.efficiency, 0.86, 0.01);
+  EXPECT_NEAR(fit(large(read_gemms("bf16"))).efficiency / bf16_burst.efficiency, 0.86, 0.01);
+  EXPECT_NEAR(fit(large(read_gemms("fp8"))).efficiency / fp8_burst.efficiency, 0.86, 0.01);
 }
 
 // The preset's terms against both grids (mean of model / measured - 1 over the 144 shapes).
