@@ -305,11 +305,32 @@ void check_tp_comm_overlap(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
+// Megatron-Core defers the output layer's weight gradients into the pipeline's drain only when
+// there is a pipeline (ModelParallelConfig refuses the flag at pipeline_model_parallel_size 1).
+// Without the flag the limit is inert, as in Megatron-Core (so --set
+// training.defer_embedding_wgrad=false turns a scenario's deferral off on its own).
+void check_embedding_wgrad_deferral(const config::Scenario& scenario, const Sizes& sizes,
+                                    const Checker& check) {
+  const config::Training& training = scenario.training();
+  if (training.wgrad_deferral_limit() < 0) {
+    check.fail("training.wgrad_deferral_limit",
+               fmt::format("must be 0 (every micro-batch) or more, got {}",
+                           training.wgrad_deferral_limit()));
+  }
+  if (training.defer_embedding_wgrad() && sizes.pp < 2) {
+    check.fail("training.defer_embedding_wgrad",
+               fmt::format("defers the output layer's weight gradients into the pipeline's "
+                           "drain, which needs layout.pp > 1 (got {}), as Megatron-Core requires",
+                           sizes.pp));
+  }
+}
+
 // Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
 void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   check_experts(scenario, sizes, check);
   check_context_parallel(scenario, sizes, check);
   check_tp_comm_overlap(scenario, sizes, check);
+  check_embedding_wgrad_deferral(scenario, sizes, check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

@@ -321,14 +321,16 @@ TEST(VtrainLarge, EveryRowsColumnsAgreeWithItsName) {
 // NVIDIA's published Llama 3 70B FP8 row (Megatron-Bridge 25.11, 64 H100, TP4 PP8 VP5, GBS 128:
 // 1,602 tokens/s per GPU; data/published/megatron-bridge-h100.csv) on the datasheet dgx-h100
 // preset: the base scenario is that row, its TP communication overlapped and its FP8 scaled from
-// each tensor's current amax (fp8_cs) as the recipe does. Published step = 128 x 8192 / (64 x
-// 1602) s. With delayed scaling's one-pass casts the same row is 1.8 points faster.
+// each tensor's current amax (fp8_cs) as the recipe does, the output layer's weight gradients of
+// 22 micro-batches deferred into the pipeline's drain. Published step = 128 x 8192 / (64 x
+// 1602) s. With delayed scaling's one-pass casts the same row is 1.8 points faster; without the
+// deferral (training.defer_embedding_wgrad=false) 1.0 point slower.
 TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
   const std::string base = std::string(RACKSIM_SOURCE_DIR) +
                            "/scenarios/validation/megatron-bridge-llama3-h100.textproto";
   const double published_s = 128.0 * 8192 / (64 * 1602.0);
-  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.096, 0.005);
-  EXPECT_NEAR(simulate(base, {"training.fp8_scaling=DELAYED"}) / published_s - 1, -0.114, 0.005);
+  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.106, 0.005);
+  EXPECT_NEAR(simulate(base, {"training.fp8_scaling=DELAYED"}) / published_s - 1, -0.125, 0.005);
 }
 
 // The same row and DeepSeek-V3's at the throughput a Hopper GPU holds at 700 W, measured on an
@@ -340,7 +342,7 @@ TEST(HopperSustainedClock, ErrorsOfTheTwoBaseRowsArePinned) {
   const double h100_s = 128.0 * 8192 / (64 * 1602.0);
   EXPECT_NEAR(
       simulate(dir + "validation/megatron-bridge-llama3-h100.textproto", {clock}) / h100_s - 1,
-      0.024, 0.005);
+      0.011, 0.005);
   const double dsv3_s = 15360.0 * 4096 * 180e3 * 3600 / 1e12 / 2048;
   EXPECT_NEAR(simulate(dir + "validation/deepseek-v3-h800.textproto", {clock}) / dsv3_s - 1, -0.097,
               0.005);

@@ -444,6 +444,26 @@ TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
   EXPECT_FALSE(with("hardware.compute.gemm_split_k_max=8").thrown);
 }
 
+// Deferring the output layer's weight gradients into the pipeline's drain needs a pipeline (as
+// Megatron-Core's ModelParallelConfig checks); its limit is a count of micro-batches, inert
+// without the flag as in Megatron-Core.
+TEST(app_scenario_loader, EmbeddingWgradDeferralFields) {
+  const Caught no_pipeline = with("training.defer_embedding_wgrad=true");  // pp 1
+  EXPECT_EQ(no_pipeline.field, "training.defer_embedding_wgrad");
+  EXPECT_NE(no_pipeline.detail.find("layout.pp > 1"), std::string::npos) << no_pipeline.detail;
+  const std::string pipelined = small_scenario("  pp: 2\n");
+  const Caught below_zero =
+      load_error(pipelined, "scenario.textproto",
+                 {"training.defer_embedding_wgrad=true", "training.wgrad_deferral_limit=-1"});
+  EXPECT_EQ(below_zero.field, "training.wgrad_deferral_limit");
+  EXPECT_FALSE(
+      load_error(pipelined, "scenario.textproto",
+                 {"training.defer_embedding_wgrad=true", "training.wgrad_deferral_limit=22"})
+          .thrown);
+  EXPECT_FALSE(
+      load_error(pipelined, "scenario.textproto", {"training.wgrad_deferral_limit=22"}).thrown);
+}
+
 // The sustained clock is a fraction of the measured one; with the GEMM ceiling, which holds the
 // same drop for full-wave GEMMs, it would count the power limit twice.
 TEST(app_scenario_loader, SustainedClockRatioField) {

@@ -554,5 +554,56 @@ TEST(MemoryLedger, FullRecomputesTransientLayerKeepsTheMaterializedScores) {
   EXPECT_DOUBLE_EQ(ledger.largest_transient.bytes, sbh * (34 + 5 * 32));
 }
 
+// Megatron-Core's defer_embedding_wgrad_compute (training.defer_embedding_wgrad): on the last
+// stage the output layer's weight gradients of the first wgrad_deferral_limit micro-batches
+// leave their backward passes (which keep the input gradient) and run after the stage's last
+// pass; the later micro-batches keep the fused backward. The work is the same, moved.
+TEST(TrainingStep, DeferredHeadWeightGradientsRunAfterTheLastPass) {
+  auto s = scenario(1, 2, 1, config::Training::ONE_F_ONE_B);
+  auto head_ops = [&](bool defer) {
+    s.mutable_training()->set_defer_embedding_wgrad(defer);
+    if (defer) s.mutable_training()->set_wgrad_deferral_limit(3);
+    const auto step = build_training_step(resolve_training_plan(s));
+    std::map<std::string, std::vector<std::pair<OpId, int>>> ops;  // label -> (id, micro-batch)
+    double flops = 0;
+    OpId last_pass_op = 0;
+    for (OpId id = 0; id < step.graph.ops().size(); ++id) {
+      const Op& op = step.graph.op(id);
+      if (op.rank != 1 || op.kind != OpKind::kCompute) continue;
+      const std::string& label = step.graph.label(op.label);
+      if (label.starts_with("lm_head.") && op.phase != Phase::kForward) {
+        ops[label].push_back({id, op.micro_batch});
+        flops += op.amount;
+      }
+      if (op.phase == Phase::kBackward) last_pass_op = id;
+    }
+    return std::tuple{ops, flops, last_pass_op};
+  };
+  const auto [fused, fused_flops, fused_last] = head_ops(false);
+  const auto [deferred, deferred_flops, last_backward] = head_ops(true);
+  EXPECT_EQ(fused.at("lm_head.bwd").size(), 8u);
+  EXPECT_FALSE(fused.contains("lm_head.wgrad"));
+  ASSERT_EQ(deferred.at("lm_head.wgrad").size(), 3u);
+  EXPECT_EQ(deferred.at("lm_head.dgrad").size(), 3u);
+  EXPECT_EQ(deferred.at("lm_head.bwd").size(), 5u);
+  for (int i = 0; i < 3; ++i) {
+    const auto [id, micro_batch] = deferred.at("lm_head.wgrad")[i];
+    EXPECT_EQ(micro_batch, i);
+    EXPECT_GT(id, last_backward);  // after every backward kernel of the stage
+  }
+  EXPECT_NEAR(deferred_flops, fused_flops, 1e-9 * fused_flops);
+  // Megatron-Core keeps each deferred micro-batch's input and logits gradient in BF16.
+  const TrainingPlan plan = resolve_training_plan(s);
+  const double hidden = 4096, vocab = 128256, tokens = 1024;
+  double kept = 0;
+  for (const MemoryItem& item : memory_ledger(plan, 1).static_items) {
+    if (item.name == "deferred lm_head wgrad inputs") kept = item.bytes;
+  }
+  EXPECT_DOUBLE_EQ(kept, 3 * 2 * (tokens * hidden + tokens * vocab));
+  for (const MemoryItem& item : memory_ledger(plan, 0).static_items) {
+    EXPECT_NE(item.name, "deferred lm_head wgrad inputs");  // the first stage holds no head
+  }
+}
+
 }  // namespace
 }  // namespace racksim

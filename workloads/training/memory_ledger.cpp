@@ -1,6 +1,7 @@
 #include "workloads/training/memory_ledger.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -206,6 +207,30 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
                       largest_layer, peak, in_flight)};
 }
 
+// training.defer_embedding_wgrad on the stage where micro-batches leave the model: per deferred
+// micro-batch Megatron-Core keeps the output layer's input (its sequence-parallel shard) and the
+// logits' gradient [s, b, V/tp] in BF16 until the drain (ColumnParallelLinear's
+// embedding_activation_buffer and grad_output_buffer).
+std::optional<MemoryItem> deferred_wgrad_item(const TrainingPlan& p, int stage) {
+  if (!p.training.defer_embedding_wgrad) return std::nullopt;
+  bool holds_head = false;
+  for (int c = 0; c < p.map.chunks_per_stage(); ++c) holds_head |= p.map.ends_route({stage, c});
+  if (!holds_head) return std::nullopt;
+  const ParallelLayout& layout = p.layout;
+  const double tokens =
+      static_cast<double>(p.training.micro_batch_size * p.training.seq_length) / layout.cp();
+  const double input_tokens = p.shape.sequence_parallel ? tokens / layout.tp() : tokens;
+  const double vocab_local = static_cast<double>(p.model.vocab()) / layout.tp();
+  const int limit = p.training.wgrad_deferral_limit;
+  const int kept = limit > 0 ? std::min(limit, p.micro_batches) : p.micro_batches;
+  const double each =
+      2 * (input_tokens * static_cast<double>(p.model.hidden()) + tokens * vocab_local);
+  return MemoryItem{"deferred lm_head wgrad inputs", kept * each,
+                    fmt::format("{} micro-batches x ({:.0f} input tokens x {} hidden + {:.0f} "
+                                "tokens x {:.0f} vocabulary entries) x 2 B",
+                                kept, input_tokens, p.model.hidden(), tokens, vocab_local)};
+}
+
 }  // namespace
 
 MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
@@ -244,6 +269,7 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
                                               zero >= 1 ? replicas : whole, ""));
   }
 
+  if (auto deferred = deferred_wgrad_item(p, c.pp)) ledger.static_items.push_back(*deferred);
   ledger.activations = activations_item(p, c.pp, &ledger.host_bytes);
   ledger.largest_transient = largest_transient(p, c.pp);
   return ledger;

@@ -79,6 +79,7 @@ void RankStep::write(const PassOrder& order) {
   }
   main_.pending.insert(main_.pending.end(), overlap_.pending.begin(), overlap_.pending.end());
   if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
+  drain_deferred_head_wgrad();
   write_tied_embedding_sync();
   sync_.finish(main_, s_.main.compute,
                rank_params(s_.plan.model, s_.plan.layout, s_.plan.map, rank_));
@@ -246,8 +247,17 @@ void RankStep::write_backward(const Visit& v) {
     return split ? b.backward_input : b.backward;
   };
   OpId previous_layer_start = kNoOp;
-  if (v.last())
-    previous_layer_start = head_or_embedding_backward(v, s_.head, steps_of(s_.head), split, kNoOp);
+  if (v.last()) {
+    // With deferral the head's gradients become ready in the drain (the `split` argument below
+    // keeps them from being declared ready here); a deferred pass writes only its input
+    // gradient now.
+    const bool deferral = s_.plan.training.defer_embedding_wgrad && !split;
+    head_ready_in_drain_ |= deferral;
+    const bool defer = defers_head_wgrad(split);
+    if (defer) deferred_head_wgrad_.push_back(mb);
+    previous_layer_start = head_or_embedding_backward(
+        v, s_.head, defer ? s_.head.backward_input : steps_of(s_.head), split || deferral, kNoOp);
+  }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   const auto recompute = s_.plan.training.recompute;
   for (int l = layers.first + layers.count; l-- > layers.first;) {
@@ -283,6 +293,25 @@ OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& bloc
   const OpId first = write_steps(v.chain, v.streams, steps, tag);
   if (!split) sync_.gradients_ready(block_params(block), v.chain.last_compute, v.final, tag);
   return first;
+}
+
+bool RankStep::defers_head_wgrad(bool split) const {
+  const TrainingSettings& t = s_.plan.training;
+  if (!t.defer_embedding_wgrad || split || s_.head.backward_weight.empty()) return false;
+  return t.wgrad_deferral_limit == 0 ||
+         static_cast<int>(deferred_head_wgrad_.size()) < t.wgrad_deferral_limit;
+}
+
+void RankStep::drain_deferred_head_wgrad() {
+  if (!head_ready_in_drain_) return;
+  OpTag tag{Phase::kBackwardWeight, -1, -1};
+  for (const int mb : deferred_head_wgrad_) {
+    tag.micro_batch = mb;
+    write_steps(main_, s_.main, s_.head.backward_weight, tag);
+  }
+  // Every micro-batch's share of the head's gradient is in now (the later ones ran theirs in
+  // their backward passes, which the chain has passed).
+  sync_.gradients_ready(block_params(s_.head), main_.last_compute, /*final=*/true, tag);
 }
 
 void RankStep::write_weight(const Visit& v) {

@@ -106,6 +106,11 @@ class RankStep {
                                   OpId prefetch_after);
   // W: the weight gradients deferred by a split backward.
   void write_weight(const Visit& v);
+  // training.defer_embedding_wgrad: whether this backward pass keeps the output layer's weight
+  // gradient for the drain (a whole backward on the last stage, within the limit), and the drain
+  // itself, after the rank's last pass: the kept GEMMs, then the head's gradients are ready.
+  bool defers_head_wgrad(bool split) const;
+  void drain_deferred_head_wgrad();
   // Writes the steps; returns the first kernel written (kNoOp if none).
   OpId write_steps(ComputeChain& chain, const PassStreams& streams,
                    const std::vector<LayerStep>& steps, const OpTag& tag);
@@ -172,6 +177,8 @@ class RankStep {
   ComputeChain main_;
   ComputeChain overlap_;
   std::vector<int> final_pass_;
+  std::vector<int> deferred_head_wgrad_;         // micro-batches whose output-layer wgrad waits
+  bool head_ready_in_drain_ = false;             // whole head backwards written with deferral on
   std::map<std::pair<int, int>, OpId> stashed_;  // (micro-batch, layer) -> its copy to the host
 };
 

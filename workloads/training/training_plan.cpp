@@ -29,6 +29,8 @@ TrainingSettings training_settings(const config::Training& t) {
   s.pp_comm_overlap = t.pp_comm_overlap();
   s.tp_comm_overlap = t.tp_comm_overlap();
   s.tp_comm_overlap_sms = t.tp_comm_overlap_sms();
+  s.defer_embedding_wgrad = t.defer_embedding_wgrad();
+  s.wgrad_deferral_limit = t.wgrad_deferral_limit();
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   // The materialized attention keeps its scores for the backward, as does any kernel a scenario
   // declares not to be FlashAttention-style.

@@ -48,6 +48,10 @@ struct TrainingSettings {
   std::string framework;    // training.framework, empty when the scenario names none
   // FP8 scales from each tensor's own amax (training.fp8_scaling CURRENT): a pass before a cast.
   bool fp8_current_scaling = false;
+  // The output layer's weight gradients of the first wgrad_deferral_limit micro-batches (0: all)
+  // run after the last stage's last backward pass (training.defer_embedding_wgrad).
+  bool defer_embedding_wgrad = false;
+  int wgrad_deferral_limit = 0;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a
