@@ -24,11 +24,15 @@ constexpr double kFp8TrainingWeightBytes = 2 + 1 + 1;
 // 19 in the MLP, 4 in the two norms.
 constexpr double kMlpShare = 19;
 
-// sbh of one micro-batch on one rank: its tokens (after the CP split) times hidden.
+// The tokens of one micro-batch on one rank (after the CP split).
+double rank_tokens(const TrainingPlan& p) {
+  return static_cast<double>(p.training.seq_length) *
+         static_cast<double>(p.training.micro_batch_size) / p.shape.cp;
+}
+
+// sbh of one micro-batch on one rank: its tokens times hidden.
 double sbh(const TrainingPlan& p) {
-  const double tokens = static_cast<double>(p.training.seq_length) *
-                        static_cast<double>(p.training.micro_batch_size) / p.shape.cp;
-  return tokens * static_cast<double>(p.model.hidden());
+  return rank_tokens(p) * static_cast<double>(p.model.hidden());
 }
 
 // Korthikanti's formulas count 2-byte activations.
@@ -137,8 +141,7 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
   const TransformerModel& model = p.model;
   const ParallelLayout& layout = p.layout;
   const PipelineMap& map = p.map;
-  const double tokens =
-      static_cast<double>(p.training.micro_batch_size * p.training.seq_length) / layout.cp();
+  const double tokens = rank_tokens(p);
   MemoryItem transient{"none", 0, ""};
   auto consider = [&](MemoryItem item) {
     if (item.bytes > transient.bytes) transient = std::move(item);
@@ -212,15 +215,10 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
 // logits' gradient [s, b, V/tp] in BF16 until the drain (ColumnParallelLinear's
 // embedding_activation_buffer and grad_output_buffer).
 std::optional<MemoryItem> deferred_wgrad_item(const TrainingPlan& p, int stage) {
-  if (!p.training.defer_embedding_wgrad) return std::nullopt;
-  bool holds_head = false;
-  for (int c = 0; c < p.map.chunks_per_stage(); ++c) holds_head |= p.map.ends_route({stage, c});
-  if (!holds_head) return std::nullopt;
-  const ParallelLayout& layout = p.layout;
-  const double tokens =
-      static_cast<double>(p.training.micro_batch_size * p.training.seq_length) / layout.cp();
-  const double input_tokens = p.shape.sequence_parallel ? tokens / layout.tp() : tokens;
-  const double vocab_local = static_cast<double>(p.model.vocab()) / layout.tp();
+  if (!p.training.defer_embedding_wgrad || !p.map.stage_ends_route(stage)) return std::nullopt;
+  const double tokens = rank_tokens(p);
+  const double input_tokens = p.shape.sequence_parallel ? tokens / p.layout.tp() : tokens;
+  const double vocab_local = static_cast<double>(p.model.vocab()) / p.layout.tp();
   const int limit = p.training.wgrad_deferral_limit;
   const int kept = limit > 0 ? std::min(limit, p.micro_batches) : p.micro_batches;
   const double each =

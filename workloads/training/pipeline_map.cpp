@@ -104,6 +104,20 @@ bool PipelineMap::ends_route(const ChunkRef& chunk) const {
   return same(forward_route_.back(), chunk) || (dual_ && same(reverse_route_.back(), chunk));
 }
 
+bool PipelineMap::stage_starts_route(int stage) const {
+  for (int c = 0; c < chunks_per_stage(); ++c) {
+    if (starts_route({stage, c})) return true;
+  }
+  return false;
+}
+
+bool PipelineMap::stage_ends_route(int stage) const {
+  for (int c = 0; c < chunks_per_stage(); ++c) {
+    if (ends_route({stage, c})) return true;
+  }
+  return false;
+}
+
 LayerRange PipelineMap::layers(const ChunkRef& chunk) const {
   // The position of the chunk in the model: its place on the forward route, or for DualPipe's
   // reverse chunk, the reverse pipeline's stage index.

@@ -53,6 +53,9 @@ class PipelineMap {
   // Whether micro-batches enter (embedding) or leave (output head) the model at this chunk.
   bool starts_route(const ChunkRef& chunk) const;
   bool ends_route(const ChunkRef& chunk) const;
+  // The same for any of the stage's chunks: the stage holds the embedding / the output head.
+  bool stage_starts_route(int stage) const;
+  bool stage_ends_route(int stage) const;
 
  private:
   int stages_;

@@ -250,9 +250,8 @@ void RankStep::write_backward(const Visit& v) {
   if (v.last()) {
     // With deferral the head's gradients become ready in the drain (the `split` argument below
     // keeps them from being declared ready here); a deferred pass writes only its input
-    // gradient now.
+    // gradient now. The first whole backward always defers, so the drain knows it has work.
     const bool deferral = s_.plan.training.defer_embedding_wgrad && !split;
-    head_ready_in_drain_ |= deferral;
     const bool defer = defers_head_wgrad(split);
     if (defer) deferred_head_wgrad_.push_back(mb);
     previous_layer_start = head_or_embedding_backward(
@@ -297,13 +296,13 @@ OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& bloc
 
 bool RankStep::defers_head_wgrad(bool split) const {
   const TrainingSettings& t = s_.plan.training;
-  if (!t.defer_embedding_wgrad || split || s_.head.backward_weight.empty()) return false;
+  if (!t.defer_embedding_wgrad || split) return false;
   return t.wgrad_deferral_limit == 0 ||
          static_cast<int>(deferred_head_wgrad_.size()) < t.wgrad_deferral_limit;
 }
 
 void RankStep::drain_deferred_head_wgrad() {
-  if (!head_ready_in_drain_) return;
+  if (deferred_head_wgrad_.empty()) return;
   OpTag tag{Phase::kBackwardWeight, -1, -1};
   for (const int mb : deferred_head_wgrad_) {
     tag.micro_batch = mb;

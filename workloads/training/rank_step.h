@@ -178,7 +178,6 @@ class RankStep {
   ComputeChain overlap_;
   std::vector<int> final_pass_;
   std::vector<int> deferred_head_wgrad_;         // micro-batches whose output-layer wgrad waits
-  bool head_ready_in_drain_ = false;             // whole head backwards written with deferral on
   std::map<std::pair<int, int>, OpId> stashed_;  // (micro-batch, layer) -> its copy to the host
 };
 

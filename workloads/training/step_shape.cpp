@@ -148,18 +148,15 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
                        const PipelineMap& map, RankId rank) {
   const int stage = layout.coords(rank).pp;
   RankParams params;
-  bool embedding = false, head = false;
   for (int c = 0; c < map.chunks_per_stage(); ++c) {
-    const ChunkRef chunk{stage, c};
-    const LayerRange layers = map.layers(chunk);
+    const LayerRange layers = map.layers({stage, c});
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
       const RankParams p = split_params(model, layout, l);
       params.dense += p.dense;
       params.expert += p.expert;
     }
-    embedding = embedding || map.starts_route(chunk);
-    head = head || map.ends_route(chunk);
   }
+  const bool embedding = map.stage_starts_route(stage), head = map.stage_ends_route(stage);
   const double table = model.embedding_params() / layout.tp();
   if (embedding) params.dense += table;
   // The output head: its own matrix, or with tied embeddings a copy of the table unless this
