@@ -113,9 +113,12 @@ def layer_pass(torch, dtype, tokens):
     return run
 
 
-def layer_flops():
-    gemm = sum(2 * m * k * n for _, m, k, n, _ in products())
-    attention = 3.5 * 4 * HEADS * TOKENS * TOKENS * HEAD_DIM * 0.5
+def layer_flops(tokens):
+    """GEMM and attention FLOPs of one pass, attention counted as attention_calls runs it
+    (forward 4 h q kv d, half of it causal; backward 2.5 x the forward)."""
+    gemm = sum(2 * m * k * n for _, m, k, n, _ in products(tokens))
+    blocks = [(tokens, 0.5)] + ([(tokens // 2, 1.0)] if tokens < TOKENS else [])
+    attention = sum(3.5 * 4 * HEADS * tokens * kv * HEAD_DIM * share for kv, share in blocks)
     return gemm, attention
 
 
@@ -157,9 +160,9 @@ def main():
     if args.plan:
         for name, m, k, n, fwd in products(args.tokens):
             print(f"{name:11s} m {m:6d} k {k:6d} n {n:6d} {'forward' if fwd else 'backward'}")
-        gemm, attention = layer_flops()
+        gemm, attention = layer_flops(args.tokens)
         print(f"GEMM {gemm:.3e} FLOPs, attention {attention:.3e} FLOPs per pass; "
-              f"{COOL_S:.0f} s idle + {RUN_S:.0f} s per dtype")
+              f"{COOL_S:.0f} s idle + {args.run_s:.0f} s per dtype")
         return 0
     import torch
     os.makedirs(args.out, exist_ok=True)

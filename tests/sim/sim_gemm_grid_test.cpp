@@ -102,7 +102,8 @@ double hbm_floor_s(const MeasuredGemm& row) {
 
 // A grid search: 0.005 in the fraction, 16 K elements in the overhead.
 GemmRate fit(const std::vector<MeasuredGemm>& rows) {
-  return test::fit_tile_terms(rows, 16, tile_s, [](const MeasuredGemm& r) { return r.seconds(); });
+  return testing::fit_tile_terms(rows, 16, tile_s,
+                                 [](const MeasuredGemm& r) { return r.seconds(); });
 }
 
 std::vector<MeasuredGemm> large_rows() {

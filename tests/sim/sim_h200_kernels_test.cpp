@@ -14,10 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,7 @@
 #include "common/csv.h"
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/run_racksim.h"
 #include "tests/support/tile_fit.h"
 #include "topologies/hardware_presets.h"
 
@@ -36,10 +35,7 @@ const std::string kDir = std::string(RACKSIM_SOURCE_DIR) + "/data/measured/h200-
 
 // The rows of one of the measured CSV files, as header name -> cell.
 std::vector<std::map<std::string, std::string>> read_rows(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::vector<CsvLine> lines = csv_lines(text.str());
+  const std::vector<CsvLine> lines = csv_lines(testing::read_file(path));
   std::vector<std::map<std::string, std::string>> rows;
   for (size_t i = 1; i < lines.size(); ++i) {
     std::map<std::string, std::string> row;
@@ -91,10 +87,10 @@ double peak(const std::string& dtype) {
 
 using TileTerms = ComputeModel::GemmRate;
 
+// The preset's GEMM terms as the compute model reads them.
 TileTerms preset_terms(const std::string& dtype) {
-  const config::ComputeEfficiency& c = h200().compute();
-  return dtype == "fp8" ? TileTerms{c.gemm_fp8(), c.gemm_fp8_k_overhead()}
-                        : TileTerms{c.gemm(), c.gemm_k_overhead()};
+  return ComputeModel::from_hardware(h200()).gemm_rate(dtype == "fp8" ? DataType::kFp8
+                                                                      : DataType::kBf16);
 }
 
 // The tile model's time for a measured shape (the kernel alone: no launch or host floor).
@@ -106,7 +102,7 @@ double tile_s(const MeasuredGemm& row, TileTerms terms) {
 
 // A grid search: 0.005 in the fraction, 32 elements in the per-tile cost.
 TileTerms fit(const std::vector<MeasuredGemm>& rows) {
-  return test::fit_tile_terms(rows, 32, tile_s, [](const MeasuredGemm& r) { return r.seconds; });
+  return testing::fit_tile_terms(rows, 32, tile_s, [](const MeasuredGemm& r) { return r.seconds; });
 }
 
 double mean_abs_error(const std::vector<MeasuredGemm>& rows, TileTerms terms) {

@@ -9,7 +9,7 @@
 
 #include "sim/compute_model.h"
 
-namespace racksim::test {
+namespace racksim::testing {
 
 // `model_s(row, terms)`: the tile model's time for a row; `measured_s(row)`: the row's.
 template <class Row, class ModelTime, class MeasuredTime>
@@ -36,4 +36,4 @@ sim::ComputeModel::GemmRate fit_tile_terms(const std::vector<Row>& rows, int k_s
   return best;
 }
 
-}  // namespace racksim::test
+}  // namespace racksim::testing
