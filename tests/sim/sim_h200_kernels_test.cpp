@@ -14,16 +14,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "common/csv.h"
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/csv_rows.h"
 #include "tests/support/run_racksim.h"
 #include "tests/support/tile_fit.h"
 #include "topologies/hardware_presets.h"
@@ -33,21 +32,12 @@ namespace {
 
 const std::string kDir = std::string(RACKSIM_SOURCE_DIR) + "/data/measured/h200-kernels/";
 
-// The rows of one of the measured CSV files, as header name -> cell.
-std::vector<std::map<std::string, std::string>> read_rows(const std::string& path) {
-  const std::vector<CsvLine> lines = csv_lines(testing::read_file(path));
-  std::vector<std::map<std::string, std::string>> rows;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    std::map<std::string, std::string> row;
-    for (size_t c = 0; c < lines[0].cells.size() && c < lines[i].cells.size(); ++c)
-      row[lines[0].cells[c]] = lines[i].cells[c];
-    rows.push_back(row);
-  }
-  return rows;
+std::vector<testing::CsvRow> read_rows(const std::string& path) {
+  return testing::read_csv_rows(path);
 }
 
-double number(const std::map<std::string, std::string>& row, const std::string& column) {
-  return std::stod(row.at(column));
+double number(const testing::CsvRow& row, const std::string& column) {
+  return testing::cell_number(row, column);
 }
 
 struct MeasuredGemm {
@@ -211,22 +201,33 @@ double measured_pass_s(const std::string& dtype, bool held,
   return (held ? held_sum / held_passes : burst_ms) / 1e3;
 }
 
+// One rank's share of a layer as measure-step-mix.py --layer runs it.
+struct RankLayer {
+  double hidden, ffn, heads, kv_heads;  // ffn, heads and kv_heads per rank
+};
+constexpr RankLayer kLlama70bTp4{8192, 28672 / 4, 64 / 4, 8 / 4};
+constexpr RankLayer kLlama405bTp8{16384, 53248 / 8, 128 / 8, 8 / 8};
+
 // The same layer as racksim's kernel model times it on the dgx-h200 preset, op by op as a step's
 // graph holds them: each linear layer's forward GEMM and its backward (input and weight
 // gradients), attention forward and backward (2.5 forward FLOPs), and the HBM-bound kernels by
-// the bytes they move (an RMS norm reads and writes 8,192 x 8,192 BF16, SwiGLU reads two
-// 8,192 x 7,168 and writes one, a residual add reads two and writes one), with the preset's
+// the bytes they move (an RMS norm reads and writes tokens x hidden BF16, SwiGLU reads two
+// tokens x ffn and writes one, a residual add reads two and writes one), with the preset's
 // launch overheads. held_ratio: the calibration's sustained_clock_ratio (1: burst). tokens 4,096:
 // the layer at CP2 as the script ran it (attention as a causal 4,096 block and a full block of
 // 4,096 queries on 2,048 keys, ring attention's two kinds of block).
 double modelled_layer_pass_s(DataType gemm_dtype, double held_ratio, double tokens = 8192,
-                             const ComputeModel& base = ComputeModel::from_hardware(h200())) {
+                             const ComputeModel& base = ComputeModel::from_hardware(h200()),
+                             const RankLayer& layer = kLlama70bTp4) {
   ComputeModel model = base;
   model.sustained_clock_ratio = held_ratio;
   const double gemm_bytes = gemm_dtype == DataType::kFp8 ? 1 : 2;
+  const double h = layer.hidden, f = layer.ffn, heads = layer.heads;
   double seconds = 0;
-  const double linear[4][3] = {
-      {tokens, 8192, 2560}, {tokens, 2048, 8192}, {tokens, 8192, 14336}, {tokens, 7168, 8192}};
+  const double linear[4][3] = {{tokens, h, (heads + 2 * layer.kv_heads) * 128},
+                               {tokens, heads * 128, h},
+                               {tokens, h, 2 * f},
+                               {tokens, f, h}};
   for (const auto& [m, k, n] : linear) {
     for (const GemmPass pass : {GemmPass::kForward, GemmPass::kBackward}) {
       const double passes = pass == GemmPass::kForward ? 1 : 2;
@@ -240,19 +241,19 @@ double modelled_layer_pass_s(DataType gemm_dtype, double held_ratio, double toke
                                                   static_cast<float>(n), 1, pass});
     }
   }
-  std::vector<double> attention_flops = {4.0 * 16 * tokens * tokens * 128 * 0.5};
-  if (tokens < 8192) attention_flops.push_back(4.0 * 16 * tokens * (tokens / 2) * 128);
+  std::vector<double> attention_flops = {4.0 * heads * tokens * tokens * 128 * 0.5};
+  if (tokens < 8192) attention_flops.push_back(4.0 * heads * tokens * (tokens / 2) * 128);
   for (const double flops : attention_flops) {
     for (const double share : {1.0, 2.5}) {
       Op op;
       op.kind = OpKind::kCompute;
       op.op_class = OpClass::kAttention;
       op.amount = share * flops;
-      op.hbm_bytes = share * 4 * tokens * 16 * 128 * 2;
+      op.hbm_bytes = share * 4 * tokens * heads * 128 * 2;
       seconds += model.duration_s(op);
     }
   }
-  const double tensor = tokens * 8192 * 2, mlp = tokens * 7168 * 2;
+  const double tensor = tokens * h * 2, mlp = tokens * f * 2;
   for (const double bytes : {2 * tensor, 2 * tensor, 3 * mlp, 3 * tensor, 3 * tensor}) {
     Op op;
     op.kind = OpKind::kCompute;
@@ -324,6 +325,32 @@ TEST(H200Gemms, ALayersMixHoldsMoreOfItsBurstThanOneGemm) {
   EXPECT_GT(layer_mix_ratio("fp8"), sustained("fp8").held_tflops / sustained("fp8").burst_tflops);
   EXPECT_GT(layer_mix_ratio("bf16"),
             sustained("bf16").held_tflops / sustained("bf16").burst_tflops);
+}
+
+TEST(H200Gemms, TheLlama405bLayerAtTp8IsTimedSlowerNotFaster) {
+  // Llama 3.1 405B at TP8 (step-mix-405b/, and step-mix-405b-cp2/: CP2, 4,096 tokens a rank),
+  // the layout of the 405B rows of the H100 table, which racksim gives 6-9 % too fast at the
+  // held rate: its kernels are timed 4-7 % too slow in FP8 and 0-3 % in BF16, so the missing
+  // time of those rows is not in the layer's kernels (as for the 70B layer at CP1 and CP2).
+  const ComputeModel preset = ComputeModel::from_hardware(h200());
+  struct Case {
+    double tokens;
+    DataType dtype;
+    bool held;
+    double model_over_measured;
+  };
+  for (const Case& c :
+       {Case{8192, DataType::kFp8, false, 1.070}, Case{8192, DataType::kFp8, true, 1.043},
+        Case{8192, DataType::kBf16, false, 1.031}, Case{8192, DataType::kBf16, true, 1.005},
+        Case{4096, DataType::kFp8, false, 1.070}, Case{4096, DataType::kFp8, true, 1.069},
+        Case{4096, DataType::kBf16, false, 1.027}, Case{4096, DataType::kBf16, true, 1.006}}) {
+    const std::string folder = c.tokens == 8192 ? "step-mix-405b" : "step-mix-405b-cp2";
+    const std::string name = c.dtype == DataType::kFp8 ? "fp8" : "bf16";
+    const double model =
+        modelled_layer_pass_s(c.dtype, c.held ? 0.862 : 1, c.tokens, preset, kLlama405bTp8);
+    EXPECT_NEAR(model / measured_pass_s(name, c.held, folder), c.model_over_measured, 0.005)
+        << c.tokens << " " << name << (c.held ? " held" : " burst");
+  }
 }
 
 // cuDNN's fused attention (Transformer Engine's on Hopper), head dimension 128, causal: the
