@@ -605,5 +605,47 @@ TEST(TrainingStep, DeferredHeadWeightGradientsRunAfterTheLastPass) {
   }
 }
 
+TEST(TrainingStep, TheDrainGathersEachDeferredInputOverTpBeforeItsGemm) {
+  // Under sequence parallelism each deferred micro-batch keeps its TP shard of the output
+  // layer's input; Megatron-Core's drain all-gathers it before the weight-gradient GEMM, the
+  // next gather running under the current GEMM.
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_layout()->set_sequence_parallel(true);
+  s.mutable_training()->set_defer_embedding_wgrad(true);
+  s.mutable_training()->set_wgrad_deferral_limit(3);
+  const auto step = build_training_step(resolve_training_plan(s));
+  const RankId last_stage_rank = 2;  // TP rank 0 of pipeline stage 1
+  std::vector<OpId> gathers, wgrads;
+  for (OpId id = 0; id < step.graph.ops().size(); ++id) {
+    const Op& op = step.graph.op(id);
+    if (op.rank != last_stage_rank) continue;
+    const std::string& label = step.graph.label(op.label);
+    if (label == "lm_head.wgrad_input.allgather") gathers.push_back(id);
+    if (label == "lm_head.wgrad") wgrads.push_back(id);
+  }
+  ASSERT_EQ(gathers.size(), 3u);
+  ASSERT_EQ(wgrads.size(), 3u);
+  const double hidden = 4096, tokens = 1024;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(step.graph.op(gathers[i]).kind, OpKind::kCollective);
+    EXPECT_DOUBLE_EQ(step.graph.op(gathers[i]).amount, tokens * hidden * 2);  // BF16, gathered
+    const auto deps = step.graph.deps(wgrads[i]);
+    EXPECT_NE(std::find(deps.begin(), deps.end(), gathers[i]), deps.end()) << i;
+    if (i > 0) {
+      const auto gather_deps = step.graph.deps(gathers[i]);
+      EXPECT_NE(std::find(gather_deps.begin(), gather_deps.end(), gathers[i - 1]),
+                gather_deps.end())
+          << i;
+      EXPECT_EQ(std::find(deps.begin(), deps.end(), gathers[i - 1]), deps.end()) << i;
+    }
+  }
+  // Without sequence parallelism the input is whole on every TP rank: nothing to gather.
+  s.mutable_layout()->set_sequence_parallel(false);
+  const auto whole = build_training_step(resolve_training_plan(s));
+  for (OpId id = 0; id < whole.graph.ops().size(); ++id) {
+    EXPECT_NE(whole.graph.label(whole.graph.op(id).label), "lm_head.wgrad_input.allgather");
+  }
+}
+
 }  // namespace
 }  // namespace racksim

@@ -301,11 +301,37 @@ bool RankStep::defers_head_wgrad(bool split) const {
          static_cast<int>(deferred_head_wgrad_.size()) < t.wgrad_deferral_limit;
 }
 
+double RankStep::head_input_gather_bytes() const {
+  double bytes = 0;
+  for (const LayerStep& step : s_.head.forward) {
+    const bool head_input = step.name == "lm_head.in" || step.name == "mtp.head.in";
+    if (head_input && step.kind == LayerStep::Kind::kCollective &&
+        step.forward == CollectiveKind::kAllGather) {
+      bytes += step.bytes;
+    }
+  }
+  return bytes;
+}
+
 void RankStep::drain_deferred_head_wgrad() {
   if (deferred_head_wgrad_.empty()) return;
-  OpTag tag{Phase::kBackwardWeight, -1, -1};
-  for (const int mb : deferred_head_wgrad_) {
-    tag.micro_batch = mb;
+  OpTag tag{Phase::kBackwardWeight, deferred_head_wgrad_.front(), -1};
+  // Megatron-Core's drain (drain_embedding_wgrad_compute) keeps each micro-batch's input as its
+  // sequence-parallel shard and all-gathers it over TP before the GEMM, the next micro-batch's
+  // gather running under the current GEMM.
+  const double gather_bytes = head_input_gather_bytes();
+  auto gather = [&](const std::vector<OpId>& after) {
+    return writer_.detached_collective(s_.main.tp, "lm_head.wgrad_input.allgather",
+                                       CollectiveKind::kAllGather, tp_comm_, gather_bytes,
+                                       CommDim::kTp, tag, after);
+  };
+  OpId gathered = gather_bytes > 0 ? gather(main_.inputs()) : kNoOp;
+  for (size_t i = 0; i < deferred_head_wgrad_.size(); ++i) {
+    tag.micro_batch = deferred_head_wgrad_[i];
+    if (gathered != kNoOp) {
+      main_.pending.push_back(gathered);
+      if (i + 1 < deferred_head_wgrad_.size()) gathered = gather({gathered});
+    }
     write_steps(main_, s_.main, s_.head.backward_weight, tag);
   }
   // Every micro-batch's share of the head's gradient is in now (the later ones ran theirs in

@@ -111,6 +111,9 @@ class RankStep {
   // itself, after the rank's last pass: the kept GEMMs, then the head's gradients are ready.
   bool defers_head_wgrad(bool split) const;
   void drain_deferred_head_wgrad();
+  // Bytes of the output layer's (and multi-token prediction heads') sequence-parallel input as
+  // gathered over TP for one micro-batch; 0 without sequence parallelism.
+  double head_input_gather_bytes() const;
   // Writes the steps; returns the first kernel written (kNoOp if none).
   OpId write_steps(ComputeChain& chain, const PassStreams& streams,
                    const std::vector<LayerStep>& steps, const OpTag& tag);
