@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "graph/graph_check.h"
+#include "tests/support/training_scenario.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/memory_ledger.h"
 #include "workloads/training/pipeline_map.h"
@@ -144,27 +145,7 @@ TEST(PipelineMap, MtpModulesCountedAsLayersOfTheLastChunk) {
   EXPECT_THROW(PipelineMap(16, 1, true, 61, split), std::invalid_argument);
 }
 
-config::Scenario scenario(int tp, int pp, int dp, config::Training::Schedule schedule) {
-  config::Scenario s;
-  *s.mutable_model() = *model_preset("llama3-8b");
-  s.mutable_model()->set_num_layers(8);
-  auto* l = s.mutable_layout();
-  l->set_tp(tp);
-  l->set_pp(pp);
-  l->set_dp(dp);
-  l->set_cp(1);
-  l->set_virtual_stages(2);
-  auto* t = s.mutable_training();
-  t->set_global_batch_size(8 * dp);
-  t->set_micro_batch_size(1);
-  t->set_seq_length(1024);
-  t->set_recompute(config::Training::NONE);
-  t->set_schedule(schedule);
-  t->set_dtype(config::BF16);
-  t->set_grad_reduce_dtype(config::FP32);
-  s.mutable_hardware()->mutable_gpu()->set_hbm_bytes(80e9);
-  return s;
-}
+using testing::scenario;
 
 TEST(TrainingStep, EverySchedulesGraphMatchesUp) {
   for (auto schedule :
@@ -558,94 +539,5 @@ TEST(MemoryLedger, FullRecomputesTransientLayerKeepsTheMaterializedScores) {
 // stage the output layer's weight gradients of the first wgrad_deferral_limit micro-batches
 // leave their backward passes (which keep the input gradient) and run after the stage's last
 // pass; the later micro-batches keep the fused backward. The work is the same, moved.
-TEST(TrainingStep, DeferredHeadWeightGradientsRunAfterTheLastPass) {
-  auto s = scenario(1, 2, 1, config::Training::ONE_F_ONE_B);
-  auto head_ops = [&](bool defer) {
-    s.mutable_training()->set_defer_embedding_wgrad(defer);
-    if (defer) s.mutable_training()->set_wgrad_deferral_limit(3);
-    const auto step = build_training_step(resolve_training_plan(s));
-    std::map<std::string, std::vector<std::pair<OpId, int>>> ops;  // label -> (id, micro-batch)
-    double flops = 0;
-    OpId last_pass_op = 0;
-    for (OpId id = 0; id < step.graph.ops().size(); ++id) {
-      const Op& op = step.graph.op(id);
-      if (op.rank != 1 || op.kind != OpKind::kCompute) continue;
-      const std::string& label = step.graph.label(op.label);
-      if (label.starts_with("lm_head.") && op.phase != Phase::kForward) {
-        ops[label].push_back({id, op.micro_batch});
-        flops += op.amount;
-      }
-      if (op.phase == Phase::kBackward) last_pass_op = id;
-    }
-    return std::tuple{ops, flops, last_pass_op};
-  };
-  const auto [fused, fused_flops, fused_last] = head_ops(false);
-  const auto [deferred, deferred_flops, last_backward] = head_ops(true);
-  EXPECT_EQ(fused.at("lm_head.bwd").size(), 8u);
-  EXPECT_FALSE(fused.contains("lm_head.wgrad"));
-  ASSERT_EQ(deferred.at("lm_head.wgrad").size(), 3u);
-  EXPECT_EQ(deferred.at("lm_head.dgrad").size(), 3u);
-  EXPECT_EQ(deferred.at("lm_head.bwd").size(), 5u);
-  for (int i = 0; i < 3; ++i) {
-    const auto [id, micro_batch] = deferred.at("lm_head.wgrad")[i];
-    EXPECT_EQ(micro_batch, i);
-    EXPECT_GT(id, last_backward);  // after every backward kernel of the stage
-  }
-  EXPECT_NEAR(deferred_flops, fused_flops, 1e-9 * fused_flops);
-  // Megatron-Core keeps each deferred micro-batch's input and logits gradient in BF16.
-  const TrainingPlan plan = resolve_training_plan(s);
-  const double hidden = 4096, vocab = 128256, tokens = 1024;
-  double kept = 0;
-  for (const MemoryItem& item : memory_ledger(plan, 1).static_items) {
-    if (item.name == "deferred lm_head wgrad inputs") kept = item.bytes;
-  }
-  EXPECT_DOUBLE_EQ(kept, 3 * 2 * (tokens * hidden + tokens * vocab));
-  for (const MemoryItem& item : memory_ledger(plan, 0).static_items) {
-    EXPECT_NE(item.name, "deferred lm_head wgrad inputs");  // the first stage holds no head
-  }
-}
-
-TEST(TrainingStep, TheDrainGathersEachDeferredInputOverTpBeforeItsGemm) {
-  // Under sequence parallelism each deferred micro-batch keeps its TP shard of the output
-  // layer's input; Megatron-Core's drain all-gathers it before the weight-gradient GEMM, the
-  // next gather running under the current GEMM.
-  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
-  s.mutable_layout()->set_sequence_parallel(true);
-  s.mutable_training()->set_defer_embedding_wgrad(true);
-  s.mutable_training()->set_wgrad_deferral_limit(3);
-  const auto step = build_training_step(resolve_training_plan(s));
-  const RankId last_stage_rank = 2;  // TP rank 0 of pipeline stage 1
-  std::vector<OpId> gathers, wgrads;
-  for (OpId id = 0; id < step.graph.ops().size(); ++id) {
-    const Op& op = step.graph.op(id);
-    if (op.rank != last_stage_rank) continue;
-    const std::string& label = step.graph.label(op.label);
-    if (label == "lm_head.wgrad_input.allgather") gathers.push_back(id);
-    if (label == "lm_head.wgrad") wgrads.push_back(id);
-  }
-  ASSERT_EQ(gathers.size(), 3u);
-  ASSERT_EQ(wgrads.size(), 3u);
-  const double hidden = 4096, tokens = 1024;
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(step.graph.op(gathers[i]).kind, OpKind::kCollective);
-    EXPECT_DOUBLE_EQ(step.graph.op(gathers[i]).amount, tokens * hidden * 2);  // BF16, gathered
-    const auto deps = step.graph.deps(wgrads[i]);
-    EXPECT_NE(std::find(deps.begin(), deps.end(), gathers[i]), deps.end()) << i;
-    if (i > 0) {
-      const auto gather_deps = step.graph.deps(gathers[i]);
-      EXPECT_NE(std::find(gather_deps.begin(), gather_deps.end(), gathers[i - 1]),
-                gather_deps.end())
-          << i;
-      EXPECT_EQ(std::find(deps.begin(), deps.end(), gathers[i - 1]), deps.end()) << i;
-    }
-  }
-  // Without sequence parallelism the input is whole on every TP rank: nothing to gather.
-  s.mutable_layout()->set_sequence_parallel(false);
-  const auto whole = build_training_step(resolve_training_plan(s));
-  for (OpId id = 0; id < whole.graph.ops().size(); ++id) {
-    EXPECT_NE(whole.graph.label(whole.graph.op(id).label), "lm_head.wgrad_input.allgather");
-  }
-}
-
 }  // namespace
 }  // namespace racksim

@@ -219,14 +219,20 @@ std::optional<MemoryItem> deferred_wgrad_item(const TrainingPlan& p, int stage) 
   const double tokens = rank_tokens(p);
   const double input_tokens = p.shape.sequence_parallel ? tokens / p.layout.tp() : tokens;
   const double vocab_local = static_cast<double>(p.model.vocab()) / p.layout.tp();
+  // The limit counts the layer's calls: one a micro-batch, and one per multi-token prediction
+  // module (RankStep defers whole micro-batches).
+  const int calls = 1 + p.model.mtp_depth();
   const int limit = p.training.wgrad_deferral_limit;
-  const int kept = limit > 0 ? std::min(limit, p.micro_batches) : p.micro_batches;
+  const int kept =
+      limit > 0 ? std::min(std::max(1, limit / calls), p.micro_batches) : p.micro_batches;
   const double each =
       2 * (input_tokens * static_cast<double>(p.model.hidden()) + tokens * vocab_local);
-  return MemoryItem{"deferred lm_head wgrad inputs", kept * each,
-                    fmt::format("{} micro-batches x ({:.0f} input tokens x {} hidden + {:.0f} "
-                                "tokens x {:.0f} vocabulary entries) x 2 B",
-                                kept, input_tokens, p.model.hidden(), tokens, vocab_local)};
+  const std::string per_call = calls > 1 ? fmt::format(" x {} output-layer calls", calls) : "";
+  return MemoryItem{
+      "deferred lm_head wgrad inputs", kept * calls * each,
+      fmt::format("{} micro-batches{} x ({:.0f} input tokens x {} hidden + {:.0f} "
+                  "tokens x {:.0f} vocabulary entries) x 2 B",
+                  kept, per_call, input_tokens, p.model.hidden(), tokens, vocab_local)};
 }
 
 }  // namespace

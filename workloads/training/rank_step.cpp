@@ -255,7 +255,8 @@ void RankStep::write_backward(const Visit& v) {
     const bool defer = defers_head_wgrad(split);
     if (defer) deferred_head_wgrad_.push_back(mb);
     previous_layer_start = head_or_embedding_backward(
-        v, s_.head, defer ? s_.head.backward_input : steps_of(s_.head), split || deferral, kNoOp);
+        v, s_.head, defer ? head_backward_keeping_output_wgrad() : steps_of(s_.head),
+        split || deferral, kNoOp);
   }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   const auto recompute = s_.plan.training.recompute;
@@ -297,8 +298,39 @@ OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& bloc
 bool RankStep::defers_head_wgrad(bool split) const {
   const TrainingSettings& t = s_.plan.training;
   if (!t.defer_embedding_wgrad || split) return false;
-  return t.wgrad_deferral_limit == 0 ||
-         static_cast<int>(deferred_head_wgrad_.size()) < t.wgrad_deferral_limit;
+  // The limit counts the output layer's calls (one per micro-batch, and one per multi-token
+  // prediction module, which share the layer); whole micro-batches are deferred, the first
+  // always (a limit below the calls of one micro-batch defers part of it in Megatron-Core).
+  const int calls = 1 + s_.plan.model.mtp_depth();
+  return t.wgrad_deferral_limit == 0 || deferred_head_wgrad_.empty() ||
+         static_cast<int>(deferred_head_wgrad_.size() + 1) * calls <= t.wgrad_deferral_limit;
+}
+
+namespace {
+
+// The output layer's steps: its own, and its calls on the multi-token prediction modules'
+// hidden states (Megatron-Core defers the layer's weight gradient, whoever called it, and not
+// the modules' other weight gradients).
+bool is_output_layer_step(const LayerStep& step) {
+  return step.name.starts_with("lm_head") || step.name.starts_with("mtp.head");
+}
+
+}  // namespace
+
+std::vector<LayerStep> RankStep::head_backward_keeping_output_wgrad() const {
+  std::vector<LayerStep> steps = s_.head.backward_input;
+  for (const LayerStep& step : s_.head.backward_weight) {
+    if (!is_output_layer_step(step)) steps.push_back(step);
+  }
+  return steps;
+}
+
+std::vector<LayerStep> RankStep::output_layer_wgrad() const {
+  std::vector<LayerStep> steps;
+  for (const LayerStep& step : s_.head.backward_weight) {
+    if (is_output_layer_step(step)) steps.push_back(step);
+  }
+  return steps;
 }
 
 double RankStep::head_input_gather_bytes() const {
@@ -326,13 +358,14 @@ void RankStep::drain_deferred_head_wgrad() {
                                        CommDim::kTp, tag, after);
   };
   OpId gathered = gather_bytes > 0 ? gather(main_.inputs()) : kNoOp;
+  const std::vector<LayerStep> wgrad = output_layer_wgrad();
   for (size_t i = 0; i < deferred_head_wgrad_.size(); ++i) {
     tag.micro_batch = deferred_head_wgrad_[i];
     if (gathered != kNoOp) {
       main_.pending.push_back(gathered);
       if (i + 1 < deferred_head_wgrad_.size()) gathered = gather({gathered});
     }
-    write_steps(main_, s_.main, s_.head.backward_weight, tag);
+    write_steps(main_, s_.main, wgrad, tag);
   }
   // Every micro-batch's share of the head's gradient is in now (the later ones ran theirs in
   // their backward passes, which the chain has passed).
