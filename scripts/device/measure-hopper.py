@@ -41,7 +41,8 @@ import sys
 import time
 
 from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
-from timing import Rows, start_smi, timed  # scripts/device/timing.py
+from attention_calls import attention_cells  # scripts/device/attention_calls.py
+from timing import Rows, open_log, start_smi, timed  # scripts/device/timing.py
 
 # Linear layers of a Llama-style block (SwiGLU MLP, grouped-query attention with 8 KV heads of
 # 128), per tensor-parallel rank: (name, n, k) for hidden h, MLP width f and tp ranks.
@@ -188,27 +189,6 @@ def measure_gemms(torch, rows, min_ms, budget, log, dtypes, cool_s=0.0, large_on
             torch.cuda.empty_cache()
 
 
-def attention_call(torch, backend, b, h, s, d, causal):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    chosen = SDPBackend.FLASH_ATTENTION if backend == "flash" else SDPBackend.CUDNN_ATTENTION
-    shape = (b, h, s, d)
-    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-               for _ in range(3))
-    grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-
-    def forward():
-        with sdpa_kernel([chosen]):
-            return sdpa(q, k, v, is_causal=causal)
-
-    def forward_backward():
-        out = forward()
-        out.backward(grad)
-        q.grad = k.grad = v.grad = None
-
-    return forward, forward_backward
-
-
 def measure_attention(torch, rows, min_ms, budget, log):
     for backend, b, h, s, d, causal in attention_plan():
         if budget.left() < 10:
@@ -216,19 +196,7 @@ def measure_attention(torch, rows, min_ms, budget, log):
             break
         row = {"backend": backend, "batch": b, "heads": h, "seq": s, "head_dim": d,
                "causal": int(causal)}
-        try:
-            forward, forward_backward = attention_call(torch, backend, b, h, s, d, causal)
-            with torch.no_grad():
-                fwd_ms = timed(torch, forward, min_ms)
-            total_ms = timed(torch, forward_backward, min_ms)
-            flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
-            bwd_ms = max(total_ms - fwd_ms, 1e-9)
-            row.update(fwd_ms=f"{fwd_ms:.5f}", bwd_ms=f"{bwd_ms:.5f}",
-                       fwd_tflops=f"{flops / fwd_ms / 1e9:.1f}",
-                       bwd_tflops=f"{2.5 * flops / bwd_ms / 1e9:.1f}", error="")
-        except (RuntimeError, TypeError, ValueError) as error:
-            row.update(fwd_ms="", bwd_ms="", fwd_tflops="", bwd_tflops="",
-                       error=str(error).splitlines()[0][:160])
+        row.update(attention_cells(torch, backend, b, h, s, d, d, causal, min_ms))
         rows.add(row)
         torch.cuda.empty_cache()
 
@@ -266,13 +234,7 @@ def measure_sustained(torch, rows, budget, log, seconds):
 
 def run(out_dir, budget_s, min_ms, only, dtypes, sustained_s, cool_s=0.0, large_only=False):
     os.makedirs(out_dir, exist_ok=True)
-    log_file = open(os.path.join(out_dir, "log.txt"), "w")
-
-    def log(message):
-        line = f"[{time.strftime('%H:%M:%S')}] {message}"
-        print(line, flush=True)
-        log_file.write(line + "\n")
-        log_file.flush()
+    log, log_file = open_log(os.path.join(out_dir, "log.txt"))
 
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -36,10 +36,10 @@ usage (device machine): python3 scripts/device/measure-moe-gemm.py --out "$OUT"
 import argparse
 import os
 import sys
-import time
 import traceback
 
-from timing import Rows, start_smi, timed  # scripts/device/timing.py
+from attention_calls import FIELDS as ATTENTION_FIELDS, attention_cells  # attention_calls.py
+from timing import Rows, failed_cells, run_sections, timed_cells  # scripts/device/timing.py
 
 HIDDEN = 7168
 EXPERT_FFN = 2048
@@ -156,17 +156,6 @@ def fp8_scale_calls(torch, m, n, k, log):
     return calls
 
 
-def measure_once(torch, fn, flops, min_ms, cool_s):
-    torch.cuda.synchronize()
-    time.sleep(cool_s)
-    ms = timed(torch, fn, min_ms, warmup=1)
-    return {"ms": f"{ms:.5f}", "tflops": f"{flops / ms / 1e9:.1f}", "error": ""}
-
-
-def failed(error):
-    return {"ms": "", "tflops": "", "error": str(error).splitlines()[0][:200]}
-
-
 def measure_moe(torch, out, args, log):
     rows_out = Rows(os.path.join(out, "moe-gemm.csv"),
                     ["shape", "k", "n", "groups", "rows", "total_rows", "variant", "ms",
@@ -185,11 +174,7 @@ def measure_moe(torch, out, args, log):
                 row = {"shape": shape, "k": k, "n": n, "groups": g,
                        "rows": "/".join(map(str, rows)) if len(set(rows)) > 1 else rows[0],
                        "total_rows": m, "variant": variant}
-                try:
-                    row.update(measure_once(torch, calls[variant], flops, args.min_ms,
-                                            args.cool_s))
-                except (RuntimeError, TypeError, ValueError, AttributeError) as error:
-                    row.update(failed(error))
+                row.update(timed_cells(torch, calls[variant], flops, args.min_ms, args.cool_s))
                 rows_out.add(row)
             del calls
             torch.cuda.empty_cache()
@@ -208,13 +193,10 @@ def measure_fp8_scales(torch, out, args, log):
             for scaling in ("tensor", "row", "block"):
                 row = {"shape": shape, "m": m, "n": n, "k": k, "scaling": scaling}
                 if scaling not in calls:
-                    row.update(failed(RuntimeError("not available in this PyTorch")))
+                    row.update(failed_cells(RuntimeError("not available in this PyTorch")))
                 else:
-                    try:
-                        row.update(measure_once(torch, calls[scaling], 2 * m * n * k,
-                                                args.min_ms, args.cool_s))
-                    except (RuntimeError, TypeError, ValueError) as error:
-                        row.update(failed(error))
+                    row.update(timed_cells(torch, calls[scaling], 2 * m * n * k, args.min_ms,
+                                            args.cool_s))
                 rows_out.add(row)
             del calls
             torch.cuda.empty_cache()
@@ -222,50 +204,16 @@ def measure_fp8_scales(torch, out, args, log):
         rows_out.close()
 
 
-def measure_mla(torch, out, args, log):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+def measure_mla(torch, out, args):
     rows_out = Rows(os.path.join(out, "mla-attention.csv"),
-                    ["backend", "batch", "heads", "seq", "qk_dim", "v_dim", "fwd_ms", "bwd_ms",
-                     "fwd_tflops", "bwd_tflops", "error"])
-    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
-                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+                    ["backend", "batch", "heads", "seq", "qk_dim", "v_dim"] + ATTENTION_FIELDS)
     try:
-        for name, backend in backends.items():
+        for backend in ("cudnn", "flash", "efficient"):
             for seq, batch in ((4096, 2), (8192, 1)):
-                heads, qk, v_dim = 128, 192, 128
-                row = {"backend": name, "batch": batch, "heads": heads, "seq": seq,
-                       "qk_dim": qk, "v_dim": v_dim}
-                try:
-                    q, k = (torch.randn((batch, heads, seq, qk), device="cuda",
-                                        dtype=torch.bfloat16, requires_grad=True)
-                            for _ in range(2))
-                    v = torch.randn((batch, heads, seq, v_dim), device="cuda",
-                                    dtype=torch.bfloat16, requires_grad=True)
-                    grad = torch.randn((batch, heads, seq, v_dim), device="cuda",
-                                       dtype=torch.bfloat16)
-
-                    def forward():
-                        with sdpa_kernel([backend]):
-                            return torch.nn.functional.scaled_dot_product_attention(
-                                q, k, v, is_causal=True)
-
-                    def forward_backward():
-                        forward().backward(grad)
-                        q.grad = k.grad = v.grad = None
-
-                    flops = 2 * batch * heads * seq * seq * (qk + v_dim) * 0.5
-                    torch.cuda.synchronize()
-                    time.sleep(args.cool_s)
-                    with torch.no_grad():
-                        fwd_ms = timed(torch, forward, args.min_ms, warmup=1)
-                    total_ms = timed(torch, forward_backward, args.min_ms, warmup=1)
-                    bwd_ms = max(total_ms - fwd_ms, 1e-9)
-                    row.update(fwd_ms=f"{fwd_ms:.5f}", bwd_ms=f"{bwd_ms:.5f}",
-                               fwd_tflops=f"{flops / fwd_ms / 1e9:.1f}",
-                               bwd_tflops=f"{2.5 * flops / bwd_ms / 1e9:.1f}", error="")
-                except (RuntimeError, TypeError, ValueError) as error:
-                    row.update(fwd_ms="", bwd_ms="", fwd_tflops="", bwd_tflops="",
-                               error=str(error).splitlines()[0][:200])
+                row = {"backend": backend, "batch": batch, "heads": 128, "seq": seq,
+                       "qk_dim": 192, "v_dim": 128}
+                row.update(attention_cells(torch, backend, batch, 128, seq, 192, 128, True,
+                                           args.min_ms, args.cool_s, warmup=1))
                 rows_out.add(row)
                 torch.cuda.empty_cache()
     finally:
@@ -306,32 +254,12 @@ def main():
             print(f"{shape:5s} G {g:2d} rows {rows[0] if len(set(rows)) == 1 else rows}")
         return 0
     import torch
-    os.makedirs(args.out, exist_ok=True)
-    log_file = open(os.path.join(args.out, "moe-log.txt"), "w")
-
-    def log(message):
-        line = f"[{time.strftime('%H:%M:%S')}] {message}"
-        print(line, flush=True)
-        log_file.write(line + "\n")
-        log_file.flush()
-
-    smi = start_smi(os.path.join(args.out, "smi.csv"), log)
-    try:
-        log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}")
-        probe(torch, args.out, log)
-        began = time.monotonic()
-        measure_fp8_scales(torch, args.out, args, log)
-        log(f"fp8 scales: {time.monotonic() - began:.0f} s")
-        began = time.monotonic()
-        measure_moe(torch, args.out, args, log)
-        log(f"moe: {time.monotonic() - began:.0f} s")
-        began = time.monotonic()
-        measure_mla(torch, args.out, args, log)
-        log(f"mla attention: {time.monotonic() - began:.0f} s")
-    finally:
-        if smi is not None:
-            smi.terminate()
-        log_file.close()
+    run_sections(torch, args.out, "moe-log.txt", [
+        ("probe", lambda log: probe(torch, args.out, log)),
+        ("fp8 scales", lambda log: measure_fp8_scales(torch, args.out, args, log)),
+        ("moe", lambda log: measure_moe(torch, args.out, args, log)),
+        ("mla attention", lambda log: measure_mla(torch, args.out, args)),
+    ])
     return 0
 
 

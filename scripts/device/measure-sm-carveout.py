@@ -21,10 +21,10 @@ usage (device machine): python3 scripts/device/measure-sm-carveout.py --out "$OU
 import argparse
 import os
 import sys
-import time
 
 from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
-from timing import Rows, start_smi, timed  # scripts/device/timing.py
+from attention_calls import FIELDS as ATTENTION_FIELDS, attention_cells  # attention_calls.py
+from timing import Rows, failed_cells, run_sections, timed_cells  # scripts/device/timing.py
 
 # (name, m, k, n): C[m, n] = A[m, k] B[k, n]; tokens 8,192 a rank.
 SHAPES = [
@@ -50,13 +50,9 @@ def measure_carveout(torch, out, args, log):
                            "carveout_sms": carveout}
                     try:
                         torch._C._set_sm_carveout_experimental(carveout)
-                        torch.cuda.synchronize()
-                        time.sleep(args.cool_s)
-                        ms = timed(torch, fn, args.min_ms, warmup=1)
-                        row.update(ms=f"{ms:.5f}", tflops=f"{2 * m * n * k / ms / 1e9:.1f}",
-                                   error="")
-                    except (RuntimeError, TypeError, ValueError, AttributeError) as error:
-                        row.update(ms="", tflops="", error=str(error).splitlines()[0][:200])
+                        row.update(timed_cells(torch, fn, 2 * m * n * k, args.min_ms, args.cool_s))
+                    except AttributeError as error:  # a PyTorch without the knob
+                        row.update(failed_cells(error))
                     rows.add(row)
                 torch._C._set_sm_carveout_experimental(None)
                 del fn
@@ -66,44 +62,13 @@ def measure_carveout(torch, out, args, log):
 
 
 def measure_attention(torch, out, args):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
     rows = Rows(os.path.join(out, "attention.csv"),
-                ["batch", "heads", "seq", "qk_dim", "v_dim", "fwd_ms", "bwd_ms", "fwd_tflops",
-                 "bwd_tflops", "error"])
+                ["batch", "heads", "seq", "qk_dim", "v_dim"] + ATTENTION_FIELDS)
     try:
-        for qk, v_dim in ((128, 128), (192, 128), (128, 128), (192, 128)):
-            batch, heads, seq = 2, 128, 4096
-            row = {"batch": batch, "heads": heads, "seq": seq, "qk_dim": qk, "v_dim": v_dim}
-            try:
-                q, k = (torch.randn((batch, heads, seq, qk), device="cuda", dtype=torch.bfloat16,
-                                    requires_grad=True) for _ in range(2))
-                v = torch.randn((batch, heads, seq, v_dim), device="cuda", dtype=torch.bfloat16,
-                                requires_grad=True)
-                grad = torch.randn((batch, heads, seq, v_dim), device="cuda",
-                                   dtype=torch.bfloat16)
-
-                def forward():
-                    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-                        return torch.nn.functional.scaled_dot_product_attention(
-                            q, k, v, is_causal=True)
-
-                def forward_backward():
-                    forward().backward(grad)
-                    q.grad = k.grad = v.grad = None
-
-                flops = 2 * batch * heads * seq * seq * (qk + v_dim) * 0.5
-                torch.cuda.synchronize()
-                time.sleep(args.cool_s)
-                with torch.no_grad():
-                    fwd_ms = timed(torch, forward, args.min_ms, warmup=1)
-                total_ms = timed(torch, forward_backward, args.min_ms, warmup=1)
-                bwd_ms = max(total_ms - fwd_ms, 1e-9)
-                row.update(fwd_ms=f"{fwd_ms:.5f}", bwd_ms=f"{bwd_ms:.5f}",
-                           fwd_tflops=f"{flops / fwd_ms / 1e9:.1f}",
-                           bwd_tflops=f"{2.5 * flops / bwd_ms / 1e9:.1f}", error="")
-            except (RuntimeError, TypeError, ValueError) as error:
-                row.update(fwd_ms="", bwd_ms="", fwd_tflops="", bwd_tflops="",
-                           error=str(error).splitlines()[0][:200])
+        for qk in (128, 192, 128, 192):
+            row = {"batch": 2, "heads": 128, "seq": 4096, "qk_dim": qk, "v_dim": 128}
+            row.update(attention_cells(torch, "cudnn", 2, 128, 4096, qk, 128, True, args.min_ms,
+                                       args.cool_s, warmup=1))
             rows.add(row)
             torch.cuda.empty_cache()
     finally:
@@ -123,28 +88,10 @@ def main():
               f"{(count + 4) * (args.cool_s + 0.03):.0f} s")
         return 0
     import torch
-    os.makedirs(args.out, exist_ok=True)
-    log_file = open(os.path.join(args.out, "log.txt"), "w")
-
-    def log(message):
-        line = f"[{time.strftime('%H:%M:%S')}] {message}"
-        print(line, flush=True)
-        log_file.write(line + "\n")
-        log_file.flush()
-
-    smi = start_smi(os.path.join(args.out, "smi.csv"), log)
-    try:
-        log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}")
-        began = time.monotonic()
-        measure_carveout(torch, args.out, args, log)
-        log(f"carveout: {time.monotonic() - began:.0f} s")
-        began = time.monotonic()
-        measure_attention(torch, args.out, args)
-        log(f"attention: {time.monotonic() - began:.0f} s")
-    finally:
-        if smi is not None:
-            smi.terminate()
-        log_file.close()
+    run_sections(torch, args.out, "log.txt", [
+        ("carveout", lambda log: measure_carveout(torch, args.out, args, log)),
+        ("attention", lambda log: measure_attention(torch, args.out, args)),
+    ])
     return 0
 
 

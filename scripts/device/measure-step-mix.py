@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 
 from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
+from timing import open_log  # scripts/device/timing.py
 
 TOKENS = 8192  # the sequence; --tokens below it: a rank's share under context parallelism
 HEAD_DIM = 128
@@ -182,12 +183,7 @@ def main():
         return 0
     import torch
     os.makedirs(args.out, exist_ok=True)
-    log_file = open(os.path.join(args.out, "step-mix-log.txt"), "w")
-
-    def log(message):
-        print(message, flush=True)
-        log_file.write(message + "\n")
-        log_file.flush()
+    log, _ = open_log(os.path.join(args.out, "step-mix-log.txt"), stamped=False)
 
     smi_out = open(os.path.join(args.out, "step-mix-smi.csv"), "w")
     query = "timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"

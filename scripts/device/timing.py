@@ -1,7 +1,9 @@
 """What the device scripts share: CSV rows written as they are measured, nvidia-smi sampling in
 the background, and CUDA-event timing of a callable."""
 import csv
+import os
 import subprocess
+import time
 
 
 class Rows:
@@ -63,3 +65,51 @@ def timed(torch, fn, min_ms, warmup=3):
         calls += batch
         batch = min(batch * 2, 256)
     return total_ms / calls
+
+
+def timed_cells(torch, fn, flops, min_ms, cool_s):
+    """The ms, tflops and error cells of one call timed after cool_s idle (one warm-up call), or
+    of its error."""
+    try:
+        torch.cuda.synchronize()
+        time.sleep(cool_s)
+        ms = timed(torch, fn, min_ms, warmup=1)
+    except (RuntimeError, TypeError, ValueError, AttributeError) as error:
+        return failed_cells(error)
+    return {"ms": f"{ms:.5f}", "tflops": f"{flops / ms / 1e9:.1f}", "error": ""}
+
+
+def failed_cells(error):
+    return {"ms": "", "tflops": "", "error": str(error).splitlines()[0][:200]}
+
+
+def open_log(path, stamped=True):
+    """A log function printing each message and appending it to `path` (flushed), with the
+    file to close."""
+    log_file = open(path, "w")
+
+    def log(message):
+        line = f"[{time.strftime('%H:%M:%S')}] {message}" if stamped else message
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    return log, log_file
+
+
+def run_sections(torch, out_dir, log_name, sections):
+    """Runs each (name, measure(log)) in turn with its duration logged, under nvidia-smi sampling
+    (smi.csv) and a log (log_name) in out_dir, which it creates."""
+    os.makedirs(out_dir, exist_ok=True)
+    log, log_file = open_log(os.path.join(out_dir, log_name))
+    smi = start_smi(os.path.join(out_dir, "smi.csv"), log)
+    try:
+        log(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}")
+        for name, measure in sections:
+            began = time.monotonic()
+            measure(log)
+            log(f"{name}: {time.monotonic() - began:.0f} s")
+    finally:
+        if smi is not None:
+            smi.terminate()
+        log_file.close()
