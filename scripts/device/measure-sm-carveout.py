@@ -11,6 +11,10 @@ the weight-gradient products under their bulk reduce-scatter) with cuBLASLt told
 target), BF16 and FP8 (per-tensor scales), each after --cool-s idle (burst rates):
 
   carveout.csv    shape, dtype, SMs carved out, time, TFLOP/s;
+  beside.csv      the FP8 GEMMs again with 0, 16 and 24 SMs carved out, alone and with a copy
+                  loop (256 MiB BF16 copies, back to back) running beside them on another
+                  stream, the stand-in for a communication kernel on the SMs the GEMM leaves:
+                  the GEMM's time and the bytes the copies moved (read + written) while it ran;
   attention.csv   cuDNN attention, causal, 128 heads of 2 x 4,096 tokens, head dimension 128
                   against DeepSeek-V3's 192 (query, key) and 128 (value), forward and
                   forward + backward, at burst like moe/mla-attention.csv;
@@ -21,6 +25,7 @@ usage (device machine): python3 scripts/device/measure-sm-carveout.py --out "$OU
 import argparse
 import os
 import sys
+import time
 
 from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
 from attention_calls import FIELDS as ATTENTION_FIELDS, attention_cells  # attention_calls.py
@@ -36,6 +41,9 @@ SHAPES = [
     ("405b-tp8.fc2", 8192, 6656, 16384),
 ]
 CARVEOUTS = (0, 8, 16, 24, 32, 66)
+BESIDE_CARVEOUTS = (0, 16, 24)
+BESIDE_GEMMS = 20
+COPY_MIB = 256
 
 
 def measure_carveout(torch, out, args, log):
@@ -61,6 +69,64 @@ def measure_carveout(torch, out, args, log):
         rows.close()
 
 
+def gemm_beside_copy(torch, fn, copies, cool_s):
+    """(ms per GEMM, GB/s the copies moved while the GEMMs ran) for BESIDE_GEMMS GEMMs on the
+    current stream, with `copies` (a list of callables, or empty) launched first on a side
+    stream, each followed by an event."""
+    side = torch.cuda.Stream()
+    fn()
+    torch.cuda.synchronize()
+    time.sleep(cool_s)
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    marks = []
+    with torch.cuda.stream(side):
+        for copy in copies:
+            copy()
+            marks.append(torch.cuda.Event(enable_timing=True))
+            marks[-1].record()
+    start.record()  # after the copies are queued: the GEMMs start at once
+    for _ in range(BESIDE_GEMMS):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    window_ms = start.elapsed_time(stop)
+    done = sum(1 for mark in marks if 0 < start.elapsed_time(mark) <= window_ms)
+    moved = 2 * COPY_MIB * 2**20 * done
+    return window_ms / BESIDE_GEMMS, moved / window_ms / 1e6
+
+
+def measure_beside(torch, out, args, log):
+    rows = Rows(os.path.join(out, "beside.csv"),
+                ["shape", "m", "k", "n", "carveout_sms", "beside_copy", "gemm_ms", "tflops",
+                 "copy_gb_per_s", "error"])
+    elements = COPY_MIB * 2**20 // 2
+    src = torch.randn(elements, device="cuda", dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    try:
+        for name, m, k, n in SHAPES:
+            fn = gemm_call(torch, "fp8", m, n, k)
+            for carveout in BESIDE_CARVEOUTS:
+                for beside in (False, True):
+                    row = {"shape": name, "m": m, "k": k, "n": n, "carveout_sms": carveout,
+                           "beside_copy": int(beside)}
+                    try:
+                        torch._C._set_sm_carveout_experimental(carveout)
+                        # Enough copies to outlast the GEMMs even at a tenth of the HBM rate.
+                        copies = [lambda: dst.copy_(src)] * (400 if beside else 0)
+                        ms, copy_rate = gemm_beside_copy(torch, fn, copies, args.cool_s)
+                        row.update(gemm_ms=f"{ms:.5f}", tflops=f"{2 * m * n * k / ms / 1e9:.1f}",
+                                   copy_gb_per_s=f"{copy_rate:.0f}" if beside else "", error="")
+                    except (RuntimeError, TypeError, ValueError, AttributeError) as error:
+                        row.update(gemm_ms="", tflops="", copy_gb_per_s="",
+                                   error=str(error).splitlines()[0][:200])
+                    rows.add(row)
+            torch._C._set_sm_carveout_experimental(None)
+            del fn
+            torch.cuda.empty_cache()
+    finally:
+        rows.close()
+
+
 def measure_attention(torch, out, args):
     rows = Rows(os.path.join(out, "attention.csv"),
                 ["batch", "heads", "seq", "qk_dim", "v_dim"] + ATTENTION_FIELDS)
@@ -80,6 +146,8 @@ def main():
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--min-ms", type=float, default=10)
     parser.add_argument("--cool-s", type=float, default=0.25)
+    parser.add_argument("--only", default="carveout,beside,attention",
+                        help="comma-separated sections: carveout, beside, attention")
     parser.add_argument("--plan", action="store_true")
     args = parser.parse_args()
     if args.plan:
@@ -88,10 +156,13 @@ def main():
               f"{(count + 4) * (args.cool_s + 0.03):.0f} s")
         return 0
     import torch
-    run_sections(torch, args.out, "log.txt", [
+    sections = [
         ("carveout", lambda log: measure_carveout(torch, args.out, args, log)),
+        ("beside", lambda log: measure_beside(torch, args.out, args, log)),
         ("attention", lambda log: measure_attention(torch, args.out, args)),
-    ])
+    ]
+    only = args.only.split(",")
+    run_sections(torch, args.out, "log.txt", [s for s in sections if s[0] in only])
     return 0
 
 
