@@ -101,6 +101,60 @@ TEST(H200SmShare, AGemmOnFewerSmsSlowsLessThanItsShareOfThem) {
   }
 }
 
+// beside/beside.csv (measure-sm-carveout.py --only beside): the FP8 GEMMs again, 20 back to
+// back with 0, 16 or 24 SMs carved out, alone or with 256 MiB copies running beside them on
+// another stream (a communication kernel's stand-in on the SMs the GEMM leaves).
+struct Beside {
+  std::string shape;
+  double m = 0, k = 0, n = 0, carveout = 0, seconds = 0, copy_gb_per_s = 0;
+  bool copy = false;
+};
+
+std::vector<Beside> read_beside() {
+  std::vector<Beside> out;
+  for (const testing::CsvRow& row : testing::read_csv_rows(
+           std::string(RACKSIM_SOURCE_DIR) + "/data/measured/h200-kernels/beside/beside.csv")) {
+    const bool copy = row.at("beside_copy") == "1";
+    out.push_back({row.at("shape"), testing::cell_number(row, "m"), testing::cell_number(row, "k"),
+                   testing::cell_number(row, "n"), testing::cell_number(row, "carveout_sms"),
+                   testing::cell_number(row, "gemm_ms") / 1e3,
+                   copy ? testing::cell_number(row, "copy_gb_per_s") : 0, copy});
+  }
+  return out;
+}
+
+TEST(H200SmShare, TheModelsReservedSmsSitBetweenIdleSmsAndACopyBeside) {
+  // With 16 SMs carved out: left idle, the GEMMs take 1.03-1.08 x their full-GPU time; with
+  // copies moving 1.1-1.9 TB/s beside them, 1.17-1.35 x. racksim's tile model over the 116 SMs
+  // left (1.11-1.20 x) lies between the two for every shape. The extra slowdown grows with the
+  // bytes the copies move, about 0.13 per TB/s; a TP reduce-scatter over NVLink moves a
+  // fraction of what these copies did, which puts it near the model.
+  const std::vector<Beside> rows = read_beside();
+  auto time_of = [&](const std::string& shape, double carveout, bool copy) {
+    for (const Beside& r : rows) {
+      if (r.shape == shape && r.carveout == carveout && r.copy == copy) return r;
+    }
+    ADD_FAILURE() << shape;
+    return Beside{};
+  };
+  int shapes = 0;
+  double per_tb_s = 0;
+  for (const Beside& r : rows) {
+    if (r.carveout != 0 || r.copy) continue;
+    ++shapes;
+    const double idle = time_of(r.shape, 16, false).seconds / r.seconds;
+    const Beside with_copy = time_of(r.shape, 16, true);
+    const double beside = with_copy.seconds / r.seconds;
+    const double model = modelled_slowdown({r.shape, "fp8", r.m, r.k, r.n, 16, 0});
+    EXPECT_LT(idle, model) << r.shape;
+    EXPECT_GT(beside, model) << r.shape;
+    EXPECT_GT(with_copy.copy_gb_per_s, 1000) << r.shape;
+    per_tb_s += (beside - idle) / (with_copy.copy_gb_per_s / 1e3);
+  }
+  EXPECT_EQ(shapes, 6);
+  EXPECT_NEAR(per_tb_s / shapes, 0.133, 0.01);
+}
+
 TEST(H200SmShare, CublasWithoutLtIgnoresTheCarveOut) {
   // torch.matmul's BF16 GEMMs go through plain cuBLAS: the knob leaves them on every SM.
   const std::vector<Carved> rows = read_carved();
