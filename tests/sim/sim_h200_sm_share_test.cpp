@@ -6,6 +6,7 @@
 // training.tp_comm_overlap_sms), each at the full GPU's per-SM rate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -172,6 +173,7 @@ TEST(H200SmShare, PrintsTheTable) {
                          r.seconds / full_gpu_s(rows, r), modelled_slowdown(r));
   }
   std::cout << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 36);  // 6 shapes x 6 carve-outs
 }
 
 }  // namespace
