@@ -22,6 +22,7 @@
 
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/compute_ops.h"
 #include "tests/support/csv_rows.h"
 #include "tests/support/run_racksim.h"
 #include "tests/support/tile_fit.h"
@@ -231,12 +232,8 @@ double modelled_layer_pass_s(DataType gemm_dtype, double held_ratio, double toke
   for (const auto& [m, k, n] : linear) {
     for (const GemmPass pass : {GemmPass::kForward, GemmPass::kBackward}) {
       const double passes = pass == GemmPass::kForward ? 1 : 2;
-      Op op;
-      op.kind = OpKind::kCompute;
-      op.op_class = OpClass::kGemm;
-      op.dtype = gemm_dtype;
-      op.amount = passes * 2 * m * k * n;
-      op.hbm_bytes = passes * gemm_bytes * (m * k + k * n + m * n);
+      const Op op = testing::compute_op(OpClass::kGemm, passes * 2 * m * k * n,
+                                        passes * gemm_bytes * (m * k + k * n + m * n), gemm_dtype);
       seconds += model.duration_s(op, KernelShape{static_cast<float>(m), static_cast<float>(k),
                                                   static_cast<float>(n), 1, pass});
     }
@@ -245,22 +242,14 @@ double modelled_layer_pass_s(DataType gemm_dtype, double held_ratio, double toke
   if (tokens < 8192) attention_flops.push_back(4.0 * heads * tokens * (tokens / 2) * 128);
   for (const double flops : attention_flops) {
     for (const double share : {1.0, 2.5}) {
-      Op op;
-      op.kind = OpKind::kCompute;
-      op.op_class = OpClass::kAttention;
-      op.amount = share * flops;
-      op.hbm_bytes = share * 4 * tokens * heads * 128 * 2;
-      seconds += model.duration_s(op);
+      seconds += model.duration_s(testing::compute_op(OpClass::kAttention, share * flops,
+                                                      share * 4 * tokens * heads * 128 * 2));
     }
   }
   const double tensor = tokens * h * 2, mlp = tokens * f * 2;
   for (const double bytes : {2 * tensor, 2 * tensor, 3 * mlp, 3 * tensor, 3 * tensor}) {
-    Op op;
-    op.kind = OpKind::kCompute;
-    op.op_class = OpClass::kElementwise;
-    op.amount = bytes;  // a few FLOPs per element: HBM-bound whatever the count
-    op.hbm_bytes = bytes;
-    seconds += 2 * model.duration_s(op);  // forward and backward
+    // A few FLOPs per element: HBM-bound whatever the count; forward and backward.
+    seconds += 2 * model.duration_s(testing::compute_op(OpClass::kElementwise, bytes, bytes));
   }
   return seconds;
 }

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "sim/compute_model.h"
+#include "tests/support/compute_ops.h"
 #include "tests/support/csv_rows.h"
 #include "topologies/hardware_presets.h"
 
@@ -71,14 +72,10 @@ std::vector<GroupedGemm> read_grouped(const std::string& dtype) {
 // `batch` products of rows x k x n.
 double modelled_s(DataType dtype, double rows, double k, double n, double batch = 1) {
   const ComputeModel model = ComputeModel::from_hardware(h200());
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.op_class = OpClass::kGemm;
-  op.dtype = dtype;
-  op.amount = 2 * batch * rows * k * n;
   return model.duration_s(
-      op, KernelShape{static_cast<float>(rows), static_cast<float>(k), static_cast<float>(n),
-                      static_cast<float>(batch), GemmPass::kForward});
+      testing::compute_op(OpClass::kGemm, 2 * batch * rows * k * n, 0, dtype),
+      KernelShape{static_cast<float>(rows), static_cast<float>(k), static_cast<float>(n),
+                  static_cast<float>(batch), GemmPass::kForward});
 }
 
 TEST(H200Moe, AGroupedGemmOfAThousandRowsPerExpertRunsAsOneGemmOfAllRows) {

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "sim/compute_model.h"
+#include "tests/support/compute_ops.h"
 #include "tests/support/csv_rows.h"
 #include "topologies/hardware_presets.h"
 
@@ -53,11 +54,7 @@ double full_gpu_s(const std::vector<Carved>& rows, const Carved& r) {
 // racksim's slowdown of a forward FP8 GEMM with `reserved` SMs held by a kernel beside it.
 double modelled_slowdown(const Carved& r) {
   const ComputeModel model = ComputeModel::from_hardware(*topo::hardware_preset("dgx-h200"));
-  Op op;
-  op.kind = OpKind::kCompute;
-  op.op_class = OpClass::kGemm;
-  op.dtype = DataType::kFp8;
-  op.amount = 2 * r.m * r.k * r.n;
+  const Op op = testing::compute_op(OpClass::kGemm, 2 * r.m * r.k * r.n, 0, DataType::kFp8);
   KernelShape shape{static_cast<float>(r.m), static_cast<float>(r.k), static_cast<float>(r.n), 1,
                     GemmPass::kForward};
   const double full = model.duration_s(op, shape);

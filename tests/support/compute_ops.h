@@ -8,6 +8,18 @@
 
 namespace racksim::testing {
 
+// A compute operation of one kind of kernel: `amount` FLOPs moving `hbm_bytes` through HBM.
+inline Op compute_op(OpClass op_class, double amount, double hbm_bytes = 0,
+                     DataType dtype = DataType::kBf16) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.op_class = op_class;
+  op.dtype = dtype;
+  op.amount = amount;
+  op.hbm_bytes = hbm_bytes;
+  return op;
+}
+
 inline Op op_of(const LayerStep& step) {
   Op op;
   op.kind = OpKind::kCompute;

@@ -7,6 +7,7 @@
 
 #include "workloads/model/attention_ledger.h"
 #include "workloads/model/transformer.h"
+#include "workloads/training/head_deferral.h"
 #include "workloads/training/layout.h"
 #include "workloads/training/step_shape.h"
 
@@ -219,12 +220,8 @@ std::optional<MemoryItem> deferred_wgrad_item(const TrainingPlan& p, int stage) 
   const double tokens = rank_tokens(p);
   const double input_tokens = p.shape.sequence_parallel ? tokens / p.layout.tp() : tokens;
   const double vocab_local = static_cast<double>(p.model.vocab()) / p.layout.tp();
-  // The limit counts the layer's calls: one a micro-batch, and one per multi-token prediction
-  // module (RankStep defers whole micro-batches).
-  const int calls = 1 + p.model.mtp_depth();
-  const int limit = p.training.wgrad_deferral_limit;
-  const int kept =
-      limit > 0 ? std::min(std::max(1, limit / calls), p.micro_batches) : p.micro_batches;
+  const int calls = 1 + p.model.mtp_depth();  // the output layer's, per micro-batch
+  const int kept = deferred_head_micro_batches(p);
   const double each =
       2 * (input_tokens * static_cast<double>(p.model.hidden()) + tokens * vocab_local);
   const std::string per_call = calls > 1 ? fmt::format(" x {} output-layer calls", calls) : "";

@@ -255,8 +255,8 @@ void RankStep::write_backward(const Visit& v) {
     const bool defer = defers_head_wgrad(split);
     if (defer) deferred_head_wgrad_.push_back(mb);
     previous_layer_start = head_or_embedding_backward(
-        v, s_.head, defer ? head_backward_keeping_output_wgrad() : steps_of(s_.head),
-        split || deferral, kNoOp);
+        v, s_.head, defer ? s_.head_deferral.backward : steps_of(s_.head), split || deferral,
+        kNoOp);
   }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   const auto recompute = s_.plan.training.recompute;
@@ -296,53 +296,8 @@ OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& bloc
 }
 
 bool RankStep::defers_head_wgrad(bool split) const {
-  const TrainingSettings& t = s_.plan.training;
-  if (!t.defer_embedding_wgrad || split) return false;
-  // The limit counts the output layer's calls (one per micro-batch, and one per multi-token
-  // prediction module, which share the layer); whole micro-batches are deferred, the first
-  // always (a limit below the calls of one micro-batch defers part of it in Megatron-Core).
-  const int calls = 1 + s_.plan.model.mtp_depth();
-  return t.wgrad_deferral_limit == 0 || deferred_head_wgrad_.empty() ||
-         static_cast<int>(deferred_head_wgrad_.size() + 1) * calls <= t.wgrad_deferral_limit;
-}
-
-namespace {
-
-// The output layer's steps: its own, and its calls on the multi-token prediction modules'
-// hidden states (Megatron-Core defers the layer's weight gradient, whoever called it, and not
-// the modules' other weight gradients).
-bool is_output_layer_step(const LayerStep& step) {
-  return step.name.starts_with("lm_head") || step.name.starts_with("mtp.head");
-}
-
-}  // namespace
-
-std::vector<LayerStep> RankStep::head_backward_keeping_output_wgrad() const {
-  std::vector<LayerStep> steps = s_.head.backward_input;
-  for (const LayerStep& step : s_.head.backward_weight) {
-    if (!is_output_layer_step(step)) steps.push_back(step);
-  }
-  return steps;
-}
-
-std::vector<LayerStep> RankStep::output_layer_wgrad() const {
-  std::vector<LayerStep> steps;
-  for (const LayerStep& step : s_.head.backward_weight) {
-    if (is_output_layer_step(step)) steps.push_back(step);
-  }
-  return steps;
-}
-
-double RankStep::head_input_gather_bytes() const {
-  double bytes = 0;
-  for (const LayerStep& step : s_.head.forward) {
-    const bool head_input = step.name == "lm_head.in" || step.name == "mtp.head.in";
-    if (head_input && step.kind == LayerStep::Kind::kCollective &&
-        step.forward == CollectiveKind::kAllGather) {
-      bytes += step.bytes;
-    }
-  }
-  return bytes;
+  return !split &&
+         static_cast<int>(deferred_head_wgrad_.size()) < deferred_head_micro_batches(s_.plan);
 }
 
 void RankStep::drain_deferred_head_wgrad() {
@@ -351,21 +306,20 @@ void RankStep::drain_deferred_head_wgrad() {
   // Megatron-Core's drain (drain_embedding_wgrad_compute) keeps each micro-batch's input as its
   // sequence-parallel shard and all-gathers it over TP before the GEMM, the next micro-batch's
   // gather running under the current GEMM.
-  const double gather_bytes = head_input_gather_bytes();
+  const double gather_bytes = s_.head_deferral.input_gather_bytes;
   auto gather = [&](const std::vector<OpId>& after) {
     return writer_.detached_collective(s_.main.tp, "lm_head.wgrad_input.allgather",
                                        CollectiveKind::kAllGather, tp_comm_, gather_bytes,
                                        CommDim::kTp, tag, after);
   };
   OpId gathered = gather_bytes > 0 ? gather(main_.inputs()) : kNoOp;
-  const std::vector<LayerStep> wgrad = output_layer_wgrad();
   for (size_t i = 0; i < deferred_head_wgrad_.size(); ++i) {
     tag.micro_batch = deferred_head_wgrad_[i];
     if (gathered != kNoOp) {
       main_.pending.push_back(gathered);
       if (i + 1 < deferred_head_wgrad_.size()) gathered = gather({gathered});
     }
-    write_steps(main_, s_.main, wgrad, tag);
+    write_steps(main_, s_.main, s_.head_deferral.output_wgrad, tag);
   }
   // Every micro-batch's share of the head's gradient is in now (the later ones ran theirs in
   // their backward passes, which the chain has passed).

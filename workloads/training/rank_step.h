@@ -15,6 +15,7 @@
 
 #include "graph/event_graph.h"
 #include "workloads/training/gradient_sync.h"
+#include "workloads/training/head_deferral.h"
 #include "workloads/training/rank_writer.h"
 #include "workloads/training/step_shape.h"
 #include "workloads/training/training_step.h"
@@ -41,6 +42,7 @@ class RankStep {
     const std::vector<BlockSteps>& layers;
     const BlockSteps& embedding;
     const BlockSteps& head;
+    const HeadDeferral& head_deferral;  // the head split for training.defer_embedding_wgrad
     PassStreams main;
     PassStreams overlap;
     StreamId dp_stream;
@@ -111,13 +113,6 @@ class RankStep {
   // itself, after the rank's last pass: the kept GEMMs, then the head's gradients are ready.
   bool defers_head_wgrad(bool split) const;
   void drain_deferred_head_wgrad();
-  // Bytes of the output layer's sequence-parallel inputs (its own and the multi-token prediction
-  // modules') as gathered over TP for one micro-batch; 0 without sequence parallelism.
-  double head_input_gather_bytes() const;
-  // A deferring pass's head backward: every input gradient, and the multi-token prediction
-  // modules' weight gradients but the output layer's, which is the drain's.
-  std::vector<LayerStep> head_backward_keeping_output_wgrad() const;
-  std::vector<LayerStep> output_layer_wgrad() const;
   // Writes the steps; returns the first kernel written (kNoOp if none).
   OpId write_steps(ComputeChain& chain, const PassStreams& streams,
                    const std::vector<LayerStep>& steps, const OpTag& tag);

@@ -52,6 +52,7 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
   for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, plan.shape));
   const BlockSteps embedding = model.embedding_steps(plan.shape);
   const BlockSteps head = model.head_steps(plan.shape);
+  const HeadDeferral deferral = head_deferral(head);
 
   TrainingStep step{EventGraph(layout.num_ranks()), {}};
   EventGraph& graph = step.graph;
@@ -66,6 +67,7 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
                                 layers,
                                 embedding,
                                 head,
+                                deferral,
                                 main,
                                 overlap,
                                 dp_stream,
