@@ -89,6 +89,33 @@ TEST(TransformerModel, LayerStepFlopsAddUpToSixN) {
   EXPECT_DOUBLE_EQ(wgrad, gemm);       // W = weight gradients
 }
 
+// The output layer's steps carry their own flag (what defer_embedding_wgrad moves): the norm, the
+// TP region, the GEMM and the loss of each call, the model's own and each multi-token prediction
+// module's, and nothing of the modules' projection and layer.
+TEST(TransformerModel, OutputLayerStepsAreFlaggedForEveryCall) {
+  config::Model m = gpt3();
+  m.set_mtp_depth(1);
+  const TransformerModel model(m);
+  RankShape shape{1, 2048, 4, true, DataType::kBf16};
+  const BlockSteps head = model.head_steps(shape);
+  auto is_output = [](const LayerStep& s) {
+    return s.name.starts_with("lm_head") || s.name.starts_with("mtp.head");
+  };
+  int flagged = 0, gemms = 0;
+  for (const auto& s : head.forward) {
+    EXPECT_EQ(s.output_layer, is_output(s)) << s.name;
+    flagged += s.output_layer;
+  }
+  for (const auto& s : head.backward_weight) {
+    if (!s.output_layer) continue;
+    EXPECT_EQ(s.op_class, OpClass::kGemm) << s.name;
+    ++gemms;
+  }
+  EXPECT_GE(flagged, 8);  // two calls of norm, gather, GEMM, loss, loss all-reduce at least
+  EXPECT_EQ(gemms, 2);    // the two calls' weight-gradient GEMMs
+  EXPECT_LT(flagged, static_cast<int>(head.forward.size()));  // the module's layer is not
+}
+
 // The loss's kernels and their HBM traffic per FP16 logit (training.cross_entropy): fused, one
 // kernel each way (12 and 6 B); Megatron-LM's unfused FP32 cross-entropy, six forward kernels
 // (cast 2 + 4, max 4, subtract 8, exp 8, sum 4, divide 8: 38 B) and two backward (the in-place

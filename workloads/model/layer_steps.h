@@ -67,6 +67,9 @@ struct LayerStep {
   WeightedAllToAll weighting = WeightedAllToAll::kByReceiver;
   bool scales_with_expert_load = false;
   bool expert_params = false;  // the step's weights are experts (reduced over expert replicas)
+  // One of the output layer's steps (its norm, TP region, GEMM and loss; for each call,
+  // its own and each multi-token prediction module's): what defer_embedding_wgrad moves.
+  bool output_layer = false;
 };
 
 struct BlockSteps {

@@ -169,6 +169,7 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
   BlockSteps block;
   auto& fw = block.forward;
   auto append_head = [&](const std::string& name) {
+    const std::size_t first = fw.size();
     fw.push_back(elementwise_step(name + ".norm", 2 * norm_tokens * h,
                                   kNormFlopsPerElement * norm_tokens * h, e));
     open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
@@ -181,6 +182,7 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
       fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce,
                                    std::nullopt, CommDim::kTp, 3 * tokens * kFp32Bytes));
     }
+    for (std::size_t i = first; i < fw.size(); ++i) fw[i].output_layer = true;
   };
   append_head("lm_head");
   // Multi-token prediction: each module projects [embedding of the next token, hidden state]

@@ -4,23 +4,15 @@
 
 namespace racksim {
 
-namespace {
-
-bool is_output_layer_step(const LayerStep& step) {
-  return step.name.starts_with("lm_head") || step.name.starts_with("mtp.head");
-}
-
-}  // namespace
-
 HeadDeferral head_deferral(const BlockSteps& head) {
   HeadDeferral d;
   d.backward = head.backward_input;
   for (const LayerStep& step : head.backward_weight) {
-    (is_output_layer_step(step) ? d.output_wgrad : d.backward).push_back(step);
+    (step.output_layer ? d.output_wgrad : d.backward).push_back(step);
   }
   for (const LayerStep& step : head.forward) {
     // The all-gather that opens the output layer's TP region (its ".in" step).
-    if (is_output_layer_step(step) && step.kind == LayerStep::Kind::kCollective &&
+    if (step.output_layer && step.kind == LayerStep::Kind::kCollective &&
         step.forward == CollectiveKind::kAllGather) {
       d.input_gather_bytes += step.bytes;
     }
