@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,16 @@ class Checker {
 
   [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
     throw InputError(sources_.find(field), field, detail);
+  }
+
+  // Of `fields` that together broke a rule, the first a --set override wrote (the file's values
+  // agreed before it), else `fallback`.
+  std::string overridden_or(std::initializer_list<const char*> fields,
+                            const std::string& fallback) const {
+    for (const char* field : fields) {
+      if (sources_.overridden(field)) return field;
+    }
+    return fallback;
   }
 
   // A value the simulation cannot do without.

@@ -297,6 +297,11 @@ SourceLocation SourceMap::find(const std::string& path) const {
   return {file_, 0, 0};
 }
 
+bool SourceMap::overridden(const std::string& path) const {
+  const auto it = locations_.find(path);
+  return it != locations_.end() && it->second.file.starts_with("--set");
+}
+
 config::Scenario parse_scenario_text(const std::string& text, const std::string& path,
                                      SourceMap* sources) {
   SourceMap unused;
@@ -356,10 +361,9 @@ void apply_override(const std::string& assignment, config::Scenario* scenario, S
 void check_pinned_first_stage(int file_pp, const LoadedScenario& loaded) {
   const config::Layout& layout = loaded.scenario.layout();
   if (!layout.has_first_stage_layers() || layout.first_stage_layers() == 0) return;
-  auto from_set = [](const SourceLocation& where) { return where.file.rfind("--set", 0) == 0; };
-  if (!from_set(loaded.sources.find("layout.pp")) || layout.pp() == file_pp) return;
+  if (!loaded.sources.overridden("layout.pp") || layout.pp() == file_pp) return;
+  if (loaded.sources.overridden("layout.first_stage_layers")) return;
   const SourceLocation pinned = loaded.sources.find("layout.first_stage_layers");
-  if (from_set(pinned)) return;
   throw InputError(pinned, "layout.first_stage_layers",
                    fmt::format("{} layers on the first stage were pinned for layout.pp {}, but "
                                "--set layout.pp={} changes the pipeline: set "

@@ -27,6 +27,8 @@ class SourceMap {
   // The location of `path`, else of its closest ancestor ("layout" for "layout.tp"), else the
   // file itself with line 0.
   SourceLocation find(const std::string& path) const;
+  // Whether `path` itself was written by a --set override (not the file, a preset or a default).
+  bool overridden(const std::string& path) const;
   const std::string& file() const { return file_; }
   void set_file(std::string file) { file_ = std::move(file); }
   // Takes every location `other` holds under `section.` (an included file's fields), replacing

@@ -79,10 +79,16 @@ Sizes check_layout_values(const config::Scenario& scenario, const Checker& check
   const std::string cluster =
       fmt::format("{} GPUs ({} node{} x {} GPUs per node)", sizes.gpus, nodes,
                   nodes == 1 ? "" : "s", scenario.hardware().gpus_per_node());
+  // The product's fields as the error should name them: the one an override changed, if any.
+  const auto blamed = [&](const char* fallback) {
+    return check.overridden_or({"layout.tp", "layout.pp", "layout.cp", "layout.dp",
+                                "hardware.nodes", "hardware.gpus_per_node"},
+                               fallback);
+  };
   if (!layout.has_dp()) {
     // Resolution leaves dp unset only when no data-parallel size fits.
     if (sizes.gpus % model_parallel != 0) {
-      check.fail("layout.tp",
+      check.fail(blamed("layout.tp"),
                  fmt::format("tp x pp x cp = {} x {} x {} = {} does not divide the {}, so no "
                              "data-parallel size dp gives tp x pp x cp x dp = GPUs",
                              sizes.tp, sizes.pp, sizes.cp, model_parallel, cluster));
@@ -91,7 +97,7 @@ Sizes check_layout_values(const config::Scenario& scenario, const Checker& check
   } else if (model_parallel * sizes.dp != sizes.gpus) {
     // Resolution sets dp only where the product fits, so a mismatch means the user wrote dp.
     check.fail(
-        "layout.dp",
+        blamed("layout.dp"),
         fmt::format("tp x pp x cp x dp = {} x {} x {} x {} = {}, but the cluster has {}", sizes.tp,
                     sizes.pp, sizes.cp, sizes.dp, model_parallel * sizes.dp, cluster));
   }
