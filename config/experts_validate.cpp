@@ -51,7 +51,7 @@ void check_expert_groups(const config::Model& model, const Checker& check) {
   const int64_t groups = model.moe_expert_groups();
   check.positive("model.moe_expert_groups", true, groups);
   check_divisible(check, "model.moe_expert_groups", model.num_experts(), groups,
-                  "num_experts {} is not divisible into {} equal groups");
+                  "num_experts {} is not divisible into {} equal groups", "model.num_experts");
   if (!model.has_moe_groups_per_token()) return;
   const int64_t per_token = model.moe_groups_per_token();
   if (per_token < 1 || per_token > groups) {
@@ -94,7 +94,8 @@ void check_experts(const config::Scenario& scenario, const Sizes& sizes, const C
   }
   check_divisible(check, "layout.ep", model.num_experts(), sizes.ep,
                   "num_experts {} is not divisible by ep {}: each expert-parallel rank holds "
-                  "whole experts");
+                  "whole experts",
+                  "model.num_experts");
   if (sizes.tp > 1 && !scenario.layout().sequence_parallel()) {
     check.fail("layout.sequence_parallel",
                "MoE layers with tp > 1 need sequence parallelism (Megatron-core splits the tokens "

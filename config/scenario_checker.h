@@ -23,14 +23,16 @@ class Checker {
     throw InputError(sources_.find(field), field, detail);
   }
 
-  // Of `fields` that together broke a rule, the first a --set override wrote (the file's values
-  // agreed before it), else `fallback`.
-  std::string overridden_or(std::initializer_list<const char*> fields,
-                            const std::string& fallback) const {
-    for (const char* field : fields) {
-      if (sources_.overridden(field)) return field;
+  // The field to name for a rule that `field` and `others` broke together: `field`, unless a --set
+  // override wrote one of `others` and not `field` (the file's values agreed before the override,
+  // so the override is what the user has to look at). A `field` a preset gave stays named, with
+  // the preset, since that is the value the user never wrote.
+  std::string blame(const std::string& field, std::initializer_list<const char*> others) const {
+    if (sources_.overridden(field) || sources_.inherited(field)) return field;
+    for (const char* other : others) {
+      if (sources_.overridden(other)) return other;
     }
-    return fallback;
+    return field;
   }
 
   // A value the simulation cannot do without.
@@ -78,9 +80,13 @@ struct Sizes {
   int64_t tp, pp, cp, ep, vp, dp, gpus;
 };
 
+// `value` (the field `value_field`) must be a multiple of `divisor` (the field `field`); the error
+// names `field`, or `value_field` where only that was overridden.
 inline void check_divisible(const Checker& check, const std::string& field, int64_t value,
-                            int64_t divisor, const std::string& what) {
-  if (value % divisor != 0) check.fail(field, fmt::format(fmt::runtime(what), value, divisor));
+                            int64_t divisor, const std::string& what, const char* value_field) {
+  if (value % divisor != 0) {
+    check.fail(check.blame(field, {value_field}), fmt::format(fmt::runtime(what), value, divisor));
+  }
 }
 
 }  // namespace racksim::config

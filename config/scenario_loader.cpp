@@ -297,6 +297,11 @@ SourceLocation SourceMap::find(const std::string& path) const {
   return {file_, 0, 0};
 }
 
+bool SourceMap::inherited(const std::string& path) const {
+  const auto it = locations_.find(path);
+  return it != locations_.end() && it->second.file.find(kInheritedMark) != std::string::npos;
+}
+
 bool SourceMap::overridden(const std::string& path) const {
   const auto it = locations_.find(path);
   return it != locations_.end() && it->second.file.starts_with("--set");

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -21,6 +22,9 @@ namespace racksim::config {
 inline constexpr config::Simulation::Fidelity kDefaultFidelity = config::Simulation::AUTO;
 
 // Field path ("layout.tp", "hardware.scale_out.nic_bits_per_s") -> where its value was written.
+// What marks a field's location as its preset's, not the scenario's (config/scenario_presets.cpp).
+inline constexpr std::string_view kInheritedMark = " (inherited; set ";
+
 class SourceMap {
  public:
   void set(const std::string& path, SourceLocation where) { locations_[path] = std::move(where); }
@@ -29,6 +33,8 @@ class SourceMap {
   SourceLocation find(const std::string& path) const;
   // Whether `path` itself was written by a --set override (not the file, a preset or a default).
   bool overridden(const std::string& path) const;
+  // Whether `path` came from a model or hardware preset the scenario names (note_preset_fields).
+  bool inherited(const std::string& path) const;
   const std::string& file() const { return file_; }
   void set_file(std::string file) { file_ = std::move(file); }
   // Takes every location `other` holds under `section.` (an included file's fields), replacing

@@ -160,7 +160,7 @@ void note_preset_fields(const google::protobuf::Message& preset,
   for (const auto* field : fields) {
     const std::string path = section + "." + field->name();
     if (field->is_repeated() || reflection->HasField(written, field)) continue;
-    sources->set(path, {fmt::format("{} (inherited; set {} to override it)", label, path), 0, 0});
+    sources->set(path, {fmt::format("{}{}{} to override it)", label, kInheritedMark, path), 0, 0});
   }
 }
 

@@ -33,7 +33,7 @@ void check_model(const config::Model& model, const Checker& check) {
   check.positive_if_set("model.num_kv_heads", model.has_num_kv_heads(), model.num_kv_heads());
   const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
   if (model.num_heads() % kv_heads != 0) {
-    check.fail("model.num_kv_heads",
+    check.fail(check.blame("model.num_kv_heads", {"model.num_heads"}),
                fmt::format("num_heads {} is not a multiple of num_kv_heads {}: each KV head "
                            "must serve the same number of query heads",
                            model.num_heads(), kv_heads));
@@ -41,7 +41,7 @@ void check_model(const config::Model& model, const Checker& check) {
   if (model.has_head_dim()) {
     check.positive("model.head_dim", true, model.head_dim());
   } else if (model.hidden_size() % model.num_heads() != 0) {
-    check.fail("model.hidden_size",
+    check.fail(check.blame("model.hidden_size", {"model.num_heads"}),
                fmt::format("hidden_size {} is not divisible by num_heads {}; set model.head_dim "
                            "if the heads are not hidden_size / num_heads wide",
                            model.hidden_size(), model.num_heads()));
@@ -80,10 +80,9 @@ Sizes check_layout_values(const config::Scenario& scenario, const Checker& check
       fmt::format("{} GPUs ({} node{} x {} GPUs per node)", sizes.gpus, nodes,
                   nodes == 1 ? "" : "s", scenario.hardware().gpus_per_node());
   // The product's fields as the error should name them: the one an override changed, if any.
-  const auto blamed = [&](const char* fallback) {
-    return check.overridden_or({"layout.tp", "layout.pp", "layout.cp", "layout.dp",
-                                "hardware.nodes", "hardware.gpus_per_node"},
-                               fallback);
+  const auto blamed = [&](const char* field) {
+    return check.blame(field, {"layout.tp", "layout.pp", "layout.cp", "layout.dp", "hardware.nodes",
+                               "hardware.gpus_per_node"});
   };
   if (!layout.has_dp()) {
     // Resolution leaves dp unset only when no data-parallel size fits.
@@ -148,17 +147,19 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
   check_divisible(check, "layout.tp", model.num_heads(), sizes.tp,
                   "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
-                  "whole attention heads");
+                  "whole attention heads",
+                  "model.num_heads");
   // MLA and the hybrid kinds share one key/value latent that every TP rank keeps whole.
   const bool latent_kv = model.kv_lora_rank() > 0 || model.has_hybrid();
   if (!latent_kv) {
     check_divisible(check, "layout.tp", kv_heads, sizes.tp,
                     "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
-                    "whole KV heads");
+                    "whole KV heads",
+                    "model.num_kv_heads");
   }
   if (model.ffn_hidden_size() > 0) {
     check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
-                    "ffn_hidden_size {} is not divisible by tp {}");
+                    "ffn_hidden_size {} is not divisible by tp {}", "model.ffn_hidden_size");
   }
   const int first_stage = scenario.layout().first_stage_layers();
   const int64_t counted = counted_layers(scenario);
@@ -177,22 +178,26 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                         ? "num_layers {} is not divisible by pp {}: pipeline stages hold equal "
                           "numbers of layers (or set layout.first_stage_layers)"
                         : "num_layers with the embedding, loss or MTP modules counted, {}, is not "
-                          "divisible by pp {}: pipeline stages hold equal numbers of layers");
+                          "divisible by pp {}: pipeline stages hold equal numbers of layers",
+                    "model.num_layers");
   }
   const int64_t per_step = training.micro_batch_size() * sizes.dp;
   if (training.global_batch_size() % per_step != 0) {
     check.fail(
-        "training.global_batch_size",
+        check.blame("training.global_batch_size",
+                    {"training.micro_batch_size", "layout.dp", "layout.tp", "layout.pp",
+                     "layout.cp", "hardware.nodes", "hardware.gpus_per_node"}),
         fmt::format("global_batch_size {} is not a multiple of micro_batch_size x dp = "
                     "{} x {} = {}",
                     training.global_batch_size(), training.micro_batch_size(), sizes.dp, per_step));
   }
   check_divisible(check, "layout.cp", training.seq_length(), sizes.cp,
-                  "seq_length {} is not divisible by cp {}");
+                  "seq_length {} is not divisible by cp {}", "training.seq_length");
   if (scenario.layout().sequence_parallel()) {
     check_divisible(check, "layout.sequence_parallel", training.seq_length(), sizes.tp,
                     "sequence parallelism splits seq_length {} over tp {} ranks, which does not "
-                    "divide it");
+                    "divide it",
+                    "training.seq_length");
   }
 }
 
@@ -204,6 +209,17 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
     attention_kinds(model);
   } catch (const std::invalid_argument& e) {
     check.fail("model.hybrid", e.what());
+  }
+  if (sizes.cp > 1 && scenario.training().attention_impl() == config::Training::MATERIALIZED) {
+    check.fail(check.blame("layout.cp", {"training.attention_impl", "training.framework"}),
+               fmt::format("context parallelism (cp {}) runs fused ring attention, but "
+                           "training.attention_impl is MATERIALIZED{}: set attention_impl FLASH "
+                           "or cp 1",
+                           sizes.cp,
+                           scenario.training().has_framework()
+                               ? fmt::format(" (training.framework '{}' sets it)",
+                                             scenario.training().framework())
+                               : ""));
   }
   if (sizes.cp > 1 && scenario.layout().cp_algorithm() == config::Layout::ULYSSES &&
       (model.num_heads() / sizes.tp) % sizes.cp != 0) {
@@ -258,7 +274,8 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                     int64_t{sizes.pp} * sizes.vp,
                     "num_layers {} (with the embedding and loss where counted) is not divisible "
                     "by pp x virtual_stages = {}: every virtual stage holds the same number of "
-                    "layers");
+                    "layers",
+                    "model.num_layers");
     if (micro_batches % sizes.pp != 0) {
       check.fail(
           "training.global_batch_size",

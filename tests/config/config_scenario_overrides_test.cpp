@@ -260,6 +260,38 @@ TEST(app_scenario_loader, ALayoutThatNoLongerFitsNamesTheOverrideThatBrokeIt) {
   EXPECT_EQ(tp.where.file, "--set layout.tp=4");
 }
 
+TEST(app_scenario_loader, AnOverrideThatBreaksARuleWithTheFilesFieldsIsTheFieldNamed) {
+  // Each rule below holds for the file; the override breaks it and is what the error names.
+  struct Case {
+    std::string layout, assignment, field;
+  };
+  const Case cases[] = {
+      {"  tp: 2\n", "training.micro_batch_size=3", "training.micro_batch_size"},  // 16 % (3 x 4)
+      {"  pp: 2\n", "model.num_layers=31", "model.num_layers"},                   // 31 % 2
+      {"  cp: 2\n", "training.seq_length=2047", "training.seq_length"},           // 2,047 % 2
+      // ... unless the other field came from a preset: that one is named, with the preset.
+      {"  tp: 2\n", "model.num_heads=30", "model.num_kv_heads"},  // 30 % 8 KV heads
+  };
+  for (const auto& [layout, assignment, field] : cases) {
+    ASSERT_FALSE(load_error(small_scenario(layout)).thrown) << layout;
+    const Caught error = load_error(small_scenario(layout), "s", {assignment});
+    ASSERT_TRUE(error.thrown) << assignment;
+    EXPECT_EQ(error.field, field) << assignment << ": " << error.detail;
+  }
+}
+
+TEST(app_scenario_loader, ContextParallelismWithMaterializedAttentionIsAnInputError) {
+  // It used to pass validation and stop in the attention ledger as an internal error.
+  const std::string text = small_scenario("  tp: 2\n");
+  const std::string materialized = "training.attention_impl=MATERIALIZED";
+  ASSERT_FALSE(load_error(text, "s", {materialized}).thrown);
+  ASSERT_FALSE(load_error(text, "s", {"layout.cp=2"}).thrown);
+  const Caught error = load_error(text, "s", {materialized, "layout.cp=2"});
+  ASSERT_TRUE(error.thrown);
+  EXPECT_EQ(error.field, "layout.cp");
+  EXPECT_NE(error.detail.find("MATERIALIZED"), std::string::npos) << error.detail;
+}
+
 TEST(app_scenario_loader, EmbeddingAndLossCountedAsLayersSplitOrNameTheirField) {
   // llama3-8b: 32 layers. Counting the embedding and the loss makes 34, which pp 2 splits
   // (17 + 17: 16 transformer layers on each stage) and pp 4 does not.
