@@ -50,8 +50,9 @@ int topo_command(const std::vector<std::string>& args) {
   if (vm["json"].as<bool>()) {
     std::cout << app::topology_json(summary).dump(2) << "\n";
   } else {
-    const std::string title = fmt::format(
-        "{}, {} nodes", hardware.has_preset() ? hardware.preset() : cluster, hardware.nodes());
+    const std::string title =
+        fmt::format("{}, {} node{}", hardware.has_preset() ? hardware.preset() : cluster,
+                    hardware.nodes(), hardware.nodes() == 1 ? "" : "s");
     std::fputs(app::topology_text(title, summary).c_str(), stdout);
   }
   return 0;
