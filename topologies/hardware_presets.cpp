@@ -328,28 +328,32 @@ constexpr std::string_view kMi300x = R"pb(
 )pb";
 
 // The cluster of vTrain's multi-node measurements (vTrain's A100 measurements, docs/sources.md §9):
-// DGX A100-like nodes with 800 Gb/s of InfiniBand per node, and a compute model calibrated on
-// those measurements (scenarios/calibration/README.md and the README's calibration section).
+// DGX A100-like nodes with 800 Gb/s of InfiniBand per node, and the dgx-a100 kernel compute model
+// with the terms racksim calibrate fitted on those measurements (docs/validation.md, "Calibration
+// that extrapolates": the two GEMM regimes under the flow model of the collectives). The adopted
+// calibration, scenarios/calibration/a100-kernel-calibration.textproto, refits the same terms with
+// the cluster's measured all-reduce tables, which a preset cannot carry; include it to get them.
 constexpr std::string_view kA100VtrainCluster = R"pb(
-  source: "docs/sources.md §9: vTrain (MICRO'24) A100 cluster, 8 GPUs per node on NVLink/NVSwitch, 800 Gb/s inter-node per node (modelled as one 100 Gb/s port per GPU; the measurements give only the per-node rate); GPU figures of data/hardware.csv A100-80GB-SXM4; compute and link efficiencies fitted by racksim calibrate (scenarios/calibration/)"
+  source: "docs/sources.md §9: vTrain (MICRO'24) A100 cluster, 8 GPUs per node on NVLink/NVSwitch, 800 Gb/s inter-node per node (modelled as one 100 Gb/s port per GPU; the measurements give only the per-node rate); GPU figures of data/hardware.csv A100-80GB-SXM4; kernel-model terms fitted by racksim calibrate on vTrain's 1,440 single-node and 41 multi-node rows (docs/validation.md)"
   scale_out {
     nic_bits_per_s: 100e9
     nics_per_gpu: 1
-    # Fitted (racksim calibrate, 12 of the 41 rows): 83 of the 100 Gb/s line rate.
-    efficiency: 0.833
+    # Fitted on the 41 multi-node rows with the terms below held: what a step across nodes
+    # costs beyond its kernels and collectives (measured as a term, not explained).
+    step_overhead_s: 0.6467
   }
   compute {
-    # The roofline model the fit was made with (the dgx-a100 base uses the kernel model).
-    model: ROOFLINE
-    # Fitted with the scale-out efficiency on scenarios/calibration/a100-vtrain-fit.csv
-    # (scenarios/calibration/a100-vtrain-fit.log.txt): GEMMs reach 0.511 of the 312 TFLOP/s
-    # FP16 peak as their harmonic-mean dimension grows, half of that at 334; the attention core
-    # (Megatron-DeepSpeed's unfused softmax attention, FLOPs as FlashAttention's) 0.499. The
-    # NVLink efficiency (0.82), HBM efficiency and launch overhead stay the defaults.
-    gemm: 0.511
-    gemm_half_dim: 334
-    attention: 0.499
+    # Fitted on every tenth of the 1,440 single-node rows (docs/validation.md, "A fourth: a
+    # GEMM's two regimes"): one SM's GEMM main loop at 0.9581 of its share of the peak, a GEMM
+    # that fills every SM capped at 0.7426 of the peak (the clocks the 400 W limit holds), split-K
+    # up to 8, and 80.1 us of host time per operation.
+    gemm: 0.9581
+    gemm_sustained: 0.7426
+    gemm_split_k_max: 8
+    cpu_launch_floor_s: 8.014e-05
   }
+  # Fitted with them: the fixed cost of one collective call.
+  collectives { base_latency_s: 2.906e-05 }
 )pb";
 
 struct Preset {
