@@ -240,24 +240,26 @@ TEST(app_scenario_loader, PinnedFirstStageWithAnotherPpFromSetNamesBothFields) {
   EXPECT_FALSE(load_error(text, "s", {"layout.pp=4", "layout.first_stage_layers=0"}).thrown);
 }
 
+// The file `text` loads; with --set `field`=`value` it fails, naming that override.
+void expect_override_named(const std::string& text, const std::string& field,
+                           const std::string& value) {
+  ASSERT_FALSE(load_error(text).thrown);
+  const Caught error = load_error(text, "s", {field + "=" + value});
+  ASSERT_TRUE(error.thrown) << field;
+  EXPECT_EQ(error.field, field) << error.detail;
+  EXPECT_EQ(error.where.file, "--set " + field + "=" + value);
+}
+
 TEST(app_scenario_loader, ALayoutThatNoLongerFitsNamesTheOverrideThatBrokeIt) {
   // The file's tp 2 x pp 2 fits 8 GPUs; --set layout.pp=3 does not. The error names the
   // override, not the file's tp line the user did not change; without an override it names tp.
-  const std::string text = small_scenario("  tp: 2\n  pp: 2\n");
-  ASSERT_FALSE(load_error(text).thrown);
-  const Caught pp = load_error(text, "scenario.textproto", {"layout.pp=3"});
-  ASSERT_TRUE(pp.thrown);
-  EXPECT_EQ(pp.field, "layout.pp");
-  EXPECT_EQ(pp.where.file, "--set layout.pp=3");
+  expect_override_named(small_scenario("  tp: 2\n  pp: 2\n"), "layout.pp", "3");
   const Caught in_file = load_error(small_scenario("  tp: 2\n  pp: 3\n"));
   ASSERT_TRUE(in_file.thrown);
   EXPECT_EQ(in_file.field, "layout.tp");
   EXPECT_EQ(in_file.where.line, 8);
   // With dp written in the file, a --set of tp that breaks the product is named too.
-  const Caught tp = load_error(small_scenario("  tp: 2\n  dp: 4\n"), "s", {"layout.tp=4"});
-  ASSERT_TRUE(tp.thrown);
-  EXPECT_EQ(tp.field, "layout.tp");
-  EXPECT_EQ(tp.where.file, "--set layout.tp=4");
+  expect_override_named(small_scenario("  tp: 2\n  dp: 4\n"), "layout.tp", "4");
 }
 
 TEST(app_scenario_loader, AnOverrideThatBreaksARuleWithTheFilesFieldsIsTheFieldNamed) {
