@@ -27,6 +27,9 @@ struct Objective {
   double best_loss = std::numeric_limits<double>::infinity();
   std::vector<double> best_values;
   std::vector<double> best_predicted;
+  // The first evaluation's predictions, and whether every later one gave exactly the same.
+  std::vector<double> first_predicted;
+  bool unchanged = true;
 };
 
 double evaluate(unsigned n, const double* log_values, double* /*gradient*/, void* data) {
@@ -45,6 +48,11 @@ double evaluate(unsigned n, const double* log_values, double* /*gradient*/, void
   for (size_t k = 0; k < o.which->size(); ++k) {
     const double measured = (*o.measured)[(*o.which)[k]];
     loss += soft_l1(std::log(predicted[k] / measured), o.options->loss_scale);
+  }
+  if (o.evaluations == 0) {
+    o.first_predicted = predicted;
+  } else if (predicted != o.first_predicted) {
+    o.unchanged = false;
   }
   ++o.evaluations;
   if (loss < o.best_loss) {
@@ -126,6 +134,7 @@ FitResult fit_parameters(const std::vector<FitParameter>& params,
   result.predicted = objective.best_predicted;
   result.loss = objective.best_loss;
   result.evaluations = objective.evaluations;
+  result.no_effect = objective.unchanged && objective.evaluations >= 2;
   return result;
 }
 

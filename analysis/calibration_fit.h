@@ -39,6 +39,9 @@ struct FitResult {
   std::vector<double> predicted;  // for the fitted points, in their order
   double loss = 0;
   int evaluations = 0;
+  // Every evaluation predicted exactly the same times: the parameters do not act on these points
+  // (a term the scenario's compute model does not use, say), so the "fit" is their start.
+  bool no_effect = false;
 };
 
 double soft_l1(double log_error, double scale);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/report.h"
@@ -476,6 +477,18 @@ std::string measurement_floor_report(const CalibrationSpec& spec) {
   return out + floor_lines(spec, result);
 }
 
+// A fit whose parameters never moved a prediction fitted nothing; say so where the values are.
+std::string no_effect_warning(const std::vector<analysis::FitParameter>& params, int evaluations) {
+  std::vector<std::string> fields;
+  for (const auto& p : params) fields.push_back(p.field);
+  return fmt::format(
+      "  warning: {} evaluations at different values predicted exactly the same step times, so "
+      "{} act on none of these rows and the values above are the start (a term of another "
+      "hardware.compute.model? Under KERNEL, gemm_half_dim shapes only GEMMs without a shape; "
+      "under ROOFLINE, the gemm_sustained, split-K and cpu_launch_floor terms do nothing)",
+      evaluations, fmt::join(fields, ", "));
+}
+
 std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& r) {
   std::string out = fmt::format("Calibration of {} on {} ({} points)\n\n", spec.base,
                                 spec.measured.path, r.measured.size());
@@ -485,6 +498,7 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
                        r.params[i].field, r.fit.values[i], r.params[i].initial, r.params[i].lower,
                        r.params[i].upper);
   }
+  if (r.fit.no_effect) out += no_effect_warning(r.params, r.fit.evaluations) + "\n";
   out += fmt::format("\nErrors (predicted / measured - 1), {} simulations of the fit in all:\n",
                      r.evaluations);
   out += errors_line("before fitting", r.initial);

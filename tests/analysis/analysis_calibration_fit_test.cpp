@@ -43,6 +43,28 @@ TEST(CalibrationFit, RecoversKnownParameters) {
   EXPECT_LE(fit.evaluations, 200);
 }
 
+// A parameter the predictions ignore (a term of another compute model) is flagged, not
+// reported as fitted; one that acts is not flagged, even where the fit stops at its start.
+TEST(CalibrationFit, AParameterThatActsOnNothingIsFlagged) {
+  std::vector<size_t> all{0, 1, 2, 3, 4, 5};
+  const std::vector<double> measured = model_times(0.55, 0.35, all);
+  const analysis::Predictor inert = [](const std::vector<double>&,
+                                       const std::vector<size_t>& which) {
+    return model_times(0.6, 0.4, which);
+  };
+  const analysis::Predictor acting = [](const std::vector<double>& v,
+                                        const std::vector<size_t>& which) {
+    return model_times(v[0], v[1], which);
+  };
+  analysis::FitOptions options;
+  options.max_evaluations = 20;
+  const auto flat = analysis::fit_parameters(two_params(), measured, all, inert, options);
+  EXPECT_TRUE(flat.no_effect);
+  EXPECT_GE(flat.evaluations, 2);
+  const auto fitted = analysis::fit_parameters(two_params(), measured, all, acting, options);
+  EXPECT_FALSE(fitted.no_effect);
+}
+
 TEST(CalibrationFit, ASingleOutlierDoesNotDragTheFit) {
   std::vector<size_t> all{0, 1, 2, 3, 4, 5, 6, 7};
   std::vector<double> measured = model_times(0.55, 0.35, all);
