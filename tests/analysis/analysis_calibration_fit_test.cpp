@@ -22,6 +22,12 @@ std::vector<double> model_times(double e_g, double e_a, const std::vector<size_t
   return out;
 }
 
+// The predictor of model_times for the two parameters' values.
+std::vector<double> two_param_times(const std::vector<double>& v,
+                                    const std::vector<size_t>& which) {
+  return model_times(v[0], v[1], which);
+}
+
 std::vector<analysis::FitParameter> two_params() {
   return {{"hardware.compute.gemm", 0.75, 0.01, 1.0},
           {"hardware.compute.attention", 0.60, 0.01, 1.0}};
@@ -30,10 +36,7 @@ std::vector<analysis::FitParameter> two_params() {
 TEST(CalibrationFit, RecoversKnownParameters) {
   std::vector<size_t> all{0, 1, 2, 3, 4, 5};
   const std::vector<double> measured = model_times(0.55, 0.35, all);
-  const analysis::Predictor predict = [](const std::vector<double>& v,
-                                         const std::vector<size_t>& which) {
-    return model_times(v[0], v[1], which);
-  };
+  const analysis::Predictor predict = two_param_times;
   analysis::FitOptions options;
   options.max_evaluations = 200;
   const auto fit = analysis::fit_parameters(two_params(), measured, all, predict, options);
@@ -52,10 +55,7 @@ TEST(CalibrationFit, AParameterThatActsOnNothingIsFlagged) {
                                        const std::vector<size_t>& which) {
     return model_times(0.6, 0.4, which);
   };
-  const analysis::Predictor acting = [](const std::vector<double>& v,
-                                        const std::vector<size_t>& which) {
-    return model_times(v[0], v[1], which);
-  };
+  const analysis::Predictor acting = two_param_times;
   analysis::FitOptions options;
   options.max_evaluations = 20;
   const auto flat = analysis::fit_parameters(two_params(), measured, all, inert, options);
@@ -69,10 +69,7 @@ TEST(CalibrationFit, ASingleOutlierDoesNotDragTheFit) {
   std::vector<size_t> all{0, 1, 2, 3, 4, 5, 6, 7};
   std::vector<double> measured = model_times(0.55, 0.35, all);
   measured[3] *= 2;  // a broken run
-  const analysis::Predictor predict = [](const std::vector<double>& v,
-                                         const std::vector<size_t>& which) {
-    return model_times(v[0], v[1], which);
-  };
+  const analysis::Predictor predict = two_param_times;
   analysis::FitOptions options;
   options.max_evaluations = 300;
   const auto fit = analysis::fit_parameters(two_params(), measured, all, predict, options);
