@@ -23,6 +23,9 @@ class Checker {
     throw InputError(sources_.find(field), field, detail);
   }
 
+  // Whether `field` came from a preset or the framework the scenario names.
+  bool inherited(const std::string& field) const { return sources_.inherited(field); }
+
   // The field to name for a rule that `field` and `others` broke together: `field`, unless a --set
   // override wrote one of `others` and not `field` (the file's values agreed before the override,
   // so the override is what the user has to look at). A `field` a preset gave stays named, with

@@ -33,7 +33,7 @@ class SourceMap {
   SourceLocation find(const std::string& path) const;
   // Whether `path` itself was written by a --set override (not the file, a preset or a default).
   bool overridden(const std::string& path) const;
-  // Whether `path` came from a model or hardware preset the scenario names (note_preset_fields).
+  // Whether `path` came from a preset or framework the scenario names (note_preset_fields).
   bool inherited(const std::string& path) const;
   const std::string& file() const { return file_; }
   void set_file(std::string file) { file_ = std::move(file); }

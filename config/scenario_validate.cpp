@@ -216,7 +216,7 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
                            "training.attention_impl is MATERIALIZED{}: set attention_impl FLASH "
                            "or cp 1",
                            sizes.cp,
-                           scenario.training().has_framework()
+                           check.inherited("training.attention_impl")
                                ? fmt::format(" (training.framework '{}' sets it)",
                                              scenario.training().framework())
                                : ""));

@@ -292,6 +292,15 @@ TEST(app_scenario_loader, ContextParallelismWithMaterializedAttentionIsAnInputEr
   ASSERT_TRUE(error.thrown);
   EXPECT_EQ(error.field, "layout.cp");
   EXPECT_NE(error.detail.find("MATERIALIZED"), std::string::npos) << error.detail;
+  EXPECT_EQ(error.detail.find("framework"), std::string::npos) << error.detail;
+  // Where the framework chose the attention, the error says so.
+  const Caught framework =
+      load_error(text, "s", {"training.framework=megatron-deepspeed", "layout.cp=2"});
+  ASSERT_TRUE(framework.thrown);
+  EXPECT_EQ(framework.field, "layout.cp");
+  EXPECT_NE(framework.detail.find("training.framework 'megatron-deepspeed' sets it"),
+            std::string::npos)
+      << framework.detail;
 }
 
 TEST(app_scenario_loader, EmbeddingAndLossCountedAsLayersSplitOrNameTheirField) {
