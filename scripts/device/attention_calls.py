@@ -2,7 +2,7 @@
 measure-hopper.py, measure-moe-gemm.py and measure-sm-carveout.py."""
 import time
 
-from timing import timed
+from timing import error_text, timed
 
 BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION",
             "efficient": "EFFICIENT_ATTENTION"}
@@ -39,7 +39,7 @@ def attention_cells(torch, backend, batch, heads, seq, qk_dim, v_dim, causal, mi
         total_ms = timed(torch, forward_backward, min_ms, warmup=warmup)
     except (RuntimeError, TypeError, ValueError) as error:
         return {"fwd_ms": "", "bwd_ms": "", "fwd_tflops": "", "bwd_tflops": "",
-                "error": str(error).splitlines()[0][:200]}
+                "error": error_text(error)}
     flops = 2 * batch * heads * seq * seq * (qk_dim + v_dim) * (0.5 if causal else 1.0)
     bwd_ms = max(total_ms - fwd_ms, 1e-9)
     return {"fwd_ms": f"{fwd_ms:.5f}", "bwd_ms": f"{bwd_ms:.5f}",

@@ -39,7 +39,7 @@ import sys
 import traceback
 
 from attention_calls import FIELDS as ATTENTION_FIELDS, attention_cells  # attention_calls.py
-from timing import Rows, failed_cells, run_sections, timed_cells  # scripts/device/timing.py
+from timing import Rows, error_text, failed_cells, run_sections, timed_cells  # scripts/device/timing.py
 
 HIDDEN = 7168
 EXPERT_FFN = 2048
@@ -150,7 +150,7 @@ def fp8_scale_calls(torch, m, n, k, log):
                 f"{tuple(scale_b.shape)} stride {scale_b.stride()}")
             break
         except (RuntimeError, TypeError, ValueError) as error:
-            errors.append(f"candidate {i}: {str(error).splitlines()[0][:200]}")
+            errors.append(f"candidate {i}: {error_text(error)}")
     if "block" not in calls:
         log(f"block scales m={m} n={n} k={k}: none ran; " + " | ".join(errors))
     return calls

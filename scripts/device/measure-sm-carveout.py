@@ -29,7 +29,7 @@ import time
 
 from gemm_calls import gemm_call  # scripts/device/gemm_calls.py
 from attention_calls import FIELDS as ATTENTION_FIELDS, attention_cells  # attention_calls.py
-from timing import Rows, failed_cells, run_sections, timed_cells  # scripts/device/timing.py
+from timing import Rows, error_text, failed_cells, run_sections, timed_cells  # scripts/device/timing.py
 
 # (name, m, k, n): C[m, n] = A[m, k] B[k, n]; tokens 8,192 a rank.
 SHAPES = [
@@ -46,6 +46,16 @@ BESIDE_GEMMS = 20
 COPY_MIB = 256
 
 
+def with_carveout(torch, carveout, measure):
+    """measure() with `carveout` SMs kept from cuBLASLt's GEMMs, reset afterwards. A PyTorch
+    without the knob raises AttributeError before anything is set or measured."""
+    torch._C._set_sm_carveout_experimental(carveout)
+    try:
+        return measure()
+    finally:
+        torch._C._set_sm_carveout_experimental(None)
+
+
 def measure_carveout(torch, out, args, log):
     rows = Rows(os.path.join(out, "carveout.csv"),
                 ["shape", "m", "k", "n", "dtype", "carveout_sms", "ms", "tflops", "error"])
@@ -57,12 +67,11 @@ def measure_carveout(torch, out, args, log):
                     row = {"shape": name, "m": m, "k": k, "n": n, "dtype": dtype,
                            "carveout_sms": carveout}
                     try:
-                        torch._C._set_sm_carveout_experimental(carveout)
-                        row.update(timed_cells(torch, fn, 2 * m * n * k, args.min_ms, args.cool_s))
+                        row.update(with_carveout(torch, carveout, lambda: timed_cells(
+                            torch, fn, 2 * m * n * k, args.min_ms, args.cool_s)))
                     except AttributeError as error:  # a PyTorch without the knob
                         row.update(failed_cells(error))
                     rows.add(row)
-                torch._C._set_sm_carveout_experimental(None)
                 del fn
                 torch.cuda.empty_cache()
     finally:
@@ -110,17 +119,15 @@ def measure_beside(torch, out, args, log):
                     row = {"shape": name, "m": m, "k": k, "n": n, "carveout_sms": carveout,
                            "beside_copy": int(beside)}
                     try:
-                        torch._C._set_sm_carveout_experimental(carveout)
                         # Enough copies to outlast the GEMMs even at a tenth of the HBM rate.
                         copies = [lambda: dst.copy_(src)] * (400 if beside else 0)
-                        ms, copy_rate = gemm_beside_copy(torch, fn, copies, args.cool_s)
+                        ms, copy_rate = with_carveout(torch, carveout, lambda: gemm_beside_copy(
+                            torch, fn, copies, args.cool_s))
                         row.update(gemm_ms=f"{ms:.5f}", tflops=f"{2 * m * n * k / ms / 1e9:.1f}",
                                    copy_gb_per_s=f"{copy_rate:.0f}" if beside else "", error="")
                     except (RuntimeError, TypeError, ValueError, AttributeError) as error:
-                        row.update(gemm_ms="", tflops="", copy_gb_per_s="",
-                                   error=str(error).splitlines()[0][:200])
+                        row.update(gemm_ms="", tflops="", copy_gb_per_s="", error=error_text(error))
                     rows.add(row)
-            torch._C._set_sm_carveout_experimental(None)
             del fn
             torch.cuda.empty_cache()
     finally:

@@ -79,8 +79,13 @@ def timed_cells(torch, fn, flops, min_ms, cool_s):
     return {"ms": f"{ms:.5f}", "tflops": f"{flops / ms / 1e9:.1f}", "error": ""}
 
 
+def error_text(error):
+    """What a CSV's error cell keeps of an exception: its first line, at most 200 characters."""
+    return str(error).splitlines()[0][:200]
+
+
 def failed_cells(error):
-    return {"ms": "", "tflops": "", "error": str(error).splitlines()[0][:200]}
+    return {"ms": "", "tflops": "", "error": error_text(error)}
 
 
 def open_log(path, stamped=True):
