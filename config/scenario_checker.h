@@ -28,8 +28,8 @@ class Checker {
 
   // The field to name for a rule that `field` and `others` broke together: `field`, unless a --set
   // override wrote one of `others` and not `field` (the file's values agreed before the override,
-  // so the override is what the user has to look at). A `field` a preset gave stays named, with
-  // the preset, since that is the value the user never wrote.
+  // so the override is what the user has to look at). A `field` a preset or the framework gave
+  // stays named, with where it came from, since that is the value the user never wrote.
   std::string blame(const std::string& field, std::initializer_list<const char*> others) const {
     if (sources_.overridden(field) || sources_.inherited(field)) return field;
     for (const char* other : others) {

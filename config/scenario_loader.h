@@ -21,10 +21,11 @@ namespace racksim::config {
 // stays available for validation.
 inline constexpr config::Simulation::Fidelity kDefaultFidelity = config::Simulation::AUTO;
 
-// Field path ("layout.tp", "hardware.scale_out.nic_bits_per_s") -> where its value was written.
-// What marks a field's location as its preset's, not the scenario's (config/scenario_presets.cpp).
+// What marks a field's location as its preset's or framework's, not the scenario's
+// (config/scenario_presets.cpp, note_preset_fields).
 inline constexpr std::string_view kInheritedMark = " (inherited; set ";
 
+// Field path ("layout.tp", "hardware.scale_out.nic_bits_per_s") -> where its value was written.
 class SourceMap {
  public:
   void set(const std::string& path, SourceLocation where) { locations_[path] = std::move(where); }
