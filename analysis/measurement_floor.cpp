@@ -36,10 +36,13 @@ struct Family {
   size_t rows = 0;
 };
 
-// Two families that differ only in the TP size: `small`'s is `ratio` times smaller.
+// Two families that differ only in the TP size (`small`'s is `ratio` times smaller), or only in
+// the model's size (`small`'s model is the smaller, `ratio` 1): `small`'s u, v and c are at most
+// `ratio` times `large`'s.
 struct SiblingLink {
   size_t small = 0, large = 0;
   double ratio = 1;
+  bool model = false;
 };
 
 // lower <= a - ratio * b <= upper
@@ -87,8 +90,8 @@ std::vector<StepColumns> add_family(LinearProgram& lp, const Family& family,
   return steps;
 }
 
-// At every micro-batch both ran, the smaller TP's u, v and c are at most `ratio` times the
-// larger's (measurement_floor.h).
+// At every micro-batch both ran, `small`'s u, v and c are at most `ratio` times `large`'s
+// (measurement_floor.h).
 void add_link(LinearProgram& lp, const SiblingLink& link, const std::vector<Family>& families,
               const std::vector<std::vector<StepColumns>>& steps) {
   const Family &small = families[link.small], &large = families[link.large];
@@ -166,7 +169,23 @@ bool share_a_micro_batch(const Family& a, const Family& b) {
   return false;
 }
 
-// Families of the same siblings whose TP sizes, both inside a scale-up domain, divide.
+// Whether x's TP, both inside a scale-up domain, divides y's larger one.
+bool tp_siblings(const MicroBatchRow& x, const MicroBatchRow& y) {
+  if (x.siblings.empty() || x.siblings != y.siblings || x.stages != y.stages) return false;
+  return x.tp_in_domain && y.tp_in_domain && x.tp > 0 && x.tp < y.tp && y.tp % x.tp == 0;
+}
+
+// Whether x's model is y's made narrower or shallower (not both).
+bool model_siblings(const MicroBatchRow& x, const MicroBatchRow& y) {
+  if (x.model_siblings.empty() || x.model_siblings != y.model_siblings) return false;
+  const bool narrower = x.hidden <= y.hidden && x.ffn <= y.ffn && x.layers == y.layers;
+  const bool shallower = x.hidden == y.hidden && x.ffn == y.ffn && x.layers < y.layers;
+  const bool same = x.hidden == y.hidden && x.ffn == y.ffn;
+  return (narrower && !same) || shallower;
+}
+
+// Families of the same siblings whose TP sizes, both inside a scale-up domain, divide, and
+// families whose models differ only in size.
 std::vector<SiblingLink> sibling_links(const std::vector<Family>& families,
                                        const std::vector<MicroBatchRow>& rows) {
   std::vector<SiblingLink> links;
@@ -174,13 +193,9 @@ std::vector<SiblingLink> sibling_links(const std::vector<Family>& families,
     for (size_t b = 0; b < families.size(); ++b) {
       const MicroBatchRow &x = rows[families[a].positions[0].rows[0]],
                           &y = rows[families[b].positions[0].rows[0]];
-      if (x.siblings.empty() || x.siblings != y.siblings || x.stages != y.stages) continue;
-      if (!x.tp_in_domain || !y.tp_in_domain || x.tp <= 0 || x.tp >= y.tp || y.tp % x.tp != 0) {
-        continue;
-      }
-      if (share_a_micro_batch(families[a], families[b])) {
-        links.push_back({a, b, static_cast<double>(y.tp / x.tp)});
-      }
+      if (!share_a_micro_batch(families[a], families[b])) continue;
+      if (tp_siblings(x, y)) links.push_back({a, b, static_cast<double>(y.tp / x.tp)});
+      if (model_siblings(x, y)) links.push_back({a, b, 1, true});
     }
   }
   return links;
@@ -240,16 +255,17 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
   }
   // Each pair of siblings: the error their link adds.
   for (const SiblingLink& link : links) {
-    ++floor.sibling_pairs;
+    ++(link.model ? floor.model_pairs : floor.sibling_pairs);
     const double both =
         closest_steps({link.small, link.large}, {link}, families, rows).summed_error;
     const double rows_in_pair =
         static_cast<double>(families[link.small].rows + families[link.large].rows);
     if (both > alone[link.small].summed_error + alone[link.large].summed_error +
                    kSolverTolerance * rows_in_pair) {
-      ++floor.sibling_pairs_broken;
-      floor.broken_pair_rows.emplace_back(families[link.small].positions[0].rows[0],
-                                          families[link.large].positions[0].rows[0]);
+      ++(link.model ? floor.model_pairs_broken : floor.sibling_pairs_broken);
+      (link.model ? floor.broken_model_rows : floor.broken_pair_rows)
+          .emplace_back(families[link.small].positions[0].rows[0],
+                        families[link.large].positions[0].rows[0]);
     }
   }
   double error = 0;

@@ -32,12 +32,23 @@
 // (it has 1/r as many micro-batches): a TP2 step slower than its TP4 sibling's work and bubble
 // allow is a measurement no such model gives.
 //
+// Models that differ only in their size constrain each other as well. Take two layouts with the
+// same everything (GPUs, TP, PP, DP, global batch, sequence, heads) but the model's width (hidden
+// and FFN sizes, both no smaller) or depth (more layers): the larger runs the same kernels and
+// collectives, each on no fewer elements (GEMMs at least as wide and as deep, attention over a
+// head dimension at least as large, the same sequence, all-reduces of no fewer bytes), or more of
+// them. So its u, v and c are no smaller than the smaller model's: a smaller model measured
+// slower than a larger one is a measurement no such model gives. (Widths off the Tensor Cores'
+// grain would break this: narrow loads make a GEMM slower than a wider aligned one, so such rows
+// are not linked.)
+//
 // One bound ties the terms to the hardware: m u, the bottleneck stage's micro-batches, takes at
 // least the step's FLOPs per GPU at the GPU's peak (a stage does no less than the average).
 // Without it the step's own costs c could take up any share of a step.
 //
 // What the bounds assume that a GPU may break: a GEMM's last partial wave can make a larger
-// micro-batch's time per sequence rise by up to one wave in its number of waves.
+// micro-batch's time per sequence rise by up to one wave in its number of waves; a library's
+// heuristics can pick a slower kernel for a smaller shape.
 #pragma once
 
 #include <string>
@@ -61,6 +72,11 @@ struct MicroBatchRow {
   bool tp_in_domain = false;
   // The step's FLOPs per GPU at the GPU's peak: m u is no less (0: not drawn).
   double least_work_s = 0;
+  // Rows with the same non-empty `model_siblings` differ at most in the micro-batch and the
+  // model's size below; a row is linked to another whose size is no smaller in every field and
+  // larger in width or in depth alone.
+  std::string model_siblings;
+  double hidden = 0, ffn = 0, layers = 0;
 };
 
 struct MicroBatchFloor {
@@ -78,10 +94,15 @@ struct MicroBatchFloor {
   size_t sibling_pairs_broken = 0;
   // The broken pairs: a row of the smaller TP's family, a row of the larger's.
   std::vector<std::pair<size_t, size_t>> broken_pair_rows;
+  // Pairs of families that differ only in the model's width or depth, those broken, and their
+  // rows: the smaller model's, the larger's.
+  size_t model_pairs = 0;
+  size_t model_pairs_broken = 0;
+  std::vector<std::pair<size_t, size_t>> broken_model_rows;
 };
 
 // The closest step times minimise the sum of |closest / measured - 1| within each family and its
-// TP siblings: a linear program over u, v and c per family and micro-batch
+// TP and model siblings: a linear program over u, v and c per family and micro-batch
 // (analysis/linear_program.h), exact.
 MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows);
 

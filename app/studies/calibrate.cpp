@@ -11,6 +11,7 @@
 
 #include "analysis/report.h"
 #include "app/child_process.h"
+#include "app/studies/floor_rows.h"
 #include "common/error.h"
 #include "config/field_path.h"
 #include "config/fraction_fields.h"
@@ -196,50 +197,12 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
   return folds;
 }
 
-// The step's FLOPs per GPU at the GPU's peak, what recompute runs again included and the causal
-// half of attention left out: the least time its micro-batches' work takes, whatever the kernels.
-double least_work_s(const TrainingPlan& plan) {
-  const double capacity = plan.cluster.gpus() * plan.cluster.peak_flops_per_gpu;
-  return capacity > 0
-             ? analysis::hardware_flops_per_token(plan, true) * plan.tokens_per_step() / capacity
-             : 0;
-}
-
-// A row's place among the rows that differ from it only in the micro-batch.
-analysis::MicroBatchRow micro_batch_row(const MeasuredPoint& point,
-                                        const config::Scenario& scenario) {
-  analysis::MicroBatchRow row;
-  auto starts = [](const std::string& o, const char* field) { return o.rfind(field, 0) == 0; };
-  for (const auto& o : point.overrides) {
-    if (starts(o, "training.micro_batch_size=")) continue;
-    row.family += o + " ";
-    if (!starts(o, "layout.tp=") && !starts(o, "layout.dp=")) row.siblings += o + " ";
-  }
-  // TP siblings are drawn for dense models only: an expert-parallel layout's TP changes what its
-  // all-to-alls carry, which the siblings' bound does not cover.
-  if (scenario.model().num_experts() > 1) row.siblings.clear();
-  const TrainingPlan plan = resolve_training_plan(scenario);
-  row.tp = plan.layout.tp();
-  const int domain = topo::cluster_spec(scenario.hardware()).scale_up.domain_size;
-  row.tp_in_domain = domain > 0 && row.tp <= domain && domain % row.tp == 0;
-  row.least_work_s = least_work_s(plan);
-  const auto& training = scenario.training();
-  row.micro_batch = static_cast<double>(training.micro_batch_size());
-  row.stages = scenario.layout().pp();
-  row.micro_batches = static_cast<double>(training.global_batch_size()) /
-                      (static_cast<double>(scenario.layout().dp()) * row.micro_batch);
-  // DualPipe feeds micro-batches from both ends: the floor's step formula is not drawn for it.
-  row.bounded = training.schedule() != config::Training::DUALPIPE;
-  row.measured_s = point.step_time_s;
-  return row;
-}
-
 // Every measured row's scenario loads and validates before anything is simulated.
 void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result) {
   std::vector<analysis::MicroBatchRow> rows;
   for (const auto& point : spec.measured.points) {
     try {
-      rows.push_back(micro_batch_row(point, load_point(spec, point, {}).scenario));
+      rows.push_back(floor_row(point, load_point(spec, point, {}).scenario));
     } catch (const InputError& e) {
       throw InputError({point.path, point.line, 0}, "",
                        fmt::format("this row's scenario is invalid: {}", e.what()));
@@ -434,12 +397,19 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
                 "scale-up domain take longer with the smaller than r times its TP's work "
                 "and bubble allow",
                 f.sibling_pairs_broken, f.sibling_pairs);
-  const bool broken = f.families_broken + f.sibling_pairs_broken > 0;
+  const std::string models =
+      f.model_pairs == 0
+          ? ""
+          : fmt::format(
+                "; {} of {} pairs of families that differ only in the model's width or depth "
+                "take longer with the smaller model",
+                f.model_pairs_broken, f.model_pairs);
+  const bool broken = f.families_broken + f.sibling_pairs_broken + f.model_pairs_broken > 0;
   std::string out = fmt::format(
       "  measurement floor {:.2f} % mean |error| ({} points): {} of {} families of rows that "
       "differ only in the micro-batch change with it in a way no model of kernels and "
-      "collectives does (without pipeline stages: slower with a larger one){}{}\n",
-      100 * f.mean_abs_relative, r.measured.size(), f.families_broken, f.families, siblings,
+      "collectives does (without pipeline stages: slower with a larger one){}{}{}\n",
+      100 * f.mean_abs_relative, r.measured.size(), f.families_broken, f.families, siblings, models,
       broken ? "; the closest such model:" : "");
   for (size_t i = 0; i < r.measured.size(); ++i) {
     if (f.closest_s[i] == r.measured[i]) continue;
@@ -452,6 +422,11 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
         "    line {}: its layout takes longer than its sibling with a larger TP (line {}) allows\n",
         point_source(spec.measured, spec.measured.points[small]),
         point_source(spec.measured, spec.measured.points[large]));
+  }
+  for (const auto& [small, large] : f.broken_model_rows) {
+    out += fmt::format("    line {}: its model takes longer than the larger one of line {}\n",
+                       point_source(spec.measured, spec.measured.points[small]),
+                       point_source(spec.measured, spec.measured.points[large]));
   }
   if (broken) out += group_floor_line(spec, r);
   // The model's own error, the measurements' inconsistency taken out: the fit against those

@@ -181,5 +181,59 @@ TEST(MicroBatchFloor, DualPipeRowsAreNotBounded) {
   EXPECT_EQ(floor.mean_abs_relative, 0);
 }
 
+// A row of vTrain's single-node kind: 16 heads, 24 layers unless said, TP4 PP1, micro-batch 2.
+MicroBatchRow sized(double hidden, double layers, double measured_s) {
+  MicroBatchRow r = row(fmt::format("h{} L{}", hidden, layers), 2, measured_s, 1, 16);
+  r.model_siblings = "heads 16 TP4 PP1";
+  r.hidden = hidden;
+  r.ffn = 4 * hidden;
+  r.layers = layers;
+  return r;
+}
+
+// vTrain's 0.35B and 1.31B models (hidden 1,024 and 2,048, 24 layers) at TP4, micro-batch 2,
+// 4 sequences a step, two stages: 128.2 and 113.2 ms. The wider model runs every kernel of the
+// narrower on at least as many elements, so no model of kernels and collectives gives it the
+// shorter step: at best both take 113.2 ms, the narrower 11.7 % below its measurement (raising
+// the wider instead would cost 13.3 %).
+TEST(MicroBatchFloor, ASmallerModelSlowerThanALargerOneSetsTheFloor) {
+  MicroBatchRow narrow = sized(1024, 24, 0.128248067), wide = sized(2048, 24, 0.113229952);
+  narrow.stages = wide.stages = 2;
+  const auto floor = micro_batch_floor({narrow, wide});
+  EXPECT_EQ(floor.model_pairs, 1u);
+  EXPECT_EQ(floor.model_pairs_broken, 1u);
+  ASSERT_EQ(floor.broken_model_rows.size(), 1u);
+  EXPECT_EQ(floor.broken_model_rows[0], (std::pair<size_t, size_t>{0, 1}));
+  EXPECT_NEAR(floor.closest_s[0], 0.113229952, 1e-9);
+  EXPECT_DOUBLE_EQ(floor.closest_s[1], 0.113229952);
+  EXPECT_NEAR(floor.mean_abs_relative * 2, 1 - 0.113229952 / 0.128248067, 1e-9);
+  // Measured the other way round, the pair is consistent.
+  EXPECT_EQ(micro_batch_floor({sized(1024, 24, 0.11), sized(2048, 24, 0.13)}).mean_abs_relative, 0);
+}
+
+// Models are linked only when one is the other made narrower (hidden and FFN sizes no larger)
+// or shallower, not both, under one non-empty key.
+TEST(MicroBatchFloor, ModelsAreLinkedOnlyWhereTheBoundHolds) {
+  auto pairs = [](MicroBatchRow a, MicroBatchRow b) {
+    return micro_batch_floor({a, b}).model_pairs;
+  };
+  const MicroBatchRow base = sized(1024, 24, 0.13);
+  EXPECT_EQ(pairs(base, sized(2048, 24, 0.11)), 1u);  // wider
+  EXPECT_EQ(pairs(base, sized(1024, 12, 0.11)), 1u);  // shallower
+  EXPECT_EQ(pairs(base, sized(2048, 12, 0.11)), 0u);  // wider and shallower
+  EXPECT_EQ(pairs(base, sized(2048, 48, 0.11)), 0u);  // wider and deeper: not linked directly
+  MicroBatchRow thin_ffn = sized(2048, 24, 0.11);
+  thin_ffn.ffn = 2048;  // wider, with a narrower FFN
+  EXPECT_EQ(pairs(base, thin_ffn), 0u);
+  MicroBatchRow other = sized(2048, 24, 0.11);
+  other.model_siblings = "heads 32 TP4 PP1";
+  EXPECT_EQ(pairs(base, other), 0u);
+  MicroBatchRow unkeyed = base, unkeyed_wide = sized(2048, 24, 0.11);
+  unkeyed.model_siblings.clear();
+  unkeyed_wide.model_siblings.clear();
+  EXPECT_EQ(pairs(unkeyed, unkeyed_wide), 0u);
+  EXPECT_EQ(pairs(base, base), 0u);  // the same model: no pair
+}
+
 }  // namespace
 }  // namespace racksim

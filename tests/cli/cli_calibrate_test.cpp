@@ -195,6 +195,31 @@ TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
   EXPECT_NE(out.find("rank correlation (against the closest times) all"), std::string::npos) << out;
 }
 
+// `--floor-only` on vTrain's 1,440 single-node rows links the models that differ only in width
+// or depth (analysis/measurement_floor.h). At TP4 and TP8 with micro-batches of 1 and 2, every
+// 1,024-wide model was measured slower than its 2,048-wide sibling, up to 17 %; nothing else
+// contradicts a model of kernels and collectives. The floor falls on the narrower models' rows.
+TEST(Calibrate, FloorOnlyLinksModelsThatDifferOnlyInSize) {
+  const std::string root = RACKSIM_SOURCE_DIR;
+  const auto r = run_racksim({"calibrate", "--floor-only", "--base",
+                              root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto",
+                              "--measured", root + "/scenarios/calibration/a100-single-node.csv",
+                              "--set", "sim.fold_replicas=false", "--set", "hardware.nodes=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measurement floor 0.68 % mean |error| (1440 points): 0 of 432 families"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("64 of 1152 pairs of families that differ only in the model's width or "
+                       "depth take longer with the smaller model"),
+            std::string::npos)
+      << r.out;
+  // 0.35B TP4 PP2, micro-batch 2, 4 sequences: 128.2 ms against the 1.31B model's 113.2 ms.
+  EXPECT_NE(r.out.find("line 9: measured 0.1282 s, at best 0.1132 s (-11.7 %)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("0.35B 1.46 % (180 points); 0.71B 0.00 % (180 points)"), std::string::npos)
+      << r.out;
+}
+
 // `--floor-only` on vTrain's 41 multi-node rows: the floor alone, no --params, nothing simulated.
 // Besides the three families without pipeline stages that slow down with a larger micro-batch,
 // it bounds the pipelined 18.4B TP4 PP2 DP32 family: 10.03, 10.95 and 10.86 s at micro-batches

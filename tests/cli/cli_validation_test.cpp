@@ -222,6 +222,29 @@ TEST(VtrainMultiNode, PredictionsDoNotRiseWithTheMicroBatchWithoutPipelineStages
   }
 }
 
+// The floor's model links (analysis/measurement_floor.h): a wider or deeper model, all else the
+// same, never gets a shorter predicted step. Checked where vTrain's single-node measurements
+// break it: TP4 and TP8 at micro-batches 1 and 2, the 1,024-wide models measured slower than
+// the 2,048-wide ones.
+TEST(VtrainSingleNode, PredictionsGrowWithTheModelsWidthAndDepth) {
+  auto step = [](int hidden, int layers, int tp, int micro_batch) {
+    return vtrain_step_s(
+        {fmt::format("model.hidden_size={}", hidden), "model.num_heads=16",
+         fmt::format("model.num_layers={}", layers),
+         fmt::format("model.ffn_hidden_size={}", 4 * hidden), "training.seq_length=1024",
+         "hardware.nodes=1", "hardware.gpus_per_node=8", "sim.fold_replicas=false",
+         "training.global_batch_size=8"},
+        layout(tp, 1, 8 / tp, micro_batch));
+  };
+  for (int tp : {4, 8}) {
+    for (int micro_batch : {1, 2}) {
+      const double narrow = step(1024, 24, tp, micro_batch);
+      EXPECT_LE(narrow, step(2048, 24, tp, micro_batch)) << "TP" << tp << " mb " << micro_batch;
+      EXPECT_LE(step(1024, 12, tp, micro_batch), narrow) << "TP" << tp << " mb " << micro_batch;
+    }
+  }
+}
+
 // With pipeline stages the floor allows a step to grow with the micro-batch as far as a pipeline's
 // fill and drain can make it (analysis/measurement_floor.h); racksim's own predictions must be
 // steps it allows, or the floor would not bound racksim. Checked on the two pipelined families
