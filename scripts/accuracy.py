@@ -3,7 +3,7 @@
 
 usage: scripts/accuracy.py RACKSIM [--jobs N] [--kfold] [--all-rows] [--table-only] [--check]
 
-Runs, in order (about 7 minutes on 2 cores; 22 more with --kfold, 20 more with --all-rows):
+Runs, in order (about 7 minutes on 2 cores; 22 more with --kfold, 40 more with --all-rows):
   1. scripts/validate.py on every published and measured table (Narayanan et al. SC'21 Table 1,
      NVIDIA's Llama 3 H100 rows, DeepSeek-V3 on H800, vTrain's 39.1B and 175B A100 runs), which
      rewrites their *-results.csv files;
