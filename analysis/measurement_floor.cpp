@@ -178,10 +178,11 @@ bool tp_siblings(const MicroBatchRow& x, const MicroBatchRow& y) {
 // Whether x's model is y's made narrower or shallower (not both).
 bool model_siblings(const MicroBatchRow& x, const MicroBatchRow& y) {
   if (x.model_siblings.empty() || x.model_siblings != y.model_siblings) return false;
-  const bool narrower = x.hidden <= y.hidden && x.ffn <= y.ffn && x.layers == y.layers;
-  const bool shallower = x.hidden == y.hidden && x.ffn == y.ffn && x.layers < y.layers;
-  const bool same = x.hidden == y.hidden && x.ffn == y.ffn;
-  return (narrower && !same) || shallower;
+  const bool same_width = x.hidden == y.hidden && x.ffn == y.ffn;
+  const bool narrower =
+      !same_width && x.hidden <= y.hidden && x.ffn <= y.ffn && x.layers == y.layers;
+  const bool shallower = same_width && x.layers < y.layers;
+  return narrower || shallower;
 }
 
 // Families of the same siblings whose TP sizes, both inside a scale-up domain, divide, and

@@ -36,23 +36,36 @@ NCCL_TABLE = "data/measured/vtrain-a100-nccl-allreduce.csv"
 LARGE = "data/measured/vtrain-a100-multi-node-large.csv"
 LARGE_FLOOR = "data/measured/vtrain-a100-multi-node-large-floor.txt"
 
+
 # The calibrate runs of docs/validation.md ("The all-reduces inside a node from measured tables").
-SINGLE_NODE = [
-    "--base", f"{CAL}/a100-vtrain-kernel-base.textproto", "--measured", f"{CAL}/a100-single-node.csv",
-    "--params",
-    "hardware.compute.gemm,hardware.compute.cpu_launch_floor_s,hardware.compute.gemm_sustained",
-    "--set", "hardware.nodes=1", "--set", "sim.fold_replicas=false",
-    "--set", "hardware.compute.gemm_split_k_max=8", "--set", "hardware.compute.gemm_sustained=0.7426",
-    "--set", "hardware.compute.gemm=0.9581", "--set", "hardware.compute.cpu_launch_floor_s=8.014e-05",
-    "--set", "hardware.collectives.base_latency_s=2.906e-05",
-    "--set", f"hardware.collectives.measured_table={NCCL_TABLE}", "--fit-every", "10",
-    "--max-evals", "80",
-]
+def single_node_fit(gemm, sustained, floor_s, *tail):
+    """The single-node fit of the three terms from these starting values, then `tail`."""
+    return [
+        "--base", f"{CAL}/a100-vtrain-kernel-base.textproto",
+        "--measured", f"{CAL}/a100-single-node.csv",
+        "--params",
+        "hardware.compute.gemm,hardware.compute.cpu_launch_floor_s,hardware.compute.gemm_sustained",
+        "--set", "hardware.nodes=1", "--set", "sim.fold_replicas=false",
+        "--set", "hardware.compute.gemm_split_k_max=8",
+        "--set", f"hardware.compute.gemm_sustained={sustained}",
+        "--set", f"hardware.compute.gemm={gemm}",
+        "--set", f"hardware.compute.cpu_launch_floor_s={floor_s}",
+        "--set", "hardware.collectives.base_latency_s=2.906e-05",
+        "--set", f"hardware.collectives.measured_table={NCCL_TABLE}", *tail,
+    ]
+
+
+# What the every-tenth single-node fit landed on (a100-single-node-fit.log.txt): GEMM per-SM rate,
+# sustained ceiling, host time per operation.
+SINGLE_NODE_FITTED = ("0.9734", "0.7626", "7.889e-05")
+SINGLE_NODE = single_node_fit("0.9581", "0.7426", "8.014e-05", "--fit-every", "10",
+                              "--max-evals", "80")
 MULTI_NODE = [
     "--base", f"{CAL}/a100-vtrain-kernel-base.textproto", "--measured", f"{CAL}/a100-multi-node.csv",
     "--params", "hardware.scale_out.step_overhead_s",
-    "--set", "hardware.compute.gemm=0.9734", "--set", "hardware.compute.gemm_sustained=0.7626",
-    "--set", "hardware.compute.cpu_launch_floor_s=7.889e-05",
+    "--set", f"hardware.compute.gemm={SINGLE_NODE_FITTED[0]}",
+    "--set", f"hardware.compute.gemm_sustained={SINGLE_NODE_FITTED[1]}",
+    "--set", f"hardware.compute.cpu_launch_floor_s={SINGLE_NODE_FITTED[2]}",
     "--set", "hardware.collectives.base_latency_s=2.906e-05",
     "--set", "hardware.compute.gemm_split_k_max=8", "--set", "hardware.scale_out.step_overhead_s=0.6",
     "--set", f"hardware.collectives.measured_table={NCCL_TABLE}", "--max-evals", "12",
@@ -62,20 +75,12 @@ SINGLE_WHAT = ("racksim calibrate on the 1,440 single-node rows, three parameter
                "row with split-K up to 8 and the all-reduces timed from vTrain's measured nccl-tests "
                "tables (hardware.collectives.measured_table)")
 MULTI_WHAT = ("racksim calibrate on all 41 vTrain multi-node rows with the single-node fit's three "
-              "terms held (GEMM per-SM rate 0.9734, sustained ceiling 0.7626, host floor 7.889e-05 s; "
+              f"terms held (GEMM per-SM rate {SINGLE_NODE_FITTED[0]}, sustained ceiling "
+              f"{SINGLE_NODE_FITTED[1]}, host floor {SINGLE_NODE_FITTED[2]} s; "
               "split-K up to 8; all-reduces inside a node from vTrain's measured nccl-tests tables, a "
               "collective call across nodes 2.906e-05 s), one parameter")
 # The same three terms fitted on every single-node row, from the every-tenth fit's values.
-SINGLE_NODE_ALL = [
-    "--base", f"{CAL}/a100-vtrain-kernel-base.textproto", "--measured", f"{CAL}/a100-single-node.csv",
-    "--params",
-    "hardware.compute.gemm,hardware.compute.cpu_launch_floor_s,hardware.compute.gemm_sustained",
-    "--set", "hardware.nodes=1", "--set", "sim.fold_replicas=false",
-    "--set", "hardware.compute.gemm_split_k_max=8", "--set", "hardware.compute.gemm_sustained=0.7626",
-    "--set", "hardware.compute.gemm=0.9734", "--set", "hardware.compute.cpu_launch_floor_s=7.889e-05",
-    "--set", "hardware.collectives.base_latency_s=2.906e-05",
-    "--set", f"hardware.collectives.measured_table={NCCL_TABLE}", "--max-evals", "20",
-]
+SINGLE_NODE_ALL = single_node_fit(*SINGLE_NODE_FITTED, "--max-evals", "20")
 SINGLE_ALL_WHAT = ("racksim calibrate on the 1,440 single-node rows, the same three parameters "
                    "fitted on every row, starting from the every-tenth fit's values")
 # (log file, what, arguments, holdout, its own arguments)
@@ -90,6 +95,9 @@ KFOLD_FITS = [
     ("a100-multi-node-kfold.log.txt", MULTI_WHAT, MULTI_NODE, "kfold:5",
      ["--holdout-max-evals", "12"]),
 ]
+ALL_ROWS_FITS = [("a100-single-node-all-rows.log.txt", SINGLE_ALL_WHAT, SINGLE_NODE_ALL, "none", [])]
+HOLDOUT_WORDS = {"largest": "leave the largest size out", "kfold:5": "5-fold",
+                 "none": "in sample over every row"}
 
 
 def write_large_floor(racksim):
@@ -136,10 +144,6 @@ def run_fit(racksim, jobs, log, what, args, holdout, extra):
     with open(os.path.join(ROOT, CAL, log), "w") as f:
         f.write(header + "\n" + "\n".join(lines) + "\n")
     print(f"accuracy: wrote {CAL}/{log}")
-
-ALL_ROWS_FITS = [("a100-single-node-all-rows.log.txt", SINGLE_ALL_WHAT, SINGLE_NODE_ALL, "none", [])]
-HOLDOUT_WORDS = {"largest": "leave the largest size out", "kfold:5": "5-fold",
-                 "none": "in sample over every row"}
 
 
 def fitted_values(log):

@@ -9,15 +9,12 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/report.h"
 #include "app/child_process.h"
 #include "app/studies/floor_rows.h"
 #include "common/error.h"
 #include "config/field_path.h"
 #include "config/fraction_fields.h"
 #include "config/scenario_loader.h"
-#include "topologies/cluster_spec.h"
-#include "workloads/training/training_plan.h"
 
 namespace racksim::app {
 

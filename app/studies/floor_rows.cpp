@@ -43,18 +43,16 @@ analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scen
       row.model_siblings += o + " ";
     }
   }
+  const TrainingPlan plan = resolve_training_plan(scenario);
+  row.tp = plan.layout.tp();
   // Siblings are drawn for dense models only: an expert-parallel layout's TP changes what its
   // all-to-alls carry, which the siblings' bound does not cover.
   const config::Model& model = scenario.model();
   if (model.num_experts() > 1) row.siblings.clear();
-  if (model.num_experts() > 1 || !on_tensor_core_grain(model, scenario.layout().tp())) {
-    row.model_siblings.clear();
-  }
+  if (model.num_experts() > 1 || !on_tensor_core_grain(model, row.tp)) row.model_siblings.clear();
   row.hidden = static_cast<double>(model.hidden_size());
   row.ffn = static_cast<double>(model.ffn_hidden_size());
   row.layers = static_cast<double>(model.num_layers());
-  const TrainingPlan plan = resolve_training_plan(scenario);
-  row.tp = plan.layout.tp();
   const int domain = topo::cluster_spec(scenario.hardware()).scale_up.domain_size;
   row.tp_in_domain = domain > 0 && row.tp <= domain && domain % row.tp == 0;
   row.least_work_s = least_work_s(plan);
