@@ -50,10 +50,14 @@ TEST(InferenceRun, DecodeAtALargeBatchIsComputeBound) {
   const auto loaded =
       tiny({"inference.batch=65536", "inference.context_tokens=1", "model.hidden_size=4096",
             "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
-  const auto p = app::run_inference(app::resolve_inference_run(loaded), InferencePhase::kDecode);
+  const app::InferenceRunPlan plan = app::resolve_inference_run(loaded);
+  const auto p = app::run_inference(plan, InferencePhase::kDecode);
   EXPECT_GT(p.compute_floor_s, 10 * p.weight_floor_s);
-  EXPECT_GE(p.step_time_s, p.compute_floor_s);
-  EXPECT_LT(p.step_time_s / p.compute_floor_s, 1.15);  // plus attention and element-wise work
+  // The floor is at the datasheet's peak; the kernels run at the clock the power limit holds.
+  const double held = plan.compute.sustained_clock_ratio;
+  EXPECT_LT(held, 1);
+  EXPECT_GE(p.step_time_s * held, p.compute_floor_s);
+  EXPECT_LT(p.step_time_s * held / p.compute_floor_s, 1.15);  // plus attention, element-wise
 }
 
 TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
@@ -63,11 +67,13 @@ TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
   const auto loaded =
       tiny({"inference.batch=8", "inference.context_tokens=512", "model.hidden_size=4096",
             "model.num_heads=32", "model.num_kv_heads=32", "model.ffn_hidden_size=16384"});
-  const auto algebra = app::inference_algebra(app::resolve_inference_run(loaded));
-  const auto p = app::run_inference(app::resolve_inference_run(loaded), InferencePhase::kPrefill);
+  const app::InferenceRunPlan plan = app::resolve_inference_run(loaded);
+  const auto algebra = app::inference_algebra(plan);
+  const auto p = app::run_inference(plan, InferencePhase::kPrefill);
   const double compute_floor_s = 8 * 512 * algebra.compute_time_per_token_s;
-  EXPECT_GE(p.step_time_s, compute_floor_s);
-  EXPECT_LT(p.step_time_s / compute_floor_s, 1.15);
+  const double held = plan.compute.sustained_clock_ratio;  // the power limit's clock, as above
+  EXPECT_GE(p.step_time_s * held, compute_floor_s);
+  EXPECT_LT(p.step_time_s * held / compute_floor_s, 1.15);
   EXPECT_DOUBLE_EQ(p.latency_per_token_s, p.step_time_s);
   EXPECT_NEAR(p.tokens_per_s, 8 * 512 / p.step_time_s, 1e-6 * p.tokens_per_s);
 }

@@ -156,8 +156,10 @@ TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
 // seconds field ends in it): searched within (0, 1], so a fit cannot hand the simulator a
 // ceiling above the peak.
 TEST(Calibrate, BoundsTheSustainedCeilingAsAFraction) {
-  const std::string out = one_evaluation_fit("hardware.compute.gemm_sustained",
-                                             {"hardware.compute.gemm_sustained=0.8"});
+  // The base's Hopper preset holds its power limit as a clock ratio, which a ceiling replaces.
+  const std::string out = one_evaluation_fit(
+      "hardware.compute.gemm_sustained",
+      {"hardware.compute.gemm_sustained=0.8", "hardware.compute.sustained_clock_ratio=1"});
   EXPECT_NE(out.find("(was 0.8; bounds 0.01 .. 1)"), std::string::npos) << out;
 }
 

@@ -440,7 +440,11 @@ TEST(app_scenario_loader, GemmCeilingAndSplitKFields) {
   const Caught splits = with("hardware.compute.gemm_split_k_max=65");
   EXPECT_EQ(splits.field, "hardware.compute.gemm_split_k_max");
   EXPECT_NE(splits.detail.find("[0, 64]"), std::string::npos) << splits.detail;
-  EXPECT_FALSE(with("hardware.compute.gemm_sustained=0.859").thrown);
+  // The scenario's Hopper preset holds its power limit as a clock ratio: a ceiling replaces it.
+  EXPECT_FALSE(load_error(small_scenario(""), "scenario.textproto",
+                          {"hardware.compute.gemm_sustained=0.859",
+                           "hardware.compute.sustained_clock_ratio=1"})
+                   .thrown);
   EXPECT_FALSE(with("hardware.compute.gemm_split_k_max=8").thrown);
 }
 
@@ -484,6 +488,12 @@ TEST(app_scenario_loader, SustainedClockRatioField) {
       {"hardware.compute.gemm_sustained=0.76", "hardware.compute.sustained_clock_ratio=0.795"});
   EXPECT_EQ(both.field, "hardware.compute.sustained_clock_ratio");
   EXPECT_NE(both.detail.find("gemm_sustained"), std::string::npos) << both.detail;
+  // The Hopper presets set the ratio (0.862, measured on an H200): a ceiling alone meets it, and
+  // the error says how to keep the ceiling.
+  const Caught ceiling_on_hopper = with("hardware.compute.gemm_sustained=0.76");
+  EXPECT_EQ(ceiling_on_hopper.field, "hardware.compute.sustained_clock_ratio");
+  EXPECT_NE(ceiling_on_hopper.detail.find("give it 1"), std::string::npos)
+      << ceiling_on_hopper.detail;
   EXPECT_FALSE(load_error(small_scenario(""), "scenario.textproto",
                           {"hardware.compute.gemm_sustained=0.76",
                            "hardware.compute.sustained_clock_ratio=1"})

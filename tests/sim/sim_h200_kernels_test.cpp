@@ -171,22 +171,27 @@ BurstAndHeld sustained(const std::string& dtype) {
   return out;
 }
 
-TEST(H200Gemms, TheBurstMatchesThePresetsBf16RateAndTheHeldRateTheClockCalibration) {
+TEST(H200Gemms, TheBurstMatchesThePresetsBf16RateAndTheHeldRateTheirClockRatio) {
   const MeasuredGemm cube{"bf16", "square", 8192, 8192, 8192, 0};
   const double model_tflops = 2 * 8192.0 * 8192 * 8192 / tile_s(cube, preset_terms("bf16")) / 1e12;
   const BurstAndHeld bf16 = sustained("bf16");
   const BurstAndHeld fp8 = sustained("fp8");
   // MAMF's H100 figure (0.801 of the peak) within 3 % of the H200's burst.
   EXPECT_NEAR(model_tflops / bf16.burst_tflops, 1.0, 0.03);
-  // scenarios/calibration/hopper-clock-calibration.textproto holds the FP8 ratio.
   EXPECT_NEAR(fp8.held_tflops / fp8.burst_tflops, 0.862, 0.0005);
   EXPECT_NEAR(bf16.held_tflops / bf16.burst_tflops, 0.842, 0.0005);
+  // Every GH100 preset holds the FP8 ratio as its sustained_clock_ratio.
+  for (const char* name : {"dgx-h100", "dgx-h200", "hgx-h800"}) {
+    EXPECT_NEAR(topo::hardware_preset(name)->compute().sustained_clock_ratio(),
+                fp8.held_tflops / fp8.burst_tflops, 0.0005)
+        << name;
+  }
 }
 
 // One transformer layer's kernels held for seconds (step-mix/, scripts/device/measure-step-mix.py:
 // Llama 3 70B at TP4, forward and backward): the fastest pass in the first 0.1 s over the mean
 // pass after 5 s. The mix draws less power than one large GEMM and holds more of its burst; the
-// calibration file keeps the single GEMM's ratio (a step adds NVLink's draw, which the mix lacks).
+// presets keep the single GEMM's ratio (a step adds NVLink's draw, which the mix lacks).
 // The measured pass (step-mix/): the fastest in the first 0.1 s, and the mean after 5 s.
 // folder: step-mix (8,192 tokens a rank) or step-mix-cp2 (4,096: the same layer at CP2).
 double measured_pass_s(const std::string& dtype, bool held,
@@ -214,7 +219,7 @@ constexpr RankLayer kLlama405bTp8{16384, 53248 / 8, 128 / 8, 8 / 8};
 // gradients), attention forward and backward (2.5 forward FLOPs), and the HBM-bound kernels by
 // the bytes they move (an RMS norm reads and writes tokens x hidden BF16, SwiGLU reads two
 // tokens x ffn and writes one, a residual add reads two and writes one), with the preset's
-// launch overheads. held_ratio: the calibration's sustained_clock_ratio (1: burst). tokens 4,096:
+// launch overheads. held_ratio: the presets' sustained_clock_ratio (1: burst). tokens 4,096:
 // the layer at CP2 as the script ran it (attention as a causal 4,096 block and a full block of
 // 4,096 queries on 2,048 keys, ring attention's two kinds of block).
 double modelled_layer_pass_s(DataType gemm_dtype, double held_ratio, double tokens = 8192,
@@ -261,7 +266,7 @@ TEST(H200Gemms, ThePresetsTimeALayersMixWithinFivePercent) {
               0.005);
   EXPECT_NEAR(modelled_layer_pass_s(DataType::kBf16, 1) / measured_pass_s("bf16", false), 1.001,
               0.005);
-  // Held, with the calibration's ratio on the FLOP-bound kernels: FP8 +4.2 %, BF16 +0.0 %.
+  // Held, with the presets' ratio on the FLOP-bound kernels: FP8 +4.2 %, BF16 +0.0 %.
   EXPECT_NEAR(modelled_layer_pass_s(DataType::kFp8, 0.862) / measured_pass_s("fp8", true), 1.042,
               0.005);
   EXPECT_NEAR(modelled_layer_pass_s(DataType::kBf16, 0.862) / measured_pass_s("bf16", true), 1.000,

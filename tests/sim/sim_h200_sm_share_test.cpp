@@ -93,9 +93,10 @@ TEST(H200SmShare, AGemmOnFewerSmsSlowsLessThanItsShareOfThem) {
   EXPECT_NEAR(model_66, 1.979, 0.005);
   EXPECT_NEAR(std::log(1 / measured_66) / std::log(66.0 / 132.0), 0.72, 0.01);
   for (const Carved& r : read_carved()) {
-    if (r.dtype == "fp8" && r.carveout > 0)
+    if (r.dtype == "fp8" && r.carveout > 0) {
       EXPECT_LT(r.seconds / full_gpu_s(read_carved(), r), modelled_slowdown(r) + 0.025)
           << r.shape << " " << r.carveout;
+    }
   }
 }
 
@@ -157,7 +158,9 @@ TEST(H200SmShare, CublasWithoutLtIgnoresTheCarveOut) {
   // torch.matmul's BF16 GEMMs go through plain cuBLAS: the knob leaves them on every SM.
   const std::vector<Carved> rows = read_carved();
   for (const Carved& r : rows) {
-    if (r.dtype == "bf16") EXPECT_NEAR(r.seconds / full_gpu_s(rows, r), 1.0, 0.025) << r.shape;
+    if (r.dtype == "bf16") {
+      EXPECT_NEAR(r.seconds / full_gpu_s(rows, r), 1.0, 0.025) << r.shape;
+    }
   }
 }
 

@@ -95,10 +95,10 @@ TEST(KinetoComputeModel, GemmKernelTakesTheGemmModelsTime) {
   const config::Hardware hw = app::resolve_hardware("dgx-h100", 1, {});
   const sim::ComputeModel model = sim::ComputeModel::from_hardware(hw);
   ASSERT_EQ(model.sm_count, 132);
-  const double expected =
-      sim::gemm_kernel_cost(2048, 4096, 1024, 1, model.sm_count, model.bf16_flops_per_s,
-                            model.gemm_efficiency, model.gemm_k_overhead)
-          .seconds;
+  const double expected = sim::gemm_kernel_cost(2048, 4096, 1024, 1, model.sm_count,
+                                                model.compute_peak_flops_per_s(DataType::kBf16),
+                                                model.gemm_efficiency, model.gemm_k_overhead)
+                              .seconds;
   const EventGraph& g = run.trace.graph;
   int seen = 0;
   for (OpId id = 0; id < g.size(); ++id) {
