@@ -1,11 +1,32 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "proto/scenario.pb.h"
 #include "topologies/hardware_presets.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/framework_presets.h"
 
 namespace racksim::cli {
+namespace {
+
+// Where a preset holds its kernels below the rates they were benchmarked at, the line says so:
+// the TFLOP/s above are the datasheet's, not what a step gets.
+void print_power_limit(const config::ComputeEfficiency& compute) {
+  if (compute.has_sustained_clock_ratio() && compute.sustained_clock_ratio() != 1) {
+    fmt::print(
+        "  {:<19} power limit: FLOP-bound kernels at {} of their benchmarked rates through a step "
+        "(hardware.compute.sustained_clock_ratio)\n",
+        "", compute.sustained_clock_ratio());
+  }
+  if (compute.gemm_sustained() != 0) {
+    fmt::print(
+        "  {:<19} power limit: GEMMs that fill the GPU at {} of the peak "
+        "(hardware.compute.gemm_sustained)\n",
+        "", compute.gemm_sustained());
+  }
+}
+
+}  // namespace
 
 int presets_command(const std::vector<std::string>&) {
   fmt::print("models:\n");
@@ -25,6 +46,7 @@ int presets_command(const std::vector<std::string>&) {
         name, h->gpu().name(), h->gpu().bf16_flops_per_s() / 1e12, h->gpu().hbm_bytes() / 1e9,
         h->gpu().hbm_bytes_per_s() / 1e12, h->scale_up().bytes_per_s() / 1e9,
         h->scale_out().nic_bits_per_s() / 1e9);
+    print_power_limit(h->compute());
     fmt::print("  {:<19} source: {}\n", "", h->source());
   }
   fmt::print("frameworks (training.framework; the fields each sets: docs/scenarios.md):\n");
