@@ -197,16 +197,25 @@ TEST(Calibrate, NamesRowsThatSlowDownWithALargerMicroBatch) {
   EXPECT_NE(out.find("rank correlation (against the closest times) all"), std::string::npos) << out;
 }
 
+const std::string kRoot = RACKSIM_SOURCE_DIR;
+const std::string kVtrainBase = kRoot + "/scenarios/calibration/a100-vtrain-kernel-base.textproto";
+
+// `racksim calibrate --floor-only` on the vTrain kernel base with `measured`, then `extra`.
+testing::CommandResult vtrain_floor(const std::string& measured,
+                                    const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"calibrate", "--floor-only", "--base",
+                                   kVtrainBase, "--measured",   measured};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_racksim(args);
+}
+
 // `--floor-only` on vTrain's 1,440 single-node rows links the models that differ only in width
 // or depth (analysis/measurement_floor.h). At TP4 and TP8 with micro-batches of 1 and 2, every
 // 1,024-wide model was measured slower than its 2,048-wide sibling, up to 17 %; nothing else
 // contradicts a model of kernels and collectives. The floor falls on the narrower models' rows.
 TEST(Calibrate, FloorOnlyLinksModelsThatDifferOnlyInSize) {
-  const std::string root = RACKSIM_SOURCE_DIR;
-  const auto r = run_racksim({"calibrate", "--floor-only", "--base",
-                              root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto",
-                              "--measured", root + "/scenarios/calibration/a100-single-node.csv",
-                              "--set", "sim.fold_replicas=false", "--set", "hardware.nodes=1"});
+  const auto r = vtrain_floor(kRoot + "/scenarios/calibration/a100-single-node.csv",
+                              {"--set", "sim.fold_replicas=false", "--set", "hardware.nodes=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("measurement floor 0.68 % mean |error| (1440 points): 0 of 432 families"),
             std::string::npos)
@@ -228,10 +237,8 @@ TEST(Calibrate, FloorOnlyLinksModelsThatDifferOnlyInSize) {
 // 2, 4 and 8 (32 sequences per pipeline: 16, 8 and 4 micro-batches over 2 stages). From 2 to 4
 // the step may grow at most (16 + 2 x 1) / (16 + 1) = 18/17 of 10.03 s = 10.62 s.
 TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
-  const std::string root = RACKSIM_SOURCE_DIR;
-  const auto r = run_racksim({"calibrate", "--floor-only", "--base",
-                              root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto",
-                              "--measured", root + "/scenarios/calibration/a100-multi-node.csv"});
+  const std::string multi_node = kRoot + "/scenarios/calibration/a100-multi-node.csv";
+  const auto r = vtrain_floor(multi_node);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("measurement floor 1.52 % mean |error| (41 points): 4 of 9 families"),
             std::string::npos)
@@ -249,10 +256,7 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
 
   TempDir dir;
   const std::string out = (fs::path(dir.path()) / "cal.textproto").string();
-  const auto refused =
-      run_racksim({"calibrate", "--floor-only", "--base",
-                   root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto", "--measured",
-                   root + "/scenarios/calibration/a100-multi-node.csv", "--out", out});
+  const auto refused = vtrain_floor(multi_node, {"--out", out});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("--floor-only fits nothing to write"), std::string::npos)
       << refused.err;
@@ -266,10 +270,8 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
 // column) are steps every bound allows: with them as the measurements the floor is zero, as it
 // must be for the floor to bound racksim.
 TEST(Calibrate, FloorOnlyLinksLayoutsThatDifferOnlyInTheTpSize) {
-  const std::string root = RACKSIM_SOURCE_DIR;
-  const std::string base = root + "/scenarios/calibration/a100-vtrain-kernel-base.textproto";
-  const std::string measured = root + "/data/measured/vtrain-a100-multi-node-large.csv";
-  const auto r = run_racksim({"calibrate", "--floor-only", "--base", base, "--measured", measured});
+  const std::string measured = kRoot + "/data/measured/vtrain-a100-multi-node-large.csv";
+  const auto r = vtrain_floor(measured);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("; 4 of 14 pairs of families that differ only in the TP size"),
             std::string::npos)
@@ -287,7 +289,7 @@ TEST(Calibrate, FloorOnlyLinksLayoutsThatDifferOnlyInTheTpSize) {
 
   // The same rows with racksim's predictions as their measurements.
   const std::vector<CsvLine> results =
-      csv_lines(read_file(root + "/data/measured/vtrain-a100-multi-node-large-results.csv"));
+      csv_lines(read_file(kRoot + "/data/measured/vtrain-a100-multi-node-large-results.csv"));
   ASSERT_FALSE(results.empty());
   const std::vector<std::string>& header = results[0].cells;
   const auto transfer = std::find(header.begin(), header.end(), "transfer_step_time_s");
@@ -311,8 +313,7 @@ TEST(Calibrate, FloorOnlyLinksLayoutsThatDifferOnlyInTheTpSize) {
     rewritten += line + "\n";
   }
   TempDir dir;
-  const auto own = run_racksim(
-      {"calibrate", "--floor-only", "--base", base, "--measured", dir.write("own.csv", rewritten)});
+  const auto own = vtrain_floor(dir.write("own.csv", rewritten));
   ASSERT_EQ(own.exit_code, 0) << own.err;
   EXPECT_NE(own.out.find("measurement floor 0.00 % mean |error| (68 points): 0 of 15 families"),
             std::string::npos)

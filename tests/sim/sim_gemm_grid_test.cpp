@@ -17,6 +17,7 @@
 
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/preset_at_burst.h"
 #include "tests/support/tile_fit.h"
 #include "topologies/hardware_presets.h"
 
@@ -49,16 +50,9 @@ std::vector<MeasuredGemm> read_grid() {
 
 using GemmRate = ComputeModel::GemmRate;
 
-// The preset at the clocks its kernels were benchmarked at: a benchmark of milliseconds ends
-// before the power limit holds the clocks down (sustained_clock_ratio).
-config::Hardware burst_preset() {
-  config::Hardware hw = *topo::hardware_preset("hgx-h800");
-  hw.mutable_compute()->clear_sustained_clock_ratio();
-  return hw;
-}
-
+// At burst: the measurements are short benchmarks.
 const config::Hardware& h800() {
-  static const config::Hardware hw = burst_preset();
+  static const config::Hardware hw = testing::preset_at_burst("hgx-h800");
   return hw;
 }
 

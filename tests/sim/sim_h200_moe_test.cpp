@@ -21,23 +21,16 @@
 #include "sim/compute_model.h"
 #include "tests/support/compute_ops.h"
 #include "tests/support/csv_rows.h"
-#include "topologies/hardware_presets.h"
+#include "tests/support/preset_at_burst.h"
 
 namespace racksim::sim {
 namespace {
 
 const std::string kDir = std::string(RACKSIM_SOURCE_DIR) + "/data/measured/h200-kernels/moe/";
 
-// The preset at the clocks its kernels were benchmarked at: a benchmark of milliseconds ends
-// before the power limit holds the clocks down (sustained_clock_ratio).
-config::Hardware burst_preset() {
-  config::Hardware hw = *topo::hardware_preset("dgx-h200");
-  hw.mutable_compute()->clear_sustained_clock_ratio();
-  return hw;
-}
-
+// At burst: the measurements are short benchmarks.
 const config::Hardware& h200() {
-  static const config::Hardware hw = burst_preset();
+  static const config::Hardware hw = testing::preset_at_burst("dgx-h200");
   return hw;
 }
 
