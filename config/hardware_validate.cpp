@@ -138,7 +138,7 @@ void check_compute(const config::Hardware& hw, const Checker& check) {
     if (compute.gemm_sustained() != 0 && compute.sustained_clock_ratio() != 1) {
       check.fail("hardware.compute.sustained_clock_ratio",
                  "hardware.compute.gemm_sustained already holds the power limit's clock drop "
-                 "for the GEMMs that fill the GPU; set one of the two (the Hopper presets "
+                 "for the GEMMs that fill the GPU; set one of the two (the Hopper and A100 presets "
                  "set sustained_clock_ratio: give it 1 to use gemm_sustained)");
     }
   }

@@ -22,15 +22,16 @@ turn both into step times:
     published step = F / (GPUs x published TFLOP/s);  predicted TFLOP/s = F / (GPUs x step)
 
 Every row is simulated under each configuration of the table (--config picks some):
-  datasheet  the base scenario as it is: datasheet preset, nothing fitted;
+  datasheet  the base scenario as it is: datasheet preset, nothing fitted (vTrain's base turns
+             the dgx-a100 preset's held rate off for its fits; this column turns it back on);
   transfer   the same with a calibration fitted on other measurements (for the A100 tables:
              vTrain's single-node rows and 3.6B and 18.4B runs, scenarios/calibration/
              a100-kernel-calibration.textproto; another cluster than Selene's, the same as the
              39.1B and 175B rows'), applied unchanged: fit on small, predict large;
-  burst      (the Hopper tables) the same preset with its FLOP-bound kernels at the rates its
-             benchmarks measured (hardware.compute.sustained_clock_ratio=1), not at the
-             throughput a Hopper GPU holds at its 700 W limit, which the presets give (0.862,
-             measured on an H200, not fitted).
+  burst      the same preset with its FLOP-bound kernels at the rates its benchmarks measured
+             (hardware.compute.sustained_clock_ratio=1), not at the throughput a GPU holds at
+             its power limit, which the Hopper and A100 presets give (0.862, measured on an
+             H200, not fitted; the A100 borrows it).
 
 Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
 vtrain-a100-multi-node-large-results.csv; not with --only or --config, which print a
@@ -39,7 +40,7 @@ partial table) and prints the markdown table with the errors
 miss and how many rows are within 10%; where the rows have a `group` column, the same per group
 with Spearman's rank correlation between predicted and published step times).
 """
-import csv, os, sys
+import csv, os, re, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
 from csv_rows import csv_rows
@@ -47,16 +48,20 @@ from rank_stats import spearman
 from racksim_step import step_time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-# The configurations' overrides: the A100 terms fitted on vTrain's runs, and Hopper's kernels at
-# their benchmarks' burst rates instead of the rates held at 700 W.
+# The configurations' overrides: the A100 terms fitted on vTrain's runs, and the presets' kernels
+# at their benchmarks' burst rates instead of the rates held at the power limit.
 A100_TRANSFER = ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"]
-HOPPER_BURST = ["--set", "hardware.compute.sustained_clock_ratio=1"]
+BURST = ["--set", "hardware.compute.sustained_clock_ratio=1"]
+# vTrain's base turns the dgx-a100 preset's held rate off for its fits; its datasheet column
+# turns it back on at the value the preset holds (resolved from `racksim presets`).
+A100_PRESET_HELD = ("preset clock ratio", "dgx-a100")
 TABLES = {
     "narayanan-sc21-table1": {
         "base": "scenarios/validation/megatron-gpt-a100.textproto",
         "seq": 2048,
         "configs": {
             "datasheet": [],
+            "burst": BURST,
             "transfer": A100_TRANSFER,
         },
     },
@@ -65,7 +70,7 @@ TABLES = {
         "seq": 8192,
         "configs": {
             "datasheet": [],
-            "burst": HOPPER_BURST,
+            "burst": BURST,
         },
     },
     "deepseek-v3-h800": {
@@ -73,7 +78,7 @@ TABLES = {
         "seq": 4096,
         "configs": {
             "datasheet": [],
-            "burst": HOPPER_BURST,
+            "burst": BURST,
         },
     },
     "vtrain-a100-large": {
@@ -82,7 +87,8 @@ TABLES = {
         "results": "data/measured/vtrain-a100-multi-node-large-results.csv",
         "seq": 2048,
         "configs": {
-            "datasheet": [],
+            "datasheet": A100_PRESET_HELD,
+            "burst": BURST,
             "transfer": A100_TRANSFER,
         },
     },
@@ -106,6 +112,23 @@ def paper_flops(row, seq):
     l = float(row["model.num_layers"])
     h = float(row["model.hidden_size"])
     return 96 * b * seq * l * h * h * (1 + seq / (6 * h) + VOCAB / (16 * l * h))
+
+
+def preset_clock_ratio(racksim, preset):
+    """The sustained_clock_ratio a hardware preset holds, as `racksim presets` prints it."""
+    listing = subprocess.run([racksim, "presets"], capture_output=True, text=True, check=True)
+    block = re.search(rf"^  {re.escape(preset)} .*?(?=^  \S|\Z)", listing.stdout, re.M | re.S)
+    held = block and re.search(r"kernels at ([0-9.]+) of their benchmarked rates", block.group(0))
+    if not held:
+        sys.exit(f"validate.py: `racksim presets` gives {preset} no power-limit line")
+    return ["--set", f"hardware.compute.sustained_clock_ratio={held.group(1)}"]
+
+
+def resolve_config(racksim, overrides):
+    """A configuration's overrides, with a preset's clock ratio looked up where it names one."""
+    if isinstance(overrides, tuple):
+        return preset_clock_ratio(racksim, overrides[1])
+    return overrides
 
 
 def simulate(racksim, base, row, extra):
@@ -157,7 +180,7 @@ def main():
         sys.exit(f"validate.py: {sys.argv[1]}: not an executable racksim (usage: see --help)")
     opts, extra = parse_args(sys.argv[2:])
     table = TABLES[opts["table"]]
-    configs = {k: v for k, v in table["configs"].items()
+    configs = {k: resolve_config(racksim, v) for k, v in table["configs"].items()
                if not opts["config"] or k in opts["config"].split(",")}
     data = table.get("data", os.path.join("data", "published", opts["table"] + ".csv"))
     points = csv_rows(os.path.join(ROOT, data))
