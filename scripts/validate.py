@@ -53,8 +53,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 A100_TRANSFER = ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"]
 BURST = ["--set", "hardware.compute.sustained_clock_ratio=1"]
 # vTrain's base turns the dgx-a100 preset's held rate off for its fits; its datasheet column
-# turns it back on at the value the preset holds (resolved from `racksim presets`).
-A100_PRESET_HELD = ("preset clock ratio", "dgx-a100")
+# turns it back on at the value the preset holds, which `racksim presets` gives at run time.
+A100_PRESET_HELD = lambda racksim: preset_clock_ratio(racksim, "dgx-a100")
 TABLES = {
     "narayanan-sc21-table1": {
         "base": "scenarios/validation/megatron-gpt-a100.textproto",
@@ -125,10 +125,8 @@ def preset_clock_ratio(racksim, preset):
 
 
 def resolve_config(racksim, overrides):
-    """A configuration's overrides, with a preset's clock ratio looked up where it names one."""
-    if isinstance(overrides, tuple):
-        return preset_clock_ratio(racksim, overrides[1])
-    return overrides
+    """A configuration's overrides: a list, or a function of racksim that looks them up."""
+    return overrides(racksim) if callable(overrides) else overrides
 
 
 def simulate(racksim, base, row, extra):

@@ -111,20 +111,14 @@ constexpr std::string_view kDgxA100 = R"pb(
   # the Maximum Achievable Matmul FLOPS of an A100 SXM in BF16, 267.9 of 312 TFLOP/s
   # (stas00/ml-engineering, compute/accelerator/README.md, MAMF table, CUDA 12.1), a burst rate
   # as the same table's H100 figure is (data/measured/h200-kernels/). Through a step every
-  # FLOP-bound kernel runs at 0.862 of it (sustained_clock_ratio): the drop measured on a 700 W
-  # GH100 (an H200; kHopperCompute below), borrowed because no A100 was measured. Two A100 figures
-  # agree with its size without setting it: an 8192-cube BF16 GEMM at 257 TFLOP/s on random
-  # inputs and 295 on zeros, which draw less power (H. He, "Strangely, Matrix Multiplications on
-  # GPUs Run Faster When Given 'Predictable' Data!", 2024: 0.871), and the ceiling racksim
-  # calibrate fits on vTrain's A100 rows for a GEMM that fills the GPU, 0.888 of MAMF's rate
-  # (scenarios/calibration/a100-kernel-calibration.textproto; 0.864 in a100-vtrain-cluster).
-  compute {
-    model: KERNEL
-    gemm: 0.859
-    gemm_k_overhead: 64
-    cpu_launch_floor_s: 4e-6
-    sustained_clock_ratio: 0.862
-  }
+  # FLOP-bound kernel runs at the held share the GH100 was measured at (kGh100HeldRate below),
+  # borrowed because no A100 was measured. Two A100 figures agree with its size without setting
+  # it: an 8192-cube BF16 GEMM at 257 TFLOP/s on random inputs and 295 on zeros, which draw less
+  # power (H. He, "Strangely, Matrix Multiplications on GPUs Run Faster When Given 'Predictable'
+  # Data!", 2024: 0.871), and the ceiling racksim calibrate fits on vTrain's A100 rows for a GEMM
+  # that fills the GPU, 0.888 of MAMF's rate (scenarios/calibration/
+  # a100-kernel-calibration.textproto; 0.864 in a100-vtrain-cluster).
+  compute { model: KERNEL gemm: 0.859 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
   scale_up { bytes_per_s: 300e9 domain_size: 8 }
   scale_out { nic_bits_per_s: 200e9 nics_per_gpu: 1 }
   pcie { generation: 4 bytes_per_s: 31.5e9 }
@@ -142,14 +136,8 @@ constexpr std::string_view kDgxA100 = R"pb(
 //   large FP8 shapes DeepGEMM measured on an H800 (github.com/deepseek-ai/DeepGEMM, README, 2025,
 //   MIT; blockwise scaling; all ten within 3 %): data/measured/deepgemm-h800-fp8-gemm.csv,
 //   tests/sim/sim_gemm_grid_test.cpp.
-// - Both rates are burst rates: the benchmarks behind them time a kernel for milliseconds, before
-//   a 700 W GH100 reaches its power limit. A training step keeps every SM busy for seconds and
-//   the clocks fall; measured on one H200 SXM at 700 W (data/measured/h200-kernels/
-//   sustained-fine/, scripts/device/sustained-clock.py), an 8,192-cube FP8 GEMM keeps 0.862 of
-//   its burst throughput once the limit holds (BF16 0.842). Every FLOP-bound kernel runs at that
-//   share (sustained_clock_ratio; HBM-bound kernels keep the bandwidth). The H100 and H800 are
-//   the same die at the same limit with HBM that draws less, so they may hold slightly more.
-//   `--set hardware.compute.sustained_clock_ratio=1` gives the burst rates.
+// - Both rates are burst rates; through a step every FLOP-bound kernel runs at the held share
+//   of them (kGh100HeldRate below).
 constexpr std::string_view kHopperCompute = R"pb(
   compute {
     model: KERNEL
@@ -158,8 +146,21 @@ constexpr std::string_view kHopperCompute = R"pb(
     cpu_launch_floor_s: 4e-6
     gemm_fp8: 0.74
     gemm_fp8_k_overhead: 704
-    sustained_clock_ratio: 0.862
   }
+)pb";
+
+// The throughput a GPU holds through a training step at its power limit, over its benchmarks'
+// burst rates. The benchmarks behind the presets' kernel rates time a kernel for milliseconds,
+// before a 700 W GH100 reaches its power limit; a training step keeps every SM busy for seconds
+// and the clocks fall. Measured on one H200 SXM at 700 W (data/measured/h200-kernels/
+// sustained-fine/, scripts/device/sustained-clock.py): an 8,192-cube FP8 GEMM keeps 0.862 of its
+// burst throughput once the limit holds (BF16 0.842). Every FLOP-bound kernel runs at that share
+// (sustained_clock_ratio; HBM-bound kernels keep the bandwidth). The H100 and H800 are the same
+// die at the same limit with HBM that draws less, so they may hold slightly more; dgx-a100
+// borrows it, no A100 having been measured. `--set hardware.compute.sustained_clock_ratio=1`
+// gives the burst rates.
+constexpr std::string_view kGh100HeldRate = R"pb(
+  compute { sustained_clock_ratio: 0.862 }
 )pb";
 
 constexpr std::string_view kDgxH100 = R"pb(
@@ -173,7 +174,7 @@ constexpr std::string_view kDgxH100 = R"pb(
     hbm_bytes_per_s: 3.35e12
     sm_count: 132
   }
-  # compute: kHopperCompute (added to every GH100 preset).
+  # compute: kHopperCompute and kGh100HeldRate (added to every GH100 preset).
   # NVSwitch 3 reduces in-network (NVLink SHARP).
   scale_up { bytes_per_s: 450e9 domain_size: 8 nvls: true }
   scale_out { nic_bits_per_s: 400e9 nics_per_gpu: 1 }
@@ -384,16 +385,17 @@ constexpr std::string_view kA100VtrainCluster = R"pb(
 struct Preset {
   std::string_view name;
   std::string_view text;
-  std::string_view base = {};     // a preset this one starts from
-  std::string_view compute = {};  // a compute model shared by a GPU family
+  std::string_view base = {};       // a preset this one starts from
+  std::string_view compute = {};    // a compute model shared by a GPU family
+  std::string_view held_rate = {};  // the throughput held at the power limit (measured or borrowed)
 };
 
 constexpr std::array<Preset, 11> kPresets = {{
-    {"dgx-a100", kDgxA100},
+    {"dgx-a100", kDgxA100, {}, {}, kGh100HeldRate},
     {"a100-vtrain-cluster", kA100VtrainCluster, "dgx-a100"},
-    {"dgx-h100", kDgxH100, {}, kHopperCompute},
-    {"dgx-h200", kDgxH200, {}, kHopperCompute},
-    {"hgx-h800", kHgxH800, {}, kHopperCompute},
+    {"dgx-h100", kDgxH100, {}, kHopperCompute, kGh100HeldRate},
+    {"dgx-h200", kDgxH200, {}, kHopperCompute, kGh100HeldRate},
+    {"hgx-h800", kHgxH800, {}, kHopperCompute, kGh100HeldRate},
     {"hgx-b200", kHgxB200},
     {"hgx-b300", kHgxB300},
     {"hgx-b300-mixed-nics", kHgxB300MixedNics},
@@ -424,8 +426,9 @@ std::optional<config::Hardware> hardware_preset(std::string_view name) {
     if (preset.name != name) continue;
     config::Hardware hardware = hardware_defaults();
     if (!preset.base.empty()) hardware = *hardware_preset(preset.base);
-    hardware.MergeFrom(parse_builtin(preset.name, preset.text));
-    if (!preset.compute.empty()) hardware.MergeFrom(parse_builtin(preset.name, preset.compute));
+    for (std::string_view part : {preset.text, preset.compute, preset.held_rate}) {
+      if (!part.empty()) hardware.MergeFrom(parse_builtin(preset.name, part));
+    }
     if (auto figures = power_cost_preset_text(preset.name)) {
       hardware.MergeFrom(parse_builtin(preset.name, *figures));
     }
