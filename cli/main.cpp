@@ -34,8 +34,8 @@ commands:
         simulate a recorded Chakra trace (TRACE.<rank>.et files) on a cluster or a ring
   memory SCENARIO [--set FIELD=VALUE ...] [--json]
         the memory ledger per pipeline stage without simulating: fits or the culprit
-  presets
-        list the model and hardware presets
+  presets [--json]
+        list the model, hardware and framework presets; --json: every field, for scripts
   bench [SCENARIO ...]
         how fast the simulator is: wall time, peak memory, activities per second per scenario
   sweep [SCENARIO] --set PATH=V1,V2,... [--jobs N] [--out DIR] [--emit-jobs FILE]

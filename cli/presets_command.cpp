@@ -1,4 +1,12 @@
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "proto/scenario.pb.h"
@@ -8,6 +16,8 @@
 
 namespace racksim::cli {
 namespace {
+
+namespace po = boost::program_options;
 
 // Where a preset holds its kernels below the rates they were benchmarked at, the line says so:
 // the TFLOP/s above are the datasheet's, not what a step gets.
@@ -26,9 +36,7 @@ void print_power_limit(const config::ComputeEfficiency& compute) {
   }
 }
 
-}  // namespace
-
-int presets_command(const std::vector<std::string>&) {
+void print_text() {
   fmt::print("models:\n");
   for (const auto& name : model_preset_names()) {
     const auto m = model_preset(name);
@@ -54,6 +62,90 @@ int presets_command(const std::vector<std::string>&) {
     const auto f = framework_preset(name);
     fmt::print("  {:<19} {}\n", name, f->what);
     fmt::print("  {:<19} source: {}\n", "", f->source);
+  }
+}
+
+// Protobuf's JSON mapping writes 64-bit integers as strings; a preset's integers (layer counts,
+// widths, byte sizes) are far below 2^53, so they are written as the numbers they are, which a
+// scenario's JSON form accepts too.
+void int64_fields_as_numbers(const google::protobuf::Message& message, nlohmann::json& json) {
+  using google::protobuf::FieldDescriptor;
+  std::vector<const FieldDescriptor*> fields;
+  message.GetReflection()->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (field->is_map() || !json.contains(field->name())) continue;
+    nlohmann::json& value = json[field->name()];
+    const auto* reflection = message.GetReflection();
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (!field->is_repeated()) {
+        int64_fields_as_numbers(reflection->GetMessage(message, field), value);
+        continue;
+      }
+      for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+        int64_fields_as_numbers(reflection->GetRepeatedMessage(message, field, i), value[i]);
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+               field->cpp_type() == FieldDescriptor::CPPTYPE_UINT64) {
+      const bool is_signed = field->cpp_type() == FieldDescriptor::CPPTYPE_INT64;
+      auto to_number = [is_signed](nlohmann::json& v) {
+        const std::string digits = v.get<std::string>();
+        if (is_signed) v = std::stoll(digits);
+        if (!is_signed) v = std::stoull(digits);
+      };
+      if (field->is_repeated()) std::for_each(value.begin(), value.end(), to_number);
+      if (!field->is_repeated()) to_number(value);
+    }
+  }
+}
+
+// A preset as the scenario fields it sets, spelled as a scenario's JSON form spells them (the
+// proto field names), so that a script reads the value `--set` would override.
+nlohmann::json fields_json(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string text;
+  const auto status = google::protobuf::util::MessageToJsonString(message, &text, options);
+  if (!status.ok()) throw std::runtime_error("presets: " + status.ToString());
+  nlohmann::json json = nlohmann::json::parse(text);
+  int64_fields_as_numbers(message, json);
+  return json;
+}
+
+nlohmann::json presets_json() {
+  nlohmann::json out = {{"models", nlohmann::json::object()},
+                        {"hardware", nlohmann::json::object()},
+                        {"frameworks", nlohmann::json::object()}};
+  for (const auto& name : model_preset_names())
+    out["models"][name] = fields_json(*model_preset(name));
+  for (const auto& name : topo::hardware_preset_names()) {
+    out["hardware"][name] = fields_json(*topo::hardware_preset(name));
+  }
+  for (const auto& name : framework_preset_names()) {
+    const auto f = framework_preset(name);
+    out["frameworks"][name] = {{"what", f->what}, {"source", f->source}};
+  }
+  return out;
+}
+
+}  // namespace
+
+int presets_command(const std::vector<std::string>& args) {
+  po::options_description options("racksim presets options");
+  options.add_options()("help,h", "show this help")(
+      "json", po::bool_switch(),
+      "print every preset's fields as JSON (the scenario field names) instead of text");
+  const po::positional_options_description no_positionals;  // a stray word is an error
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(no_positionals).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "usage: racksim presets [--json]\n" << options << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (vm["json"].as<bool>()) {
+    std::cout << presets_json().dump(2) << "\n";
+  } else {
+    print_text();
   }
   return 0;
 }

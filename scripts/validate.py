@@ -40,7 +40,7 @@ partial table) and prints the markdown table with the errors
 miss and how many rows are within 10%; where the rows have a `group` column, the same per group
 with Spearman's rank correlation between predicted and published step times).
 """
-import csv, os, re, subprocess, sys
+import csv, json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
 from csv_rows import csv_rows
@@ -53,7 +53,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 A100_TRANSFER = ["--set", "calibration=scenarios/calibration/a100-kernel-calibration.textproto"]
 BURST = ["--set", "hardware.compute.sustained_clock_ratio=1"]
 # vTrain's base turns the dgx-a100 preset's held rate off for its fits; its datasheet column
-# turns it back on at the value the preset holds, which `racksim presets` gives at run time.
+# turns it back on at the value the preset holds, which `racksim presets --json` gives at run time.
 A100_PRESET_HELD = lambda racksim: preset_clock_ratio(racksim, "dgx-a100")
 TABLES = {
     "narayanan-sc21-table1": {
@@ -115,13 +115,13 @@ def paper_flops(row, seq):
 
 
 def preset_clock_ratio(racksim, preset):
-    """The sustained_clock_ratio a hardware preset holds, as `racksim presets` prints it."""
-    listing = subprocess.run([racksim, "presets"], capture_output=True, text=True, check=True)
-    block = re.search(rf"^  {re.escape(preset)} .*?(?=^  \S|\Z)", listing.stdout, re.M | re.S)
-    held = block and re.search(r"kernels at ([0-9.]+) of their benchmarked rates", block.group(0))
-    if not held:
-        sys.exit(f"validate.py: `racksim presets` gives {preset} no power-limit line")
-    return ["--set", f"hardware.compute.sustained_clock_ratio={held.group(1)}"]
+    """The sustained_clock_ratio a hardware preset holds, as `racksim presets --json` gives it."""
+    listing = subprocess.run([racksim, "presets", "--json"], capture_output=True, text=True,
+                             check=True)
+    compute = json.loads(listing.stdout)["hardware"][preset].get("compute", {})
+    if "sustained_clock_ratio" not in compute:
+        sys.exit(f"validate.py: `racksim presets --json` gives {preset} no sustained_clock_ratio")
+    return ["--set", f"hardware.compute.sustained_clock_ratio={compute['sustained_clock_ratio']}"]
 
 
 def resolve_config(racksim, overrides):

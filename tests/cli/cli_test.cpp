@@ -3,6 +3,7 @@
 // nothing of the user's overwritten.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -202,6 +203,30 @@ TEST(Cli, CollectiveBadOptionsExitTwo) {
   EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--min-bytes", "x"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"run", "--bogus-option"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"frobnicate"}).exit_code, 2);
+}
+
+// `presets --json` is the machine-readable form of the listing (scripts/validate.py reads a
+// preset's power-limit ratio from it): the same presets, the same values, scenario field names.
+TEST(Cli, PresetsJsonListsWhatTheTextListsWithTheScenarioFieldNames) {
+  const auto text = run_racksim({"presets"});
+  const auto json = run_racksim({"presets", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  for (const char* kind : {"models", "hardware", "frameworks"}) {
+    ASSERT_TRUE(j.contains(kind)) << kind;
+    for (const auto& [name, fields] : j[kind].items()) {
+      EXPECT_NE(text.out.find("  " + name + " "), std::string::npos) << kind << " " << name;
+    }
+  }
+  EXPECT_EQ(j["hardware"].size(), 11u);
+  const auto& a100 = j["hardware"]["dgx-a100"];
+  EXPECT_EQ(a100["gpu"]["name"], "A100-80GB-SXM4");
+  const double ratio = a100["compute"]["sustained_clock_ratio"].get<double>();
+  EXPECT_NE(text.out.find(fmt::format("FLOP-bound kernels at {} of their", ratio)),
+            std::string::npos);
+  EXPECT_EQ(j["models"]["llama3-70b"]["num_layers"], 80);
+  EXPECT_EQ(run_racksim({"presets", "stray"}).exit_code, 2);
+  EXPECT_EQ(run_racksim({"presets", "--jsn"}).exit_code, 2);
 }
 
 }  // namespace
