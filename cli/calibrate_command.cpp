@@ -66,8 +66,7 @@ int calibrate_command(const std::vector<std::string>& args) {
       "floor-only",
       "print the floor the measurements put under any model of kernels and collectives, and "
       "the rows that set it; simulate and fit nothing (--params and --out not needed)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
+  po::variables_map vm = parse_options_only(args, options);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << options << "\n";

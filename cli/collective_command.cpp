@@ -75,8 +75,7 @@ app::CollectiveBenchRequest bench_request(const po::variables_map& vm,
 
 int collective_command(const std::vector<std::string>& args) {
   const po::options_description options = collective_options();
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
+  po::variables_map vm = parse_options_only(args, options);
   if (vm.count("help")) {
     std::cout << options << "\n";
     return 0;

@@ -22,6 +22,14 @@ po::variables_map parse_scenario_command(const std::vector<std::string>& args,
   return vm;
 }
 
+po::variables_map parse_options_only(const std::vector<std::string>& args,
+                                     const po::options_description& options) {
+  const po::positional_options_description no_positionals;
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(no_positionals).run(), vm);
+  return vm;
+}
+
 std::optional<int> help_or_missing_scenario(const po::variables_map& vm,
                                             const po::options_description& options) {
   if (vm.count("help") || !vm.count("scenario")) {

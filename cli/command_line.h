@@ -17,6 +17,12 @@ boost::program_options::variables_map parse_scenario_command(
     const std::vector<std::string>& args,
     const boost::program_options::options_description& options);
 
+// Parses `args` against `options` for a command that takes no bare argument: a stray word is an
+// error (exit 2), not ignored. Not notified, so that --help is read before required options.
+boost::program_options::variables_map parse_options_only(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options);
+
 // With --help: prints `options`, returns 0. Without a scenario: prints them, returns 2.
 // Otherwise nothing (the command goes on).
 std::optional<int> help_or_missing_scenario(

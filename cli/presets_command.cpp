@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "proto/scenario.pb.h"
 #include "topologies/hardware_presets.h"
@@ -134,9 +135,7 @@ int presets_command(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")(
       "json", po::bool_switch(),
       "print every preset's fields as JSON (the scenario field names) instead of text");
-  const po::positional_options_description no_positionals;  // a stray word is an error
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(no_positionals).run(), vm);
+  po::variables_map vm = parse_options_only(args, options);
   if (vm.count("help")) {
     std::cout << "usage: racksim presets [--json]\n" << options << "\n";
     return 0;

@@ -202,6 +202,9 @@ TEST(Cli, CollectiveBadOptionsExitTwo) {
   EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--ranks", "9"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "--min-bytes", "x"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"run", "--bogus-option"}).exit_code, 2);
+  // A stray word is an error on the commands without a positional argument too, not ignored.
+  EXPECT_EQ(run_racksim({"collective", "--hardware", "dgx-h100", "stray"}).exit_code, 2);
+  EXPECT_EQ(run_racksim({"calibrate", "stray"}).exit_code, 2);
   EXPECT_EQ(run_racksim({"frobnicate"}).exit_code, 2);
 }
 
