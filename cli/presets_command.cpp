@@ -71,12 +71,12 @@ void print_text() {
 // scenario's JSON form accepts too.
 void int64_fields_as_numbers(const google::protobuf::Message& message, nlohmann::json& json) {
   using google::protobuf::FieldDescriptor;
+  const auto* reflection = message.GetReflection();
   std::vector<const FieldDescriptor*> fields;
-  message.GetReflection()->ListFields(message, &fields);
+  reflection->ListFields(message, &fields);
   for (const FieldDescriptor* field : fields) {
     if (field->is_map() || !json.contains(field->name())) continue;
     nlohmann::json& value = json[field->name()];
-    const auto* reflection = message.GetReflection();
     if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       if (!field->is_repeated()) {
         int64_fields_as_numbers(reflection->GetMessage(message, field), value);
@@ -116,8 +116,9 @@ nlohmann::json presets_json() {
   nlohmann::json out = {{"models", nlohmann::json::object()},
                         {"hardware", nlohmann::json::object()},
                         {"frameworks", nlohmann::json::object()}};
-  for (const auto& name : model_preset_names())
+  for (const auto& name : model_preset_names()) {
     out["models"][name] = fields_json(*model_preset(name));
+  }
   for (const auto& name : topo::hardware_preset_names()) {
     out["hardware"][name] = fields_json(*topo::hardware_preset(name));
   }

@@ -1,6 +1,7 @@
 // A built-in hardware preset at the clocks its kernels were benchmarked at, for tests that compare
 // the presets' kernel rates with short benchmarks: a benchmark of milliseconds ends before the
-// power limit holds the clocks down, which the Hopper presets' sustained_clock_ratio stands for.
+// power limit holds the clocks down, which the Hopper and A100 presets'
+// sustained_clock_ratio stands for.
 #pragma once
 
 #include <string_view>
