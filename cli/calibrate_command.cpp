@@ -10,6 +10,7 @@
 #include "app/child_process.h"
 #include "app/output_dir.h"
 #include "app/studies/calibrate.h"
+#include "app/studies/calibrate_json.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -42,6 +43,21 @@ void check_writable(const std::string& path) {
   });
 }
 
+// The same for --json: a file racksim calibrate wrote as JSON before, or a new one.
+void check_json_writable(const std::string& path) {
+  app::check_file_to_write(path, "--json", [](const fs::path& existing) {
+    std::ifstream in(existing);
+    std::stringstream text;
+    text << in.rdbuf();
+    return app::written_by_calibrate(text.str());
+  });
+}
+
+// The report as JSON, for --json: two-space indents, a final newline.
+std::string json_text(const app::CalibrationSpec& spec, const app::CalibrationResult& result) {
+  return app::calibration_json(spec, result).dump(2) + "\n";
+}
+
 }  // namespace
 
 int calibrate_command(const std::vector<std::string>& args) {
@@ -63,6 +79,9 @@ int calibrate_command(const std::vector<std::string>& args) {
       "auto, none, loo, group, largest (fit the smaller groups, predict the largest) or kfold:K")(
       "fit-every", po::value<int>()->default_value(1),
       "fit on every Nth row only (each held-out refit on every Nth of its rows); predict all")(
+      "json", po::value<std::string>(),
+      "also write the whole report as JSON to this file (fitted values, errors as fractions, "
+      "every row's times); replaces only a file racksim calibrate wrote")(
       "floor-only",
       "print the floor the measurements put under any model of kernels and collectives, and "
       "the rows that set it; simulate and fit nothing (--params and --out not needed)");
@@ -83,12 +102,22 @@ int calibrate_command(const std::vector<std::string>& args) {
     throw InputError({"command line", 0, 0}, "--out", "--floor-only fits nothing to write");
   }
   if (vm.count("out")) check_writable(vm["out"].as<std::string>());
+  const std::string json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
+  if (!json_path.empty()) {
+    if (vm.count("out") &&
+        fs::weakly_canonical(json_path) == fs::weakly_canonical(vm["out"].as<std::string>())) {
+      throw InputError({"command line", 0, 0}, "--json", "--json and --out name the same file");
+    }
+    check_json_writable(json_path);
+  }
   app::CalibrationSpec spec;
   spec.base = vm["base"].as<std::string>();
   spec.measured = app::read_measured_csvs(split_list(vm["measured"].as<std::string>()));
   if (vm.count("set")) spec.base_overrides = vm["set"].as<std::vector<std::string>>();
   if (floor_only) {
-    std::fputs(app::measurement_floor_report(spec).c_str(), stdout);
+    const app::CalibrationResult floor = app::measurement_floor(spec);
+    std::fputs(app::measurement_floor_report(spec, floor).c_str(), stdout);
+    if (!json_path.empty()) app::replace_file(json_path, json_text(spec, floor));
     return 0;
   }
   spec.params = split_list(vm["params"].as<std::string>());
@@ -101,9 +130,13 @@ int calibrate_command(const std::vector<std::string>& args) {
       spec, [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); });
   for (const auto& w : result.warnings) fmt::print(stderr, "racksim: warning: {}\n", w);
   std::fputs(app::calibration_report(spec, result).c_str(), stdout);
+  // All or nothing, each file: a full disk or an interrupt leaves the previous one as it was.
+  if (!json_path.empty()) {
+    app::replace_file(json_path, json_text(spec, result));
+    fmt::print("\nwrote {}\n", json_path);
+  }
   if (vm.count("out")) {
     const std::string path = vm["out"].as<std::string>();
-    // All or nothing: a full disk or an interrupt leaves the previous calibration as it was.
     app::replace_file(path, config::calibration_text(spec.params, result.fit.values,
                                                      app::calibration_comment(spec, result)));
     fmt::print("\nwrote {} (include it with  calibration: \"{}\"  or --set calibration={})\n", path,

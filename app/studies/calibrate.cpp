@@ -333,18 +333,6 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   return result;
 }
 
-namespace {
-
-std::string errors_line(const char* what, const analysis::ErrorSummary& e) {
-  return fmt::format(
-      "  {:<30} mean |error| {:>6.2f} %   max {:>6.2f} %   rms log {:.4f}  ({} points)\n", what,
-      100 * e.mean_abs_relative, 100 * e.max_abs_relative, e.rms_log, e.points);
-}
-
-// Per group (the CSV's group column; one unnamed group without it): the points' `values` and
-// their measurements, leaving out a point whose value is not positive (not predicted: no fold
-// held it out).
-using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
 GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
                        const std::vector<double>& measured) {
   GroupedValues groups;
@@ -355,6 +343,14 @@ GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& v
     g.second.push_back(measured[i]);
   }
   return groups;
+}
+
+namespace {
+
+std::string errors_line(const char* what, const analysis::ErrorSummary& e) {
+  return fmt::format(
+      "  {:<30} mean |error| {:>6.2f} %   max {:>6.2f} %   rms log {:.4f}  ({} points)\n", what,
+      100 * e.mean_abs_relative, 100 * e.max_abs_relative, e.rms_log, e.points);
 }
 
 // Spearman's rank correlation of predicted and measured step times within each group.
@@ -438,9 +434,13 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
 
 }  // namespace
 
-std::string measurement_floor_report(const CalibrationSpec& spec) {
+CalibrationResult measurement_floor(const CalibrationSpec& spec) {
   CalibrationResult result;
   check_measured_rows(spec, result);
+  return result;
+}
+
+std::string measurement_floor_report(const CalibrationSpec& spec, const CalibrationResult& result) {
   std::string out = fmt::format("Measurement floor of {} on {} ({} points)\n\n", spec.measured.path,
                                 spec.base, result.measured.size());
   if (result.floor.families == 0) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,8 +88,17 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
 
 // `racksim calibrate --floor-only`: the floor the measurements put under any model of kernels
 // and collectives, and the rows that set it (analysis/measurement_floor.h). Loads and checks
-// every row's scenario; simulates nothing and fits nothing (spec.params may be empty).
-std::string measurement_floor_report(const CalibrationSpec& spec);
+// every row's scenario; simulates nothing and fits nothing (spec.params may be empty). The
+// result holds the measured times and the floor alone.
+CalibrationResult measurement_floor(const CalibrationSpec& spec);
+std::string measurement_floor_report(const CalibrationSpec& spec, const CalibrationResult& floor);
+
+// Per group (the CSV's group column; one unnamed group without it): the points' `values` and
+// their measurements, leaving out a point whose value is not positive (not predicted: no fold
+// held it out). Ordered by the group's name.
+using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
+GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
+                       const std::vector<double>& measured);
 
 // What the calibration file records besides the values (sources and errors), as comment lines.
 std::vector<std::string> calibration_comment(const CalibrationSpec& spec,

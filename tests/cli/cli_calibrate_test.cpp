@@ -125,6 +125,66 @@ TEST(Calibrate, FitsEveryNthRowAndPredictsTheOthers) {
   EXPECT_EQ(m[2], "2");
 }
 
+// --json writes what the text reports, as numbers: the fitted values, the errors as fractions,
+// every row's measured, fitted and held-out times; a second run replaces the file racksim wrote,
+// and a file the user wrote at that path stops the command before it simulates anything.
+TEST(Calibrate, JsonReportHoldsWhatTheTextSays) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write("measured.csv", measured_csv(base, {1024, 4096, 16384}));
+  const std::string json = (dir.path() / "fit.json").string();
+  const std::vector<std::string> args = {"calibrate",
+                                         "--base",
+                                         base,
+                                         "--measured",
+                                         csv,
+                                         "--params",
+                                         "hardware.compute.gemm",
+                                         "--holdout",
+                                         "loo",
+                                         "--max-evals",
+                                         "6",
+                                         "--holdout-max-evals",
+                                         "3",
+                                         "--jobs",
+                                         "2",
+                                         "--json",
+                                         json};
+  for (int run = 0; run < 2; ++run) {  // the second replaces the first's file
+    const auto r = run_racksim(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto doc = nlohmann::ordered_json::parse(read_file(json));
+    EXPECT_EQ(doc.begin().key(), "written_by");  // what lets a later run replace the file
+    EXPECT_EQ(doc.at("points"), 3);
+    const auto& p = doc.at("parameters").at(0);
+    EXPECT_EQ(p.at("field"), "hardware.compute.gemm");
+    EXPECT_NEAR(p.at("fitted").get<double>(), fitted(r.out, "hardware.compute.gemm"), 5e-4);
+    const double in_sample = doc.at("errors").at("in_sample").at("mean_abs_relative");
+    EXPECT_NE(r.out.find(fmt::format("in sample (fitted points)      mean |error| {:>6.2f} %",
+                                     100 * in_sample)),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(doc.at("held_out_folds").size(), 3u);  // leave one out: a fold per row
+    ASSERT_EQ(doc.at("rows").size(), 3u);
+    for (const auto& row : doc.at("rows")) {
+      const double measured = row.at("measured_step_time_s");
+      EXPECT_NEAR(row.at("fitted_error").get<double>(),
+                  row.at("fitted_step_time_s").get<double>() / measured - 1, 1e-12);
+      EXPECT_TRUE(row.contains("held_out_step_time_s"));
+      EXPECT_EQ(row.at("closest_step_time_s").get<double>(), measured);  // a consistent set
+    }
+    EXPECT_EQ(doc.at("rows").at(0).at("line"), 3);  // after the comment and the header
+  }
+  const std::string mine = dir.write("mine.json", "{\"written_by\": \"me\"}\n");
+  auto refused = args;
+  refused.back() = mine;
+  const auto r = run_racksim(refused);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("was not written by racksim"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("calibrate: before fitting"), std::string::npos) << "nothing simulated";
+  EXPECT_EQ(read_file(mine), "{\"written_by\": \"me\"}\n");
+}
+
 // The report of a fit of `param` that stops after one evaluation (its bounds are what it shows),
 // on `measured` (a CSV's text; empty: two rows simulated with known efficiencies).
 std::string one_evaluation_fit(const std::string& param, const std::vector<std::string>& sets,
@@ -255,6 +315,20 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
   EXPECT_EQ(r.err, "");  // no progress lines: nothing was simulated
 
   TempDir dir;
+  // --json: the same floor as numbers, every row's closest time, no fit's members.
+  const std::string json = (fs::path(dir.path()) / "floor.json").string();
+  ASSERT_EQ(vtrain_floor(multi_node, {"--json", json}).exit_code, 0);
+  const auto doc = nlohmann::json::parse(read_file(json));
+  EXPECT_NEAR(doc.at("floor").at("mean_abs_relative").get<double>(), 0.0152, 5e-5);
+  EXPECT_EQ(doc.at("floor").at("families_broken"), 4);
+  EXPECT_EQ(doc.at("floor").at("families"), 9);
+  EXPECT_FALSE(doc.contains("parameters"));
+  ASSERT_EQ(doc.at("rows").size(), 41u);
+  const auto& line34 = doc.at("rows").at(31);
+  EXPECT_EQ(line34.at("line"), 34);
+  EXPECT_NEAR(line34.at("closest_step_time_s").get<double>(), 10.62, 0.005);
+  EXPECT_FALSE(line34.contains("fitted_step_time_s"));
+
   const std::string out = (fs::path(dir.path()) / "cal.textproto").string();
   const auto refused = vtrain_floor(multi_node, {"--out", out});
   EXPECT_EQ(refused.exit_code, 2);
