@@ -58,9 +58,7 @@ std::string json_text(const app::CalibrationSpec& spec, const app::CalibrationRe
   return app::calibration_json(spec, result).dump(2) + "\n";
 }
 
-}  // namespace
-
-int calibrate_command(const std::vector<std::string>& args) {
+po::options_description calibrate_options() {
   po::options_description options("racksim calibrate options");
   options.add_options()("help,h", "show this help")("base", po::value<std::string>(),
                                                     "the base scenario file")(
@@ -85,13 +83,11 @@ int calibrate_command(const std::vector<std::string>& args) {
       "floor-only",
       "print the floor the measurements put under any model of kernels and collectives, and "
       "the rows that set it; simulate and fit nothing (--params and --out not needed)");
-  po::variables_map vm = parse_options_only(args, options);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << options << "\n";
-    return 0;
-  }
-  const bool floor_only = vm.count("floor-only") > 0;
+  return options;
+}
+
+// The options a run needs, and the files it will write, checked before anything is simulated.
+void check_options(const po::variables_map& vm, bool floor_only) {
   for (const char* required : {"base", "measured", "params"}) {
     if (!vm.count(required) && !(floor_only && std::string(required) == "params")) {
       throw InputError({"command line", 0, 0}, fmt::format("--{}", required),
@@ -102,38 +98,37 @@ int calibrate_command(const std::vector<std::string>& args) {
     throw InputError({"command line", 0, 0}, "--out", "--floor-only fits nothing to write");
   }
   if (vm.count("out")) check_writable(vm["out"].as<std::string>());
-  const std::string json_path = vm.count("json") ? vm["json"].as<std::string>() : "";
-  if (!json_path.empty()) {
-    if (vm.count("out") &&
-        fs::weakly_canonical(json_path) == fs::weakly_canonical(vm["out"].as<std::string>())) {
-      throw InputError({"command line", 0, 0}, "--json", "--json and --out name the same file");
-    }
-    check_json_writable(json_path);
+  if (!vm.count("json")) return;
+  const std::string json_path = vm["json"].as<std::string>();
+  if (vm.count("out") &&
+      fs::weakly_canonical(json_path) == fs::weakly_canonical(vm["out"].as<std::string>())) {
+    throw InputError({"command line", 0, 0}, "--json", "--json and --out name the same file");
   }
+  check_json_writable(json_path);
+}
+
+app::CalibrationSpec calibration_spec(const po::variables_map& vm, bool floor_only) {
   app::CalibrationSpec spec;
   spec.base = vm["base"].as<std::string>();
   spec.measured = app::read_measured_csvs(split_list(vm["measured"].as<std::string>()));
   if (vm.count("set")) spec.base_overrides = vm["set"].as<std::vector<std::string>>();
-  if (floor_only) {
-    const app::CalibrationResult floor = app::measurement_floor(spec);
-    std::fputs(app::measurement_floor_report(spec, floor).c_str(), stdout);
-    if (!json_path.empty()) app::replace_file(json_path, json_text(spec, floor));
-    return 0;
-  }
+  if (floor_only) return spec;
   spec.params = split_list(vm["params"].as<std::string>());
   spec.jobs = jobs_option(vm);
   spec.max_evaluations = int_option(vm, "max-evals", 1, 100000);
   spec.holdout_max_evaluations = int_option(vm, "holdout-max-evals", 1, 100000);
   spec.holdout = vm["holdout"].as<std::string>();
   spec.fit_every = int_option(vm, "fit-every", 1, 1000000);
-  const app::CalibrationResult result = app::calibrate(
-      spec, [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); });
-  for (const auto& w : result.warnings) fmt::print(stderr, "racksim: warning: {}\n", w);
-  std::fputs(app::calibration_report(spec, result).c_str(), stdout);
-  // All or nothing, each file: a full disk or an interrupt leaves the previous one as it was.
-  if (!json_path.empty()) {
-    app::replace_file(json_path, json_text(spec, result));
-    fmt::print("\nwrote {}\n", json_path);
+  return spec;
+}
+
+// All or nothing, each file: a full disk or an interrupt leaves the previous one as it was.
+void write_fit(const po::variables_map& vm, const app::CalibrationSpec& spec,
+               const app::CalibrationResult& result) {
+  if (vm.count("json")) {
+    const std::string path = vm["json"].as<std::string>();
+    app::replace_file(path, json_text(spec, result));
+    fmt::print("\nwrote {}\n", path);
   }
   if (vm.count("out")) {
     const std::string path = vm["out"].as<std::string>();
@@ -142,6 +137,32 @@ int calibrate_command(const std::vector<std::string>& args) {
     fmt::print("\nwrote {} (include it with  calibration: \"{}\"  or --set calibration={})\n", path,
                path, path);
   }
+}
+
+}  // namespace
+
+int calibrate_command(const std::vector<std::string>& args) {
+  const po::options_description options = calibrate_options();
+  po::variables_map vm = parse_options_only(args, options);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << options << "\n";
+    return 0;
+  }
+  const bool floor_only = vm.count("floor-only") > 0;
+  check_options(vm, floor_only);
+  const app::CalibrationSpec spec = calibration_spec(vm, floor_only);
+  if (floor_only) {
+    const app::CalibrationResult floor = app::measurement_floor(spec);
+    std::fputs(app::measurement_floor_report(spec, floor).c_str(), stdout);
+    if (vm.count("json")) app::replace_file(vm["json"].as<std::string>(), json_text(spec, floor));
+    return 0;
+  }
+  const app::CalibrationResult result = app::calibrate(
+      spec, [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); });
+  for (const auto& w : result.warnings) fmt::print(stderr, "racksim: warning: {}\n", w);
+  std::fputs(app::calibration_report(spec, result).c_str(), stdout);
+  write_fit(vm, spec, result);
   return 0;
 }
 

@@ -9,21 +9,25 @@ Runs, in order (about 17 minutes on 2 cores; 22 more with --kfold, 40 more with 
      rewrites their *-results.csv files;
   2. scripts/nccl-table.py (racksim's A100 all-reduce against vTrain's nccl-tests tables);
   3. `racksim calibrate --floor-only` on vTrain's 39.1B and 175B rows (the floor they put under
-     any model of kernels and collectives), rewriting data/measured/vtrain-a100-multi-node-large-floor.txt;
+     any model of kernels and collectives), rewriting data/measured/vtrain-a100-multi-node-large-floor.txt
+     and its JSON twin (.json);
   4. `racksim calibrate` on vTrain's single-node rows (fit on every tenth row, leave the largest
      size out) and multi-node rows (leave the largest size out), the commands of
      docs/validation.md, rewriting scenarios/calibration/a100-single-node-fit.log.txt and
      a100-kernel-fit.log.txt; with --kfold also the two 5-fold checks
      (a100-single-node-kfold.log.txt, a100-multi-node-kfold.log.txt); with --all-rows the
      three single-node terms fitted on all 1,440 rows, in sample (a100-single-node-all-rows.log.txt);
-then rebuilds the README's accuracy table (between the accuracy-table markers) from those files.
+     Each fit also writes its report as JSON (`racksim calibrate --json`) beside the log, the
+     .log.txt replaced by .json;
+then rebuilds the README's accuracy table (between the accuracy-table markers) from the results
+files and those JSON reports (the text logs are for reading; nothing is parsed out of them).
 It says when a fit lands on other values than scenarios/calibration/a100-kernel-calibration.textproto
 holds (the calibration file is written by hand, with its provenance; it is not rewritten).
 
 --table-only rebuilds the table from the files as they are, simulating nothing (a second);
 --check does the same and exits 1, changing nothing, when the README's table differs.
 """
-import os, re, subprocess, sys
+import json, os, re, subprocess, sys
 
 from csv_rows import csv_rows
 from rank_stats import spearman
@@ -35,6 +39,7 @@ BEGIN, END = "<!-- accuracy-table: scripts/accuracy.py -->", "<!-- /accuracy-tab
 NCCL_TABLE = "data/measured/vtrain-a100-nccl-allreduce.csv"
 LARGE = "data/measured/vtrain-a100-multi-node-large.csv"
 LARGE_FLOOR = "data/measured/vtrain-a100-multi-node-large-floor.txt"
+LARGE_FLOOR_JSON = "data/measured/vtrain-a100-multi-node-large-floor.json"
 
 
 # The calibrate runs of docs/validation.md ("The all-reduces inside a node from measured tables").
@@ -104,15 +109,17 @@ def write_large_floor(racksim):
     """racksim calibrate --floor-only on vTrain's 39.1B and 175B rows, kept beside them."""
     command = [racksim, "calibrate", "--floor-only", "--base",
                f"{CAL}/a100-vtrain-kernel-base.textproto", "--measured", LARGE]
-    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run([*command, "--json", LARGE_FLOOR_JSON], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
     with open(os.path.join(ROOT, LARGE_FLOOR), "w") as f:
         f.write(f"# {' '.join(['racksim', *command[1:]])} (scripts/accuracy.py)\n" + out.stdout)
-    print(f"accuracy: wrote {LARGE_FLOOR}")
+    print(f"accuracy: wrote {LARGE_FLOOR} and {LARGE_FLOOR_JSON}")
 
 
-def floor_percent(text):
-    """The measurement floor a calibrate report states, in per cent."""
-    return float(re.search(r"measurement floor ([\d.]+) %", text).group(1))
+def report(path):
+    """A `racksim calibrate --json` report."""
+    with open(os.path.join(ROOT, path)) as f:
+        return json.load(f)
 
 
 def large_closest():
@@ -121,18 +128,24 @@ def large_closest():
     for number, line in enumerate(read_lines(LARGE), 1):
         if line and not line.startswith(("#", "name,")):
             names[number] = line.split(",")[0]
-    text = "\n".join(read_lines(LARGE_FLOOR))
-    floor = floor_percent(text)
-    broken = re.search(r"(\d+ of \d+) families", text).group(1)
-    pairs = re.search(r"(\d+ of \d+) pairs of families", text)
-    closest = {names[int(n)]: float(t)
-               for n, t in re.findall(r"line (\d+): measured \S+ s, at best (\S+) s", text)}
-    return floor, broken, pairs.group(1) if pairs else None, closest
+    doc = report(LARGE_FLOOR_JSON)
+    f = doc["floor"]
+    broken = f"{f['families_broken']} of {f['families']}"
+    pairs = (f"{f['tp_sibling_pairs_broken']} of {f['tp_sibling_pairs']}"
+             if f["tp_sibling_pairs"] else None)
+    closest = {names[r["line"]]: r["closest_step_time_s"] for r in doc["rows"]}
+    return 100 * f["mean_abs_relative"], broken, pairs, closest
+
+
+def json_of(log):
+    """The JSON report beside a calibrate log: a100-kernel-fit.log.txt -> a100-kernel-fit.json."""
+    return os.path.join(CAL, log.replace(".log.txt", ".json"))
 
 
 def run_fit(racksim, jobs, log, what, args, holdout, extra):
     command = [racksim, "calibrate", *args, "--holdout", holdout, *extra, "--jobs", str(jobs)]
-    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([*command, "--json", json_of(log)], cwd=ROOT, capture_output=True,
+                         text=True)
     if out.returncode != 0:
         sys.exit(f"accuracy: {' '.join(command)} failed:\n{out.stderr}")
     shown = ("--fit-every", "--holdout", "--max-evals", "--holdout-max-evals", "--jobs")
@@ -143,17 +156,12 @@ def run_fit(racksim, jobs, log, what, args, holdout, extra):
               f"docs/validation.md; {flags}):")
     with open(os.path.join(ROOT, CAL, log), "w") as f:
         f.write(header + "\n" + "\n".join(lines) + "\n")
-    print(f"accuracy: wrote {CAL}/{log}")
+    print(f"accuracy: wrote {CAL}/{log} and {json_of(log)}")
 
 
 def fitted_values(log):
-    """The fitted parameters a calibrate log reports, {field: value}."""
-    values = {}
-    for line in read_lines(os.path.join(CAL, log)):
-        m = re.match(r"\s+(hardware\.\S+)\s+(\S+)\s+\(was", line)
-        if m:
-            values[m.group(1)] = float(m.group(2))
-    return values
+    """The fitted parameters a calibrate run reports, {field: value}."""
+    return {p["field"]: p["fitted"] for p in report(json_of(log))["parameters"]}
 
 
 def compare_with_calibration():
@@ -194,32 +202,29 @@ def within_10(errors):
     return sum(abs(e) <= 10 for e in errors)
 
 
-def log_line(log, label):
-    """(mean |error|, max) of the calibrate log's line that starts with `label`."""
-    for line in read_lines(os.path.join(CAL, log)):
-        if line.strip().startswith(label):
-            m = re.search(r"mean \|error\|\s+([\d.]+) %\s+max\s+([\d.]+) %", line)
-            return float(m.group(1)), float(m.group(2))
-    sys.exit(f"accuracy: no '{label}' line in {CAL}/{log}")
+def log_line(log, which):
+    """(mean |error|, max) in per cent of a calibrate run's errors: in_sample, not_fitted or
+    held_out."""
+    errors = report(json_of(log))["errors"]
+    if which not in errors:
+        sys.exit(f"accuracy: no '{which}' errors in {json_of(log)}")
+    return 100 * errors[which]["mean_abs_relative"], 100 * errors[which]["max_abs_relative"]
 
 
 def point_worst(log, held_out):
-    """The signed worst error of a calibrate log's per-point table: in sample, or held out."""
-    errs = []
-    for line in read_lines(os.path.join(CAL, log)):
-        m = re.match(r"\s+\d+ \S+\s+\S+\s+\S+\s+([+-][\d.]+)%\s+\S+\s+(\S+)%?", line)
-        if m and (not held_out or m.group(2) != "-"):
-            errs.append(float(m.group(2).rstrip("%") if held_out else m.group(1)))
-    return worst(errs)
+    """The signed worst error, in per cent, over a calibrate run's rows: in sample, or held out."""
+    key = "held_out_error" if held_out else "fitted_error"
+    return worst([100 * r[key] for r in report(json_of(log))["rows"] if key in r])
 
 
 def floor_of(log):
-    """(floor MAPE, its worst signed error, the closest-times MAPE) of a calibrate log."""
-    text = "\n".join(read_lines(os.path.join(CAL, log)))
-    floor = floor_percent(text)
-    worst_floor = worst([float(x) for x in re.findall(r"at best \S+ s \(([+-][\d.]+) %\)", text)])
-    closest = float(re.search(r"closest times instead: mean \|error\| ([\d.]+) %", text).group(1))
-    return floor, worst_floor, closest
+    """(floor MAPE, its worst signed error, the closest-times MAPE) of a calibrate run, per cent."""
+    doc = report(json_of(log))
+    floor = doc["floor"]
+    worst_floor = worst([100 * (r["closest_step_time_s"] / r["measured_step_time_s"] - 1)
+                         for r in doc["rows"]])
+    return (100 * floor["mean_abs_relative"], worst_floor,
+            100 * floor["fit_against_closest"]["mean_abs_relative"])
 
 
 def pct(x, bold=False, sign=False):
@@ -368,33 +373,33 @@ def nccl_row():
 def calibration_rows():
     multi, single = "a100-kernel-fit.log.txt", "a100-single-node-fit.log.txt"
     out = []
-    held, _ = log_line(multi, "held out")
+    held, _ = log_line(multi, "held_out")
     out.append(row("vTrain multi-node, single-node terms held, the multi-node step cost fitted on "
                    "3.6B, predict 18.4B (leave the largest out)", 15, pct2(held, True),
                    pct(point_worst(multi, True), sign=True), ""))
     if os.path.exists(os.path.join(ROOT, CAL, "a100-multi-node-kfold.log.txt")):
         kfold = "a100-multi-node-kfold.log.txt"
-        mean, _ = log_line(kfold, "held out")
+        mean, _ = log_line(kfold, "held_out")
         out.append(row("vTrain multi-node, 5-fold", 41, pct2(mean),
                        pct(point_worst(kfold, True), sign=True), ""))
-    mean, top = log_line(multi, "in sample")
+    mean, top = log_line(multi, "in_sample")
     floor, floor_worst, _ = floor_of(multi)
     out.append(row("vTrain multi-node, in sample; the floor under any model of kernels and "
                    "collectives (three rows measure slower at a larger micro-batch without "
                    "pipeline stages, one more than a pipeline's fill and drain allow)", 41, f"{pct2(mean)} (floor {pct2(floor)})",
                    f"{pct(point_worst(multi, False), sign=True)} (floor {pct(floor_worst, sign=True)})", ""))
-    mean, top = log_line(single, "held out")
+    mean, top = log_line(single, "held_out")
     out.append(row("vTrain single-node, the three single-node terms fitted without 1.31B, "
                    "predict all 180 rows of it", 180, pct2(mean, True), f"±{top:.1f} %", ""))
-    mean, top = log_line(single, "not fitted")
+    mean, top = log_line(single, "not_fitted")
     out.append(row("vTrain single-node, same three parameters fitted on every tenth row, predict "
                    "the other 1,296", "1,296", pct2(mean, True), f"±{top:.1f} %", ""))
-    mean, top = log_line("a100-single-node-kfold.log.txt", "held out")
+    mean, top = log_line("a100-single-node-kfold.log.txt", "held_out")
     out.append(row("vTrain single-node, 5-fold over all 1,440 rows (each fold fitted on the tenth "
                    "rows outside it)", "1,440", pct2(mean), f"±{top:.1f} %", ""))
     every = "a100-single-node-all-rows.log.txt"
     if os.path.exists(os.path.join(ROOT, CAL, every)):
-        mean, top = log_line(every, "in sample")
+        mean, top = log_line(every, "in_sample")
         floor, floor_worst, _ = floor_of(every)
         out.append(row("vTrain single-node, the three terms fitted on all 1,440 rows, in sample "
                        "(`--all-rows`); the floor under any model of kernels and collectives "
