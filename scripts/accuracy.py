@@ -377,7 +377,7 @@ def calibration_rows():
     out.append(row("vTrain multi-node, single-node terms held, the multi-node step cost fitted on "
                    "3.6B, predict 18.4B (leave the largest out)", 15, pct2(held, True),
                    pct(point_worst(multi, True), sign=True), ""))
-    if os.path.exists(os.path.join(ROOT, CAL, "a100-multi-node-kfold.log.txt")):
+    if os.path.exists(os.path.join(ROOT, json_of("a100-multi-node-kfold.log.txt"))):
         kfold = "a100-multi-node-kfold.log.txt"
         mean, _ = log_line(kfold, "held_out")
         out.append(row("vTrain multi-node, 5-fold", 41, pct2(mean),
@@ -398,7 +398,7 @@ def calibration_rows():
     out.append(row("vTrain single-node, 5-fold over all 1,440 rows (each fold fitted on the tenth "
                    "rows outside it)", "1,440", pct2(mean), f"±{top:.1f} %", ""))
     every = "a100-single-node-all-rows.log.txt"
-    if os.path.exists(os.path.join(ROOT, CAL, every)):
+    if os.path.exists(os.path.join(ROOT, json_of(every))):
         mean, top = log_line(every, "in_sample")
         floor, floor_worst, _ = floor_of(every)
         out.append(row("vTrain single-node, the three terms fitted on all 1,440 rows, in sample "
