@@ -45,12 +45,7 @@ void check_writable(const std::string& path) {
 
 // The same for --json: a file racksim calibrate wrote as JSON before, or a new one.
 void check_json_writable(const std::string& path) {
-  app::check_file_to_write(path, "--json", [](const fs::path& existing) {
-    std::ifstream in(existing);
-    std::stringstream text;
-    text << in.rdbuf();
-    return app::written_by_calibrate(text.str());
-  });
+  app::check_file_to_write(path, "--json", app::written_by_calibrate);
 }
 
 // The report as JSON, for --json: two-space indents, a final newline.

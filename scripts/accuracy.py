@@ -27,7 +27,7 @@ holds (the calibration file is written by hand, with its provenance; it is not r
 --table-only rebuilds the table from the files as they are, simulating nothing (a second);
 --check does the same and exits 1, changing nothing, when the README's table differs.
 """
-import json, os, re, subprocess, sys
+import functools, json, os, re, subprocess, sys
 
 from csv_rows import csv_rows
 from rank_stats import spearman
@@ -116,8 +116,9 @@ def write_large_floor(racksim):
     print(f"accuracy: wrote {LARGE_FLOOR} and {LARGE_FLOOR_JSON}")
 
 
+@functools.cache
 def report(path):
-    """A `racksim calibrate --json` report."""
+    """A `racksim calibrate --json` report, read once (the table asks each several times)."""
     with open(os.path.join(ROOT, path)) as f:
         return json.load(f)
 
@@ -202,7 +203,7 @@ def within_10(errors):
     return sum(abs(e) <= 10 for e in errors)
 
 
-def log_line(log, which):
+def fit_errors(log, which):
     """(mean |error|, max) in per cent of a calibrate run's errors: in_sample, not_fitted or
     held_out."""
     errors = report(json_of(log))["errors"]
@@ -373,33 +374,33 @@ def nccl_row():
 def calibration_rows():
     multi, single = "a100-kernel-fit.log.txt", "a100-single-node-fit.log.txt"
     out = []
-    held, _ = log_line(multi, "held_out")
+    held, _ = fit_errors(multi, "held_out")
     out.append(row("vTrain multi-node, single-node terms held, the multi-node step cost fitted on "
                    "3.6B, predict 18.4B (leave the largest out)", 15, pct2(held, True),
                    pct(point_worst(multi, True), sign=True), ""))
     if os.path.exists(os.path.join(ROOT, json_of("a100-multi-node-kfold.log.txt"))):
         kfold = "a100-multi-node-kfold.log.txt"
-        mean, _ = log_line(kfold, "held_out")
+        mean, _ = fit_errors(kfold, "held_out")
         out.append(row("vTrain multi-node, 5-fold", 41, pct2(mean),
                        pct(point_worst(kfold, True), sign=True), ""))
-    mean, top = log_line(multi, "in_sample")
+    mean, top = fit_errors(multi, "in_sample")
     floor, floor_worst, _ = floor_of(multi)
     out.append(row("vTrain multi-node, in sample; the floor under any model of kernels and "
                    "collectives (three rows measure slower at a larger micro-batch without "
                    "pipeline stages, one more than a pipeline's fill and drain allow)", 41, f"{pct2(mean)} (floor {pct2(floor)})",
                    f"{pct(point_worst(multi, False), sign=True)} (floor {pct(floor_worst, sign=True)})", ""))
-    mean, top = log_line(single, "held_out")
+    mean, top = fit_errors(single, "held_out")
     out.append(row("vTrain single-node, the three single-node terms fitted without 1.31B, "
                    "predict all 180 rows of it", 180, pct2(mean, True), f"±{top:.1f} %", ""))
-    mean, top = log_line(single, "not_fitted")
+    mean, top = fit_errors(single, "not_fitted")
     out.append(row("vTrain single-node, same three parameters fitted on every tenth row, predict "
                    "the other 1,296", "1,296", pct2(mean, True), f"±{top:.1f} %", ""))
-    mean, top = log_line("a100-single-node-kfold.log.txt", "held_out")
+    mean, top = fit_errors("a100-single-node-kfold.log.txt", "held_out")
     out.append(row("vTrain single-node, 5-fold over all 1,440 rows (each fold fitted on the tenth "
                    "rows outside it)", "1,440", pct2(mean), f"±{top:.1f} %", ""))
     every = "a100-single-node-all-rows.log.txt"
     if os.path.exists(os.path.join(ROOT, json_of(every))):
-        mean, top = log_line(every, "in_sample")
+        mean, top = fit_errors(every, "in_sample")
         floor, floor_worst, _ = floor_of(every)
         out.append(row("vTrain single-node, the three terms fitted on all 1,440 rows, in sample "
                        "(`--all-rows`); the floor under any model of kernels and collectives "

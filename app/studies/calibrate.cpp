@@ -333,16 +333,43 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   return result;
 }
 
+namespace {
+
+// Per group: the points' `values` and their `reference` values, leaving out a point whose value
+// is not positive.
+using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
 GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
-                       const std::vector<double>& measured) {
+                       const std::vector<double>& reference) {
   GroupedValues groups;
-  for (size_t i = 0; i < measured.size(); ++i) {
+  for (size_t i = 0; i < reference.size(); ++i) {
     if (values[i] <= 0) continue;
     auto& g = groups[spec.measured.points[i].group];
     g.first.push_back(values[i]);
-    g.second.push_back(measured[i]);
+    g.second.push_back(reference[i]);
   }
   return groups;
+}
+
+}  // namespace
+
+std::map<std::string, GroupRank> rank_by_group(const CalibrationSpec& spec,
+                                               const std::vector<double>& values,
+                                               const std::vector<double>& reference) {
+  std::map<std::string, GroupRank> ranks;
+  for (const auto& [name, g] : by_group(spec, values, reference)) {
+    ranks[name] = {analysis::rank_correlation(g.first, g.second), g.first.size()};
+  }
+  return ranks;
+}
+
+std::map<std::string, analysis::ErrorSummary> errors_by_group(
+    const CalibrationSpec& spec, const std::vector<double>& values,
+    const std::vector<double>& reference) {
+  std::map<std::string, analysis::ErrorSummary> errors;
+  for (const auto& [name, g] : by_group(spec, values, reference)) {
+    errors[name] = analysis::error_summary(g.first, g.second);
+  }
+  return errors;
 }
 
 namespace {
@@ -357,10 +384,9 @@ std::string errors_line(const char* what, const analysis::ErrorSummary& e) {
 std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& predicted,
                        const std::vector<double>& measured, const char* what) {
   std::string out;
-  for (const auto& [name, g] : by_group(spec, predicted, measured)) {
+  for (const auto& [name, rank] : rank_by_group(spec, predicted, measured)) {
     out += fmt::format("  rank correlation ({}) {:<14} {:+.3f}  ({} points)\n", what,
-                       name.empty() ? "all" : name, analysis::rank_correlation(g.first, g.second),
-                       g.first.size());
+                       name.empty() ? "all" : name, rank.spearman, rank.points);
   }
   return out;
 }
@@ -369,10 +395,8 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
 std::string group_floor_line(const CalibrationSpec& spec, const CalibrationResult& r) {
   if (!spec.measured.has_groups) return "";
   std::string out = "    the floor per group:";
-  for (const auto& [name, g] : by_group(spec, r.floor.closest_s, r.measured)) {
-    out += fmt::format(" {} {:.2f} % ({} points);", name,
-                       100 * analysis::error_summary(g.first, g.second).mean_abs_relative,
-                       g.first.size());
+  for (const auto& [name, e] : errors_by_group(spec, r.floor.closest_s, r.measured)) {
+    out += fmt::format(" {} {:.2f} % ({} points);", name, 100 * e.mean_abs_relative, e.points);
   }
   out.back() = '\n';
   return out;

@@ -93,12 +93,19 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
 CalibrationResult measurement_floor(const CalibrationSpec& spec);
 std::string measurement_floor_report(const CalibrationSpec& spec, const CalibrationResult& floor);
 
-// Per group (the CSV's group column; one unnamed group without it): the points' `values` and
-// their measurements, leaving out a point whose value is not positive (not predicted: no fold
-// held it out). Ordered by the group's name.
-using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
-GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
-                       const std::vector<double>& measured);
+// Within each group (the CSV's group column; "" for one unnamed group), over the points whose
+// value is positive (a point no fold held out has none): Spearman's rank correlation of `values`
+// with `reference`, and the error of `values` against it. Ordered by the group's name.
+struct GroupRank {
+  double spearman = 0;
+  size_t points = 0;
+};
+std::map<std::string, GroupRank> rank_by_group(const CalibrationSpec& spec,
+                                               const std::vector<double>& values,
+                                               const std::vector<double>& reference);
+std::map<std::string, analysis::ErrorSummary> errors_by_group(const CalibrationSpec& spec,
+                                                              const std::vector<double>& values,
+                                                              const std::vector<double>& reference);
 
 // What the calibration file records besides the values (sources and errors), as comment lines.
 std::vector<std::string> calibration_comment(const CalibrationSpec& spec,

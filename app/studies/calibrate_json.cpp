@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "app/child_process.h"
+
 namespace racksim::app {
 
 using Json = nlohmann::ordered_json;
@@ -21,9 +23,8 @@ Json error_json(const analysis::ErrorSummary& e) {
 Json rank_json(const CalibrationSpec& spec, const std::vector<double>& values,
                const std::vector<double>& reference) {
   Json out = Json::object();
-  for (const auto& [name, g] : by_group(spec, values, reference)) {
-    out[name.empty() ? "all" : name] = Json{
-        {"spearman", analysis::rank_correlation(g.first, g.second)}, {"points", g.first.size()}};
+  for (const auto& [name, rank] : rank_by_group(spec, values, reference)) {
+    out[name.empty() ? "all" : name] = Json{{"spearman", rank.spearman}, {"points", rank.points}};
   }
   return out;
 }
@@ -77,8 +78,8 @@ Json floor_json(const CalibrationSpec& spec, const CalibrationResult& r) {
             row_pairs_json(spec, f.broken_model_rows, "smaller_model_row", "larger_model_row")}};
   Json groups = Json::object();
   if (spec.measured.has_groups && f.closest_s.size() == r.measured.size()) {
-    for (const auto& [name, g] : by_group(spec, f.closest_s, r.measured)) {
-      groups[name] = error_json(analysis::error_summary(g.first, g.second));
+    for (const auto& [name, e] : errors_by_group(spec, f.closest_s, r.measured)) {
+      groups[name] = error_json(e);
     }
   }
   out["per_group"] = groups;
@@ -159,8 +160,8 @@ Json calibration_json(const CalibrationSpec& spec, const CalibrationResult& r) {
   return out;
 }
 
-bool written_by_calibrate(const std::string& text) {
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+bool written_by_calibrate(const std::filesystem::path& path) {
+  const Json doc = Json::parse(read_text_file(path), nullptr, /*allow_exceptions=*/false);
   return doc.is_object() && doc.value("written_by", std::string()) == kCalibrationJsonWriter;
 }
 

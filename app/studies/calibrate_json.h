@@ -9,6 +9,8 @@
 // racksim wrote and may replace; nothing else is replaced.
 #pragma once
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "app/studies/calibrate.h"
@@ -22,7 +24,7 @@ inline constexpr const char* kCalibrationJsonWriter = "racksim calibrate";
 nlohmann::ordered_json calibration_json(const CalibrationSpec& spec,
                                         const CalibrationResult& result);
 
-// Whether the text is a JSON object whose "written_by" is racksim calibrate's.
-bool written_by_calibrate(const std::string& text);
+// Whether the file holds a JSON object whose "written_by" is racksim calibrate's.
+bool written_by_calibrate(const std::filesystem::path& path);
 
 }  // namespace racksim::app
