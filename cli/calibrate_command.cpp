@@ -48,9 +48,9 @@ void check_json_writable(const std::string& path) {
   app::check_file_to_write(path, "--json", app::written_by_calibrate);
 }
 
-// The report as JSON, for --json: two-space indents, a final newline.
+// The report as JSON, for --json: one row per line.
 std::string json_text(const app::CalibrationSpec& spec, const app::CalibrationResult& result) {
-  return app::calibration_json(spec, result).dump(2) + "\n";
+  return app::json_text_one_entry_per_line(app::calibration_json(spec, result));
 }
 
 po::options_description calibrate_options() {

@@ -160,6 +160,48 @@ Json calibration_json(const CalibrationSpec& spec, const CalibrationResult& r) {
   return out;
 }
 
+namespace {
+
+std::string indent(int depth) {
+  return std::string(2 * static_cast<size_t>(depth), ' ');
+}
+
+template <typename Predicate>
+bool every_element(const Json& array, Predicate is_kind) {
+  return array.is_array() && std::all_of(array.begin(), array.end(), is_kind);
+}
+
+// Appends `value`, which starts `depth` levels in, laid out as json_text_one_entry_per_line says.
+void append_laid_out(const Json& value, int depth, std::string& out) {
+  if (value.empty() || value.is_primitive() ||
+      every_element(value, [](const Json& e) { return e.is_primitive(); })) {
+    out += value.dump();
+    return;
+  }
+  const bool object = value.is_object();
+  const bool one_per_line = every_element(value, [](const Json& e) { return e.is_object(); });
+  out += object ? "{\n" : "[\n";
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it != value.begin()) out += ",\n";
+    out += indent(depth + 1);
+    if (object) out += Json(it.key()).dump() + ": ";
+    if (one_per_line) {
+      out += it->dump();
+    } else {
+      append_laid_out(*it, depth + 1, out);
+    }
+  }
+  out += "\n" + indent(depth) + (object ? "}" : "]");
+}
+
+}  // namespace
+
+std::string json_text_one_entry_per_line(const Json& document) {
+  std::string out;
+  append_laid_out(document, 0, out);
+  return out + "\n";
+}
+
 bool written_by_calibrate(const std::filesystem::path& path) {
   const Json doc = Json::parse(read_text_file(path), nullptr, /*allow_exceptions=*/false);
   return doc.is_object() && doc.value("written_by", std::string()) == kCalibrationJsonWriter;

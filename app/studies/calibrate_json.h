@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,11 @@ inline constexpr const char* kCalibrationJsonWriter = "racksim calibrate";
 // fit's members are absent and the rows carry the measured and closest times alone.
 nlohmann::ordered_json calibration_json(const CalibrationSpec& spec,
                                         const CalibrationResult& result);
+
+// The document as text: two-space indents, except that an array of objects (the rows, the
+// folds) holds one object per line and an array of numbers or strings stays on one line, so a
+// report of a thousand rows is a thousand lines that read and diff row by row. Ends in a newline.
+std::string json_text_one_entry_per_line(const nlohmann::ordered_json& document);
 
 // Whether the file holds a JSON object whose "written_by" is racksim calibrate's.
 bool written_by_calibrate(const std::filesystem::path& path);
