@@ -216,7 +216,11 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
   }
 }
 
-// Rows 0, n, 2n, ... of `points`: those --fit-every fits on.
+size_t fit_stride(const CalibrationSpec& spec) {
+  return static_cast<size_t>(std::max(1, spec.fit_every));
+}
+
+// The rows of `points` that --fit-every fits on.
 std::vector<size_t> every_nth(size_t points, size_t n) {
   std::vector<size_t> rows;
   for (size_t i = 0; i < points; i += n) rows.push_back(i);
@@ -277,19 +281,21 @@ void fit_held_out(const std::vector<std::vector<size_t>>& folds,
 
 // The fit's errors: over the rows it was fitted on (every fit_every-th), and with --fit-every over
 // every row, which costs one more simulation of the rows it did not see.
-void summarise_fit(size_t fit_every, const ChildPredictor& predict, const std::vector<size_t>& all,
-                   CalibrationResult& result) {
+void summarise_fit(const CalibrationSpec& spec, const ChildPredictor& predict,
+                   const std::vector<size_t>& all, CalibrationResult& result) {
   std::vector<double> fitted_measured;
-  for (size_t i : every_nth(all.size(), fit_every)) fitted_measured.push_back(result.measured[i]);
+  for (size_t i : every_nth(all.size(), fit_stride(spec))) {
+    fitted_measured.push_back(result.measured[i]);
+  }
   result.in_sample = analysis::error_summary(result.fit.predicted, fitted_measured);
-  if (fit_every == 1) {
+  if (fit_stride(spec) == 1) {
     result.predicted = result.fit.predicted;
     return;
   }
   result.predicted = predict(result.fit.values, all);
   std::vector<double> other_predicted, other_measured;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (i % fit_every == 0) continue;
+    if (fitted_on(spec, i)) continue;
     other_predicted.push_back(result.predicted[i]);
     other_measured.push_back(result.measured[i]);
   }
@@ -298,6 +304,10 @@ void summarise_fit(size_t fit_every, const ChildPredictor& predict, const std::v
 
 }  // namespace
 
+bool fitted_on(const CalibrationSpec& spec, size_t row) {
+  return row % fit_stride(spec) == 0;
+}
+
 CalibrationResult calibrate(const CalibrationSpec& spec,
                             const std::function<void(const std::string&)>& progress) {
   CalibrationResult result;
@@ -305,8 +315,7 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   for (const auto& field : spec.params) result.params.push_back(parameter(base, field));
   check_measured_rows(spec, result);
   const size_t n = result.measured.size();
-  const size_t fit_every = static_cast<size_t>(std::max(1, spec.fit_every));
-  const std::vector<size_t> fitted = every_nth(n, fit_every);
+  const std::vector<size_t> fitted = every_nth(n, fit_stride(spec));
   const auto folds = folds_for(spec, &result.holdout);
   const auto training = training_rows(folds, fitted);
   const ScopedTempDir work("racksim-calibrate");
@@ -323,7 +332,7 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
   options.max_evaluations = spec.max_evaluations;
   result.fit = analysis::fit_parameters(result.params, result.measured, fitted, predict, options);
   result.evaluations = result.fit.evaluations;
-  summarise_fit(fit_every, predict, all, result);
+  summarise_fit(spec, predict, all, result);
   progress(fmt::format("fitted in {} evaluations: mean |error| {:.1f} %", result.fit.evaluations,
                        100 * result.in_sample.mean_abs_relative));
   if (!folds.empty()) {

@@ -86,6 +86,9 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
 
 std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& result);
 
+// Whether the fit used measured row `row` (file order): rows 0, N, 2N, ... with --fit-every N.
+bool fitted_on(const CalibrationSpec& spec, size_t row);
+
 // `racksim calibrate --floor-only`: the floor the measurements put under any model of kernels
 // and collectives, and the rows that set it (analysis/measurement_floor.h). Loads and checks
 // every row's scenario; simulates nothing and fits nothing (spec.params may be empty). The

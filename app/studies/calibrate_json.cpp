@@ -109,7 +109,7 @@ Json rows_json(const CalibrationSpec& spec, const CalibrationResult& r) {
     if (fitted) {
       row["fitted_step_time_s"] = r.predicted[i];
       row["fitted_error"] = r.predicted[i] / r.measured[i] - 1;
-      row["fitted_on"] = i % static_cast<size_t>(std::max(1, spec.fit_every)) == 0;
+      row["fitted_on"] = fitted_on(spec, i);
     }
     if (held && r.held_out_predicted[i] > 0) {
       row["held_out_step_time_s"] = r.held_out_predicted[i];
@@ -145,23 +145,6 @@ void add_fit(const CalibrationSpec& spec, const CalibrationResult& r, Json& out)
   out["rank_correlation"] = ranks;
 }
 
-}  // namespace
-
-Json calibration_json(const CalibrationSpec& spec, const CalibrationResult& r) {
-  Json out{{"written_by", kCalibrationJsonWriter},
-           {"base", spec.base},
-           {"base_overrides", spec.base_overrides},
-           {"measured", spec.measured.path},
-           {"points", r.measured.size()}};
-  if (!r.predicted.empty()) add_fit(spec, r, out);
-  out["floor"] = floor_json(spec, r);
-  out["rows"] = rows_json(spec, r);
-  out["warnings"] = r.warnings;
-  return out;
-}
-
-namespace {
-
 std::string indent(int depth) {
   return std::string(2 * static_cast<size_t>(depth), ' ');
 }
@@ -195,6 +178,19 @@ void append_laid_out(const Json& value, int depth, std::string& out) {
 }
 
 }  // namespace
+
+Json calibration_json(const CalibrationSpec& spec, const CalibrationResult& r) {
+  Json out{{"written_by", kCalibrationJsonWriter},
+           {"base", spec.base},
+           {"base_overrides", spec.base_overrides},
+           {"measured", spec.measured.path},
+           {"points", r.measured.size()}};
+  if (!r.predicted.empty()) add_fit(spec, r, out);
+  out["floor"] = floor_json(spec, r);
+  out["rows"] = rows_json(spec, r);
+  out["warnings"] = r.warnings;
+  return out;
+}
 
 std::string json_text_one_entry_per_line(const Json& document) {
   std::string out;
