@@ -5,7 +5,7 @@ usage: scripts/accuracy.py RACKSIM [--jobs N] [--kfold] [--all-rows] [--table-on
 
 Runs, in order (about 17 minutes on 2 cores; 22 more with --kfold, 40 more with --all-rows):
   1. scripts/validate.py on every published and measured table (Narayanan et al. SC'21 Table 1,
-     NVIDIA's Llama 3 H100 rows, DeepSeek-V3 on H800, vTrain's 39.1B and 175B A100 runs), which
+     NVIDIA's Llama 3 H100 rows, NeMo 24.07's H100 rows, DeepSeek-V3 on H800, vTrain's 39.1B and 175B A100 runs), which
      rewrites their *-results.csv files;
   2. scripts/nccl-table.py (racksim's A100 all-reduce against vTrain's nccl-tests tables);
   3. `racksim calibrate --floor-only` on vTrain's 39.1B and 175B rows (the floor they put under
@@ -298,11 +298,33 @@ def published_rows():
                             "as NeMo's recipes do", h100, "datasheet", "published_step_time_s",
                             name_worst=False))
     out.append(plain_row(BURST_CHECK, h100, "burst", "published_step_time_s"))
+    out += nemo_rows()
     out.append(headline_row("DeepSeek-V3's 180K H800 GPU hours per trillion tokens on 2,048 "
                             "H800, datasheet preset (the held rate), its expert-parallel traffic "
                             "as the report sends it (the published figure is a whole-run average)",
                             dsv3, "datasheet", "published_step_time_s", name_worst=False))
     out.append(plain_row("same, at the burst rates", dsv3, "burst", "published_step_time_s"))
+    return out
+
+
+def nemo_rows():
+    """NeMo 24.07's H100 rows: the headline, and the miss by width (its data file's hidden size)."""
+    rows = results("data/published/nemo-24.07-h100-results.csv")
+    hidden = {r["name"]: int(r["model.hidden_size"])
+              for r in results("data/published/nemo-24.07-h100.csv")}
+    span = lambda rs: (f"{min(float(r['datasheet_error_percent']) for r in rs):+.1f} to "
+                       f"{max(float(r['datasheet_error_percent']) for r in rs):+.1f} %")
+    narrow = [r for r in rows if hidden[r["name"]] <= 4096]
+    wide = [r for r in rows if hidden[r["name"]] >= 12288]
+    out = [headline_row("NVIDIA's NeMo 24.07 FP8 pre-training rows on 8-512 H100 (GPT-3 5B-175B, "
+                        "Llama 2 7B-70B, Nemotron-4 8B-340B, Llama 3 8B), the same datasheet "
+                        "preset, nothing fitted, FP8 with delayed scaling as Transformer Engine "
+                        f"1.x ran it: the {len(narrow)} rows of 4,096-wide models "
+                        f"{span(narrow)}, the {len(wide)} of 12,288 wide or wider "
+                        f"{span(wide)} (the miss follows the "
+                        "activations' elements, not the FLOPs: docs/validation.md)", rows,
+                        "datasheet", "published_step_time_s", name_worst=False)]
+    out.append(plain_row(BURST_CHECK, rows, "burst", "published_step_time_s"))
     return out
 
 
@@ -453,8 +475,8 @@ def main(argv):
         sys.exit(__doc__)
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
-    for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "deepseek-v3-h800",
-              "vtrain-a100-large"):
+    for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "nemo-24.07-h100",
+              "deepseek-v3-h800", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

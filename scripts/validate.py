@@ -6,7 +6,8 @@ usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...]
 
 Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-table1.csv on
 scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
-(data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto)
+(data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto),
+nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
 deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
 scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
 and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
@@ -73,6 +74,14 @@ TABLES = {
             "burst": BURST,
         },
     },
+    "nemo-24.07-h100": {
+        "base": "scenarios/validation/nemo-h100.textproto",
+        "seq": None,  # per row: training.seq_length
+        "configs": {
+            "datasheet": [],
+            "burst": BURST,
+        },
+    },
     "deepseek-v3-h800": {
         "base": "scenarios/validation/deepseek-v3-h800.textproto",
         "seq": 4096,
@@ -97,7 +106,10 @@ VOCAB, GPUS_PER_NODE = 51200, 8
 
 
 def published_step_s(row, gpus, seq):
-    """The published step time, and the work per step its rate counts (tokens or TFLOPs)."""
+    """The published step time, and the work per step its rate counts (tokens or TFLOPs).
+
+    A row's own `training.seq_length` takes the place of the table's sequence length."""
+    seq = int(row.get("training.seq_length") or seq)
     tokens = float(row["training.global_batch_size"]) * seq
     if "measured_step_time_ms" in row:
         return float(row["measured_step_time_ms"]) / 1e3, tokens
@@ -205,7 +217,9 @@ def main():
     for p in points:
         gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
         published_step, work = published_step_s(p, gpus, table["seq"])
-        published_rate = work / (gpus * published_step)
+        # The published rate as printed where the row gives one (not back from the step time).
+        published_rate = float(p.get("published_tokens_per_s_per_gpu") or
+                               work / (gpus * published_step))
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
                  p["layout.dp"], p.get("layout.virtual_stages", ""),
                  p.get("training.micro_batch_size", "1"), p["training.global_batch_size"],
