@@ -14,7 +14,7 @@ namespace racksim::config {
 // searches fractions from here.
 inline constexpr double kMinFraction = 0.01;
 
-inline constexpr std::array<std::string_view, 14> kFractionFields = {
+inline constexpr std::array<std::string_view, 15> kFractionFields = {
     "hardware.compute.gemm",
     "hardware.compute.gemm_fp8",
     "hardware.compute.gemm_unaligned",
@@ -23,6 +23,7 @@ inline constexpr std::array<std::string_view, 14> kFractionFields = {
     "hardware.compute.attention",
     "hardware.compute.elementwise",
     "hardware.compute.hbm",
+    "hardware.compute.fp8_cast",
     "hardware.scale_up.efficiency",
     "hardware.scale_up.nvls_efficiency",
     "hardware.scale_up.aggregate_efficiency",

@@ -260,6 +260,8 @@ std::string_view to_string(OpClass op_class) {
       return "elementwise";
     case OpClass::kOther:
       return "other";
+    case OpClass::kCast:
+      return "cast";
   }
   return "?";
 }

@@ -58,7 +58,9 @@ enum class Phase : uint8_t {
 };
 
 // The roofline efficiency class of a compute operation.
-enum class OpClass : uint8_t { kGemm, kAttention, kElementwise, kOther };
+// kCast: FP8 training's cast of an operand (memory-bound, timed at its own share of the HBM
+// bandwidth where the hardware gives one).
+enum class OpClass : uint8_t { kGemm, kAttention, kElementwise, kOther, kCast };
 
 enum class DataType : uint8_t { kBf16, kFp16, kFp8, kFp32 };
 

@@ -292,7 +292,9 @@ def published_rows():
                             "fitted to DeepGEMM's published H800 shape grid, every FLOP-bound "
                             "kernel at the throughput a Hopper GPU holds once its 700 W limit "
                             "bites (0.862 of the burst rate: an FP8 GEMM held for seconds on an "
-                            "H200, measured here; not fitted to any row), TP communication "
+                            "H200, measured here; not fitted to any row), FP8 casts at the "
+                            "bandwidth Transformer Engine's cast-transpose reached on an H100 "
+                            "(0.389 of HBM, its developers' measurement), TP communication "
                             "overlapped, FP8 scaled (current or delayed) as each release did, the "
                             "output layer's weight gradients deferred into the pipeline's drain "
                             "as NeMo's recipes do", h100, "datasheet", "published_step_time_s",
@@ -300,7 +302,8 @@ def published_rows():
     out.append(plain_row(BURST_CHECK, h100, "burst", "published_step_time_s"))
     out += nemo_rows()
     out.append(headline_row("DeepSeek-V3's 180K H800 GPU hours per trillion tokens on 2,048 "
-                            "H800, datasheet preset (the held rate), its expert-parallel traffic "
+                            "H800, datasheet preset (the held rate, the casts' rate), its "
+                            "expert-parallel traffic "
                             "as the report sends it (the published figure is a whole-run average)",
                             dsv3, "datasheet", "published_step_time_s", name_worst=False))
     out.append(plain_row("same, at the burst rates", dsv3, "burst", "published_step_time_s"))
@@ -321,8 +324,9 @@ def nemo_rows():
                         "preset, nothing fitted, FP8 with delayed scaling as Transformer Engine "
                         f"1.x ran it: the {len(narrow)} rows of 4,096-wide models "
                         f"{span(narrow)}, the {len(wide)} of 12,288 wide or wider "
-                        f"{span(wide)} (the miss follows the "
-                        "activations' elements, not the FLOPs: docs/validation.md)", rows,
+                        f"{span(wide)}; FP8 casts at the H100 rate of Transformer Engine's "
+                        "cast-transpose, as in the row above (what the small models still lack: "
+                        "docs/validation.md)", rows,
                         "datasheet", "published_step_time_s", name_worst=False)]
     out.append(plain_row(BURST_CHECK, rows, "burst", "published_step_time_s"))
     return out

@@ -19,6 +19,7 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
   m.elementwise_efficiency = hw.compute().elementwise();
   m.other_efficiency = hw.compute().elementwise();
   m.hbm_efficiency = hw.compute().hbm();
+  m.cast_hbm_efficiency = hw.compute().fp8_cast();
   m.launch_overhead_s = hw.compute().launch_overhead_s();
   m.gemm_half_dim = hw.compute().gemm_half_dim();
   m.kernel_model = hw.compute().model() == config::ComputeEfficiency::KERNEL;
@@ -66,6 +67,7 @@ double ComputeModel::efficiency(OpClass op_class) const {
     case OpClass::kAttention:
       return attention_efficiency;
     case OpClass::kElementwise:
+    case OpClass::kCast:
       return elementwise_efficiency;
     case OpClass::kOther:
       return other_efficiency;
@@ -166,7 +168,8 @@ std::string_view json_key(KernelBound bound) {
 
 KernelTime ComputeModel::roofline_time(const Op& op) const {
   const double flop_rate = compute_peak_flops_per_s(op.dtype) * efficiency(op);
-  const double byte_rate = hbm_bytes_per_s * hbm_efficiency;
+  const bool own_cast_rate = op.op_class == OpClass::kCast && cast_hbm_efficiency > 0;
+  const double byte_rate = hbm_bytes_per_s * (own_cast_rate ? cast_hbm_efficiency : hbm_efficiency);
   const double compute_s = flop_rate > 0 ? op.amount / flop_rate : 0;
   const double memory_s = byte_rate > 0 ? op.hbm_bytes / byte_rate : 0;
   return {std::max(compute_s, memory_s) + launch_overhead_s,

@@ -51,6 +51,7 @@ struct ComputeModel {
   double elementwise_efficiency = 1;
   double other_efficiency = 1;
   double hbm_efficiency = 1;
+  double cast_hbm_efficiency = 0;  // FP8 cast kernels' share of the bandwidth (0: hbm_efficiency)
   double launch_overhead_s = 0;
   double gemm_half_dim = 0;   // 0: GEMM efficiency independent of the shape
   bool kernel_model = false;  // hardware.compute.model KERNEL

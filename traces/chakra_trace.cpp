@@ -210,7 +210,7 @@ bool RankTableBuilder::racksim_label_attribute(const Attr& a, TraceNode& n) {
   } else if (name == attr::kPhase) {
     n.phase = named(enum_from_string<Phase>(text(), 6));
   } else if (name == attr::kOpClass) {
-    n.op_class = named(enum_from_string<OpClass>(text(), 4));
+    n.op_class = named(enum_from_string<OpClass>(text(), 5));
   } else if (name == attr::kDtype) {
     n.dtype = named(enum_from_string<DataType>(text(), 4));
   } else if (name == attr::kDim) {

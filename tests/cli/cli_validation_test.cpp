@@ -357,19 +357,20 @@ TEST(VtrainLarge, EveryRowsColumnsAgreeWithItsName) {
 // each tensor's current amax (fp8_cs) as the recipe does, the output layer's weight gradients of
 // 22 micro-batches deferred into the pipeline's drain. Published step = 128 x 8192 / (64 x
 // 1602) s. The preset runs every FLOP-bound kernel at the throughput a Hopper GPU holds at its
-// 700 W limit (sustained_clock_ratio 0.862, measured on an H200); at its benchmarks' burst rates
-// (ratio 1, the tables' "burst" column) the row is 10.6 % too fast. With delayed scaling's
-// one-pass casts the row is 2 points faster; without the deferral
-// (training.defer_embedding_wgrad=false) 1.0 point slower.
+// 700 W limit (sustained_clock_ratio 0.862, measured on an H200) and its FP8 casts at the
+// bandwidth Transformer Engine's cast-transpose reached on an H100 (fp8_cast 0.389): 7.0 % too
+// slow; at its benchmarks' burst rates (ratio 1, the tables' "burst" column) 4.9 % too fast.
+// With delayed scaling's one-pass casts the row is 3.3 points faster; without the deferral
+// (training.defer_embedding_wgrad=false) 1.3 points slower.
 TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
   const std::string base = std::string(RACKSIM_SOURCE_DIR) +
                            "/scenarios/validation/megatron-bridge-llama3-h100.textproto";
   const double published_s = 128.0 * 8192 / (64 * 1602.0);
-  EXPECT_NEAR(simulate(base, {}) / published_s - 1, 0.011, 0.005);
-  EXPECT_NEAR(simulate(base, {"training.fp8_scaling=DELAYED"}) / published_s - 1, -0.010, 0.005);
+  EXPECT_NEAR(simulate(base, {}) / published_s - 1, 0.070, 0.005);
+  EXPECT_NEAR(simulate(base, {"training.fp8_scaling=DELAYED"}) / published_s - 1, 0.037, 0.005);
   const std::string burst = "hardware.compute.sustained_clock_ratio=1";
-  EXPECT_NEAR(simulate(base, {burst}) / published_s - 1, -0.106, 0.005);
-  EXPECT_NEAR(simulate(base, {burst, "training.fp8_scaling=DELAYED"}) / published_s - 1, -0.125,
+  EXPECT_NEAR(simulate(base, {burst}) / published_s - 1, -0.049, 0.005);
+  EXPECT_NEAR(simulate(base, {burst, "training.fp8_scaling=DELAYED"}) / published_s - 1, -0.081,
               0.005);
 }
 
@@ -377,16 +378,17 @@ TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
 // the datasheet dgx-h100 preset, nothing fitted. The base scenario is the GPT-3 5B row (64 GPUs,
 // TP1 DP64, micro-batch 4, batch 2,048 of 2,048 tokens: 22,521 tokens/s per GPU); the Llama 2 70B
 // row (TP4 PP4 VP20 DP4) and the 175B row on 128 GPUs (TP4 PP8 VP6 DP4) are overrides of it.
-// Every row of the table is too fast, the small models most (docs/validation.md: the miss
-// scales with the activations' elements, not the FLOPs); these pins keep that visible.
+// The 4,096-wide models stay 11-14 % too fast where the large ones are within 5 %
+// (docs/validation.md: what is left scales with the activations' elements, not the FLOPs); these
+// pins keep that visible.
 TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
   const std::string base =
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/nemo-h100.textproto";
-  EXPECT_NEAR(simulate(base, {}) / (2048.0 * 2048 / (64 * 22521.0)) - 1, -0.176, 0.005);
+  EXPECT_NEAR(simulate(base, {}) / (2048.0 * 2048 / (64 * 22521.0)) - 1, -0.126, 0.005);
   EXPECT_NEAR(simulate(base, {"hardware.compute.sustained_clock_ratio=1"}) /
                       (2048.0 * 2048 / (64 * 22521.0)) -
                   1,
-              -0.272, 0.005);
+              -0.221, 0.005);
   const std::vector<std::string> llama2_70b = {"model.hidden_size=8192",
                                                "model.num_layers=80",
                                                "model.num_heads=64",
@@ -404,7 +406,7 @@ TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
                                                "training.micro_batch_size=1",
                                                "training.global_batch_size=128",
                                                "training.seq_length=4096"};
-  EXPECT_NEAR(simulate(base, llama2_70b) / (128.0 * 4096 / (64 * 1707.0)) - 1, -0.065, 0.005);
+  EXPECT_NEAR(simulate(base, llama2_70b) / (128.0 * 4096 / (64 * 1707.0)) - 1, -0.007, 0.005);
   const std::vector<std::string> gpt3_175b = {"model.hidden_size=12288",
                                               "model.num_layers=96",
                                               "model.num_heads=96",
@@ -422,7 +424,7 @@ TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
                                               "training.global_batch_size=256",
                                               "training.defer_embedding_wgrad=true",
                                               "training.wgrad_deferral_limit=50"};
-  EXPECT_NEAR(simulate(base, gpt3_175b) / (256.0 * 2048 / (128 * 726.0)) - 1, -0.037, 0.005);
+  EXPECT_NEAR(simulate(base, gpt3_175b) / (256.0 * 2048 / (128 * 726.0)) - 1, 0.032, 0.005);
 }
 
 // DeepSeek-V3's reported 180K H800 GPU hours per trillion tokens (data/published/
@@ -435,11 +437,11 @@ TEST(DeepSeekV3H800, DatasheetErrorOfTheReportedThroughputIsPinned) {
   const double published_s = 15360.0 * 4096 * 180e3 * 3600 / 1e12 / 2048;
   // With DeepSeek's traffic (node-limited routing, one InfiniBand copy per node, FP8 dispatch),
   // its 20 communication SMs and FP8 GEMMs as DeepGEMM runs them, at the clock a Hopper GPU holds
-  // at 700 W: 9.7 % faster than the whole-run average; at the benchmarks' burst rates 18.8 %
-  // (docs/validation.md).
-  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.097, 0.005);
+  // at 700 W, its FP8 casts at the Hopper presets' cast bandwidth: 6.2 % faster than the whole-run
+  // average; at the benchmarks' burst rates 15.1 % (docs/validation.md).
+  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.062, 0.005);
   EXPECT_NEAR(simulate(base, {"hardware.compute.sustained_clock_ratio=1"}) / published_s - 1,
-              -0.188, 0.005);
+              -0.151, 0.005);
 }
 
 }  // namespace

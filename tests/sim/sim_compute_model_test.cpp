@@ -1,5 +1,6 @@
 // The compute model's shape-dependent GEMM efficiency: the curve itself, the dimension it reads
-// from a kernel's FLOPs and bytes, and that presets without it time kernels as before.
+// from a kernel's FLOPs and bytes, and that presets without it time kernels as before. And FP8
+// casts at their own share of the HBM bandwidth.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -84,6 +85,20 @@ TEST(GemmShapeEfficiency, BackwardKernelsKeepTheForwardShape) {
   EXPECT_DOUBLE_EQ(shaped.efficiency(op_of(block.backward[0])), forward);
   EXPECT_DOUBLE_EQ(shaped.efficiency(op_of(block.backward_input[0])), forward);
   EXPECT_DOUBLE_EQ(shaped.efficiency(op_of(block.backward_weight[0])), forward);
+}
+
+// hardware.compute.fp8_cast: an FP8 cast moves its bytes at that share of the bandwidth; every
+// other memory-bound kernel keeps `hbm`, and unset (0) the cast does too.
+TEST(Fp8CastRate, CastsMoveTheirBytesAtTheirOwnShareOfTheBandwidth) {
+  const double bytes = 67.1e6;  // a 4,096 x 4,096 BF16 tensor read, written in FP8 twice
+  const Op cast = testing::compute_op(OpClass::kCast, 16.8e6, bytes);
+  const Op add = testing::compute_op(OpClass::kElementwise, 16.8e6, bytes);
+  ComputeModel m = a100(0);
+  EXPECT_DOUBLE_EQ(m.duration_s(cast), bytes / (2.039e12 * 0.85));
+  m.cast_hbm_efficiency = 0.389;
+  EXPECT_DOUBLE_EQ(m.duration_s(cast), bytes / (2.039e12 * 0.389));
+  EXPECT_DOUBLE_EQ(m.duration_s(add), bytes / (2.039e12 * 0.85));
+  EXPECT_EQ(to_string(OpClass::kCast), "cast");
 }
 
 }  // namespace

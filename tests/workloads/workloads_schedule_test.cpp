@@ -336,6 +336,8 @@ TEST(TrainingStep, Fp8RunsOnlyTheLinearLayersInFp8AfterTheirCasts) {
   // The backward casts the output gradient (m x n) once for both gradient GEMMs.
   EXPECT_DOUBLE_EQ(rank0.at({"attn.qkv.bwd.fp8_cast", 1})->hbm_bytes, 4.0 * x.m * x.n);
   EXPECT_EQ(rank0.at({"attn.qkv.fp8_cast", 1})->dtype, DataType::kBf16);
+  // A cast kernel of its own class, which the compute model times at hardware.compute.fp8_cast.
+  EXPECT_EQ(rank0.at({"attn.qkv.fp8_cast", 1})->op_class, OpClass::kCast);
   EXPECT_FALSE(rank0.contains({"lm_head.fp8_cast", 1}));
 }
 

@@ -110,7 +110,7 @@ OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& s
     }
     if (bytes.cast > 0) {
       const OpId cast =
-          graph_->add_compute(context(stream, tag), step.name + ".fp8_cast", OpClass::kElementwise,
+          graph_->add_compute(context(stream, tag), step.name + ".fp8_cast", OpClass::kCast,
                               bytes.cast / kBytesPerCastElement, bytes.cast, dtype_, chain.pending);
       chain.pending.assign(1, cast);
     }
