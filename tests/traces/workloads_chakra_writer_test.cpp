@@ -52,6 +52,8 @@ EventGraph every_kind_of_op() {
     const uint32_t skew = g.add_weights({0, 0.5, 0.25, 0.25});
     g.add_collective(comm, "dispatch", CollectiveKind::kAllToAll, all, 3e6, CommDim::kEp, after,
                      skew);
+    // An FP8 cast: its own class, which a replay's compute model times at its own bandwidth.
+    g.add_compute(ctx, "fc1.fp8_cast", OpClass::kCast, 4e6, 1.6e7, DataType::kBf16, after);
   }
   return g;
 }
@@ -91,7 +93,7 @@ TEST(ChakraWriter, NodesCarryWhatChakraToolsRead) {
     ADD_FAILURE() << "node " << n.id() << " has no attribute " << name;
     return ChakraProtoMsg::AttributeProto();
   };
-  ASSERT_EQ(nodes.size(), 8u);
+  ASSERT_EQ(nodes.size(), 9u);
   const auto& gemm = nodes[0];
   EXPECT_EQ(gemm.type(), ChakraProtoMsg::COMP_NODE);
   EXPECT_EQ(attr(gemm, "num_ops").int64_val(), 1500000001);  // rounded; exact in racksim_flops
