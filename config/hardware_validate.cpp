@@ -152,7 +152,7 @@ void check_compute(const config::Hardware& hw, const Checker& check) {
                    compute.elementwise());
   check.efficiency("hardware.compute.hbm", compute.has_hbm(), compute.hbm());
   if (compute.fp8_cast() != 0) {
-    check.efficiency("hardware.compute.fp8_cast", true, compute.fp8_cast());
+    check.efficiency("hardware.compute.fp8_cast", compute.has_fp8_cast(), compute.fp8_cast());
   }
   check.latency("hardware.compute.launch_overhead_s", compute.launch_overhead_s());
   if (!(compute.gemm_half_dim() >= 0)) {

@@ -105,18 +105,22 @@ TABLES = {
 VOCAB, GPUS_PER_NODE = 51200, 8
 
 
-def published_step_s(row, gpus, seq):
-    """The published step time, and the work per step its rate counts (tokens or TFLOPs).
+def published(row, gpus, seq):
+    """The published step time, the work per step its rate counts (tokens or TFLOPs) and that
+    rate per GPU: as the row prints it where it gives one, else back from a measured step.
 
     A row's own `training.seq_length` takes the place of the table's sequence length."""
     seq = int(row.get("training.seq_length") or seq)
     tokens = float(row["training.global_batch_size"]) * seq
     if "measured_step_time_ms" in row:
-        return float(row["measured_step_time_ms"]) / 1e3, tokens
+        step = float(row["measured_step_time_ms"]) / 1e3
+        return step, tokens, tokens / (gpus * step)
     if "published_tokens_per_s_per_gpu" in row:
-        return tokens / (gpus * float(row["published_tokens_per_s_per_gpu"])), tokens
+        rate = float(row["published_tokens_per_s_per_gpu"])
+        return tokens / (gpus * rate), tokens, rate
     flops = paper_flops(row, seq)
-    return flops / (gpus * float(row["published_tflops_per_gpu"]) * 1e12), flops / 1e12
+    rate = float(row["published_tflops_per_gpu"])
+    return flops / (gpus * rate * 1e12), flops / 1e12, rate
 
 
 def paper_flops(row, seq):
@@ -216,10 +220,7 @@ def main():
     out_rows = []
     for p in points:
         gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
-        published_step, work = published_step_s(p, gpus, table["seq"])
-        # The published rate as printed where the row gives one (not back from the step time).
-        published_rate = float(p.get("published_tokens_per_s_per_gpu") or
-                               work / (gpus * published_step))
+        published_step, work, published_rate = published(p, gpus, table["seq"])
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
                  p["layout.dp"], p.get("layout.virtual_stages", ""),
                  p.get("training.micro_batch_size", "1"), p["training.global_batch_size"],
