@@ -5,7 +5,8 @@ usage: scripts/accuracy.py RACKSIM [--jobs N] [--kfold] [--all-rows] [--table-on
 
 Runs, in order (about 17 minutes on 2 cores; 22 more with --kfold, 40 more with --all-rows):
   1. scripts/validate.py on every published and measured table (Narayanan et al. SC'21 Table 1,
-     NVIDIA's Llama 3 H100 rows, NeMo 24.07's H100 rows, DeepSeek-V3 on H800, vTrain's 39.1B and 175B A100 runs), which
+     NVIDIA's Llama 3 H100 rows, NeMo 24.07's H100 rows and a later page's figures for them,
+     DeepSeek-V3 on H800, vTrain's 39.1B and 175B A100 runs), which
      rewrites their *-results.csv files;
   2. scripts/nccl-table.py (racksim's A100 all-reduce against vTrain's nccl-tests tables);
   3. `racksim calibrate --floor-only` on vTrain's 39.1B and 175B rows (the floor they put under
@@ -329,6 +330,14 @@ def nemo_rows():
                         "docs/validation.md)", rows,
                         "datasheet", "published_step_time_s", name_worst=False)]
     out.append(plain_row(BURST_CHECK, rows, "burst", "published_step_time_s"))
+    later = results("data/published/nemo-docs-24.12-h100-results.csv")
+    rate = {r["name"]: float(r["published_tokens_per_s_per_gpu"]) for r in rows}
+    moved = [100 * (float(r["published_tokens_per_s_per_gpu"]) / rate[r["name"]] - 1)
+             for r in later]
+    out.append(plain_row("same rows and layouts against the figures a later release printed for "
+                         "them (the NeMo Framework 24.12 user guide; the published rates moved by "
+                         f"{min(moved):+.1f} to {max(moved):+.1f} %), datasheet preset", later,
+                         "datasheet", "published_step_time_s"))
     return out
 
 
@@ -480,7 +489,7 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "nemo-24.07-h100",
-              "deepseek-v3-h800", "vtrain-a100-large"):
+              "nemo-docs-24.12-h100", "deepseek-v3-h800", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

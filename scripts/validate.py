@@ -8,6 +8,8 @@ Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-
 scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
 (data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto),
 nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
+nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
+guide's page, data/published/nemo-docs-24.12-h100.csv),
 deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
 scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
 and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
@@ -82,6 +84,17 @@ TABLES = {
             "burst": BURST,
         },
     },
+    # The same rows as nemo-24.07-h100, the figures of a later release's page: each row's
+    # layout and model come from the 24.07 file, matched by name.
+    "nemo-docs-24.12-h100": {
+        "base": "scenarios/validation/nemo-h100.textproto",
+        "layouts": "data/published/nemo-24.07-h100.csv",
+        "seq": None,
+        "configs": {
+            "datasheet": [],
+            "burst": BURST,
+        },
+    },
     "deepseek-v3-h800": {
         "base": "scenarios/validation/deepseek-v3-h800.textproto",
         "seq": 4096,
@@ -128,6 +141,18 @@ def paper_flops(row, seq):
     l = float(row["model.num_layers"])
     h = float(row["model.hidden_size"])
     return 96 * b * seq * l * h * h * (1 + seq / (6 * h) + VOCAB / (16 * l * h))
+
+
+def with_layouts(points, layouts):
+    """Rows that give only a figure take their layout and model from another table's row of the
+    same name; the figure is theirs."""
+    if layouts is None:
+        return points
+    by_name = {r["name"]: r for r in csv_rows(os.path.join(ROOT, layouts))}
+    missing = [p["name"] for p in points if p["name"] not in by_name]
+    if missing:
+        sys.exit(f"validate.py: {layouts} has no row named {', '.join(missing)}")
+    return [{**{k: v for k, v in by_name[p["name"]].items() if "." in k}, **p} for p in points]
 
 
 def preset_clock_ratio(racksim, preset):
@@ -197,7 +222,7 @@ def main():
     configs = {k: resolve_config(racksim, v) for k, v in table["configs"].items()
                if not opts["config"] or k in opts["config"].split(",")}
     data = table.get("data", os.path.join("data", "published", opts["table"] + ".csv"))
-    points = csv_rows(os.path.join(ROOT, data))
+    points = with_layouts(csv_rows(os.path.join(ROOT, data)), table.get("layouts"))
     if opts["only"]:
         points = [p for p in points if p["name"] in opts["only"].split(",")]
     jobs = [(p, c) for p in points for c in configs]
