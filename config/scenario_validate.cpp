@@ -1,6 +1,7 @@
 // The checks that make a resolved scenario one we can simulate. Each failure names the field a
 // user would change and points at the line where it (or the section holding it) is written.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,11 @@ void check_model(const config::Model& model, const Checker& check) {
     check.positive("model.ffn_hidden_size", model.has_ffn_hidden_size(), model.ffn_hidden_size());
   }
   check.positive("model.vocab_size", model.has_vocab_size(), model.vocab_size());
+  if (model.hidden_dropout() < 0 || model.hidden_dropout() >= 1 ||
+      std::isnan(model.hidden_dropout())) {
+    check.fail("model.hidden_dropout",
+               fmt::format("must be a probability in [0, 1), got {}", model.hidden_dropout()));
+  }
   check.positive_if_set("model.num_kv_heads", model.has_num_kv_heads(), model.num_kv_heads());
   const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
   if (model.num_heads() % kv_heads != 0) {

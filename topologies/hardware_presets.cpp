@@ -375,7 +375,9 @@ constexpr std::string_view kA100VtrainCluster = R"pb(
     # Fitted on every tenth of the 1,440 single-node rows (docs/validation.md, "A fourth: a
     # GEMM's two regimes"): one SM's GEMM main loop at 0.9581 of its share of the peak, a GEMM
     # that fills every SM capped at 0.7426 of the peak (the clocks the 400 W limit holds), split-K
-    # up to 8, and 80.1 us of host time per operation.
+    # up to 8, and 80.1 us of host time per operation. Fitted before every layer had its second
+    # residual add (5 December): the calibration file (scenarios/calibration/
+    # a100-kernel-calibration.textproto) holds the refit, with the measured all-reduce tables.
     gemm: 0.9581
     gemm_sustained: 0.7426
     gemm_split_k_max: 8

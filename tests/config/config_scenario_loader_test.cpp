@@ -406,6 +406,11 @@ TEST(app_scenario_loader, RoutingGroupsDedupAndReservedSms) {
   EXPECT_EQ(sms.field, "hardware.compute.comm_reserved_sms");
   EXPECT_NE(sms.detail.find("[0, 132)"), std::string::npos) << sms.detail;
   EXPECT_FALSE(with({"hardware.compute.comm_reserved_sms=20"}).thrown);
+  const Caught certain = with({"model.hidden_dropout=1"});
+  EXPECT_EQ(certain.field, "model.hidden_dropout");
+  EXPECT_NE(certain.detail.find("[0, 1)"), std::string::npos) << certain.detail;
+  EXPECT_EQ(with({"model.hidden_dropout=-0.1"}).field, "model.hidden_dropout");
+  EXPECT_FALSE(with({"model.hidden_dropout=0.1"}).thrown);
 }
 
 // The error (if any) of the small scenario with one `--set` override.

@@ -176,6 +176,38 @@ TEST(TransformerModel, SequenceParallelSwapsAllReduceForGatherAndScatter) {
             (std::vector<K>{K::kAllGather, K::kReduceScatter, K::kAllGather, K::kReduceScatter}));
 }
 
+// A layer's element-wise kernels around its two sub-layers, by hand for GPT-3 at TP8 with
+// sequence parallelism (2,048 tokens, 256 a rank, BF16): the pre-attention norm, the attention's
+// residual add, the pre-MLP norm and the MLP's residual add. A residual add reads two tensors and
+// writes one, and its backward sums the gradients of the two paths (the same bytes); with hidden
+// dropout it also writes a one-byte mask, and its backward multiplies by it (2 + 1 + 2 bytes).
+TEST(TransformerModel, EachSubLayerEndsInAResidualAddThatCarriesTheDropoutMask) {
+  for (const double dropout : {0.0, 0.1}) {
+    config::Model m = gpt3();
+    m.set_hidden_dropout(dropout);
+    const TransformerModel model(m);
+    const BlockSteps steps = model.layer_steps(0, RankShape{1, 2048, 8, true, DataType::kBf16});
+    std::vector<std::string> elementwise;
+    std::map<std::string, double> forward_bytes, backward_bytes;
+    for (const auto& s : steps.forward) {
+      if (s.op_class == OpClass::kElementwise && s.name.find(".act") == std::string::npos) {
+        elementwise.push_back(s.name);
+      }
+      forward_bytes[s.name] = s.hbm_bytes;
+    }
+    for (const auto& s : steps.backward) backward_bytes[s.name] = s.hbm_bytes;
+    EXPECT_EQ(elementwise,
+              (std::vector<std::string>{"attn.norm", "attn.residual", "mlp.norm", "mlp.residual"}));
+    const double elements = 256.0 * 12288, mask = dropout > 0 ? 1 : 0;
+    for (const std::string add : {"attn.residual", "mlp.residual"}) {
+      EXPECT_DOUBLE_EQ(forward_bytes[add], elements * (3 * 2 + mask)) << add << dropout;
+      EXPECT_DOUBLE_EQ(backward_bytes[add + ".bwd"], elements * (3 * 2 + mask * (2 * 2 + 1)))
+          << add << dropout;
+    }
+    EXPECT_DOUBLE_EQ(forward_bytes["mlp.norm"], elements * 2 * 2);
+  }
+}
+
 // Ring attention's kernels besides attention, as Transformer Engine runs them (attention_ledger's
 // ring_pack_and_merge), by hand for a GQA model: 64 heads of 128, 8 KV heads, TP4, micro-batch 1
 // of 8,192 tokens over CP ranks (T = 8192 / cp local tokens, BF16). Per local token: out and dq

@@ -475,8 +475,10 @@ TEST(MemoryLedger, Bf16MomentsHoldEightBytesPerParameter) {
   EXPECT_DOUBLE_EQ(adam_bytes(bf16), 22 * params);
 }
 
+// Korthikanti et al.'s formulas, which count the two hidden dropouts' one-byte masks.
 TEST(MemoryLedger, KorthikantiActivationFormulas) {
   auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_model()->set_hidden_dropout(0.1);
   s.mutable_training()->set_flash_attention(false);
   const double seq = 1024, b = 1, h = 4096, a = 32, t = 2;
   const double sbh = seq * b * h;
@@ -502,11 +504,22 @@ TEST(MemoryLedger, KorthikantiActivationFormulas) {
                    sbh * 34);  // FlashAttention stores no scores
 }
 
+// Without hidden dropout the residual adds keep no masks: 2 sbh fewer, whole on every TP rank
+// without sequence parallelism and split with it.
+TEST(MemoryLedger, WithoutHiddenDropoutTheLayerKeepsNoMasks) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  const double sbh = 1024.0 * 4096, t = 2;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)), sbh * (8 + 24 / t));
+  s.mutable_layout()->set_sequence_parallel(true);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)), sbh * 32 / t);
+}
+
 // The materialized attention keeps its scores: 5 bytes each (16-bit softmax output, dropout mask
 // and output) where Megatron's fused softmax takes them, 7 where PyTorch's FP32 softmax keeps
 // its FP32 output instead (more than 4,096 keys).
 TEST(MemoryLedger, MaterializedAttentionKeepsItsScoresAndTheFp32FallbacksOutput) {
   auto s = scenario(1, 1, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_model()->set_hidden_dropout(0.1);
   s.mutable_training()->set_attention_impl(config::Training::MATERIALIZED);
   s.mutable_training()->set_recompute(config::Training::NONE);
   const double b = 1, h = 4096, a = 32;
@@ -525,6 +538,7 @@ TEST(MemoryLedger, MaterializedAttentionKeepsItsScoresAndTheFp32FallbacksOutput)
 // logits).
 TEST(MemoryLedger, FullRecomputesTransientLayerKeepsTheMaterializedScores) {
   auto s = scenario(1, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_model()->set_hidden_dropout(0.1);
   s.mutable_layout()->set_virtual_stages(1);
   s.mutable_training()->set_attention_impl(config::Training::MATERIALIZED);
   s.mutable_training()->set_recompute(config::Training::FULL);

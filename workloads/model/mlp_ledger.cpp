@@ -25,6 +25,19 @@ void append_dense(const std::string& name, double ffn, bool gated, double tokens
   close_tp_region(fw, name, tp, sequence_parallel, tokens * hidden * e);
 }
 
+// A residual add over `elements` as Megatron's bias-dropout-add runs it: it reads the sub-layer's
+// output and the residual stream and writes their sum; its backward adds the gradients the two
+// paths return to the stream (reads two, writes one). With hidden dropout the forward also writes
+// a one-byte mask, and the backward multiplies the output gradient by it (reads both, writes
+// one).
+void append_residual(const std::string& name, bool dropout, double elements, double e,
+                     std::vector<LayerStep>& fw) {
+  const double forward_bytes = 3 * e + (dropout ? 1 : 0);
+  const double backward_bytes = 3 * e + (dropout ? 2 * e + 1 : 0);
+  const ElementwiseKernel add[] = {{"", dropout ? 3.0 : 1.0, forward_bytes, backward_bytes}};
+  append_elementwise_kernels(name, add, elements, fw);
+}
+
 // An expert-parallel all-to-all whose traffic follows the experts' load, with its backward's
 // buffer.
 LayerStep expert_all_to_all(std::string name, WeightedAllToAll weighting, double bytes,
@@ -37,59 +50,12 @@ LayerStep expert_all_to_all(std::string name, WeightedAllToAll weighting, double
   return step;
 }
 
-}  // namespace
-
-MlpSpec mlp_spec(const config::Model& model, int layer) {
-  MlpSpec s;
-  s.gated = model.activation() != config::Model::GELU;
-  s.hidden = model.hidden_size();
-  s.ffn = model.ffn_hidden_size();
-  s.moe = model.num_experts() > 0 && layer >= model.first_dense_layers();
-  if (s.moe) {
-    s.experts = model.num_experts();
-    s.top_k = model.experts_per_token();
-    s.expert_ffn = model.moe_ffn_hidden_size();
-    s.shared = model.num_shared_experts();
-    s.gated = true;  // experts are SwiGLU
-  }
-  return s;
-}
-
-double mlp_params(const MlpSpec& s) {
-  const double h = static_cast<double>(s.hidden);
-  if (!s.moe) return matrices(s.gated) * h * static_cast<double>(s.ffn);
-  const double expert = matrices(true) * h * static_cast<double>(s.expert_ffn);
-  const double router = h * static_cast<double>(s.experts);
-  return static_cast<double>(s.experts + s.shared) * expert + router;
-}
-
-double mlp_expert_params(const MlpSpec& s) {
-  if (!s.moe) return 0;
-  return static_cast<double>(s.experts) * matrices(true) *
-         static_cast<double>(s.hidden * s.expert_ffn);
-}
-
-double mlp_active_params(const MlpSpec& s) {
-  if (!s.moe) return mlp_params(s);
-  const double expert = matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
-  return static_cast<double>(s.top_k + s.shared) * expert +
-         static_cast<double>(s.hidden * s.experts);
-}
-
-void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
+// Routed (and shared) experts: router, permutation, dispatch, grouped GEMMs, combine.
+void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   const double e = bytes_per_element(shape.dtype);
   const double h = static_cast<double>(spec.hidden);
   const double tokens = static_cast<double>(shape.tokens);
-  const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
   auto& fw = block->forward;
-  // The residual add before the norm reads two tensors; the norm reads one and writes one.
-  fw.push_back(elementwise_step("mlp.norm", 5 * norm_tokens * h,
-                                (kNormFlopsPerElement + 1) * norm_tokens * h, e));
-  if (!spec.moe) {
-    append_dense("mlp", static_cast<double>(spec.ffn), spec.gated, tokens, h, shape.tp,
-                 shape.sequence_parallel, e, fw);
-    return;
-  }
   // Routed experts are not split by TP: with TP the tokens are (sequence-parallel) split first.
   const double moe_tokens = shape.tp > 1 ? tokens / shape.tp : tokens;
   const double routed = moe_tokens * static_cast<double>(spec.top_k);  // token copies sent out
@@ -130,6 +96,65 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
     append_dense("moe.shared", static_cast<double>(spec.shared) * f, true, tokens, h, shape.tp,
                  shape.sequence_parallel, e, fw);
   }
+}
+
+}  // namespace
+
+MlpSpec mlp_spec(const config::Model& model, int layer) {
+  MlpSpec s;
+  s.gated = model.activation() != config::Model::GELU;
+  s.hidden = model.hidden_size();
+  s.ffn = model.ffn_hidden_size();
+  s.moe = model.num_experts() > 0 && layer >= model.first_dense_layers();
+  s.dropout = model.hidden_dropout() > 0;
+  if (s.moe) {
+    s.experts = model.num_experts();
+    s.top_k = model.experts_per_token();
+    s.expert_ffn = model.moe_ffn_hidden_size();
+    s.shared = model.num_shared_experts();
+    s.gated = true;  // experts are SwiGLU
+  }
+  return s;
+}
+
+double mlp_params(const MlpSpec& s) {
+  const double h = static_cast<double>(s.hidden);
+  if (!s.moe) return matrices(s.gated) * h * static_cast<double>(s.ffn);
+  const double expert = matrices(true) * h * static_cast<double>(s.expert_ffn);
+  const double router = h * static_cast<double>(s.experts);
+  return static_cast<double>(s.experts + s.shared) * expert + router;
+}
+
+double mlp_expert_params(const MlpSpec& s) {
+  if (!s.moe) return 0;
+  return static_cast<double>(s.experts) * matrices(true) *
+         static_cast<double>(s.hidden * s.expert_ffn);
+}
+
+double mlp_active_params(const MlpSpec& s) {
+  if (!s.moe) return mlp_params(s);
+  const double expert = matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
+  return static_cast<double>(s.top_k + s.shared) * expert +
+         static_cast<double>(s.hidden * s.experts);
+}
+
+void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
+  const double e = bytes_per_element(shape.dtype);
+  const double h = static_cast<double>(spec.hidden);
+  const double tokens = static_cast<double>(shape.tokens);
+  const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
+  auto& fw = block->forward;
+  // The attention block's residual add, then the norm (reads one tensor, writes one).
+  append_residual("attn.residual", spec.dropout, norm_tokens * h, e, fw);
+  fw.push_back(
+      elementwise_step("mlp.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
+  if (spec.moe) {
+    append_moe(spec, shape, block);
+  } else {
+    append_dense("mlp", static_cast<double>(spec.ffn), spec.gated, tokens, h, shape.tp,
+                 shape.sequence_parallel, e, fw);
+  }
+  append_residual("mlp.residual", spec.dropout, norm_tokens * h, e, fw);
 }
 
 }  // namespace racksim

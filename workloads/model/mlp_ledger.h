@@ -19,6 +19,9 @@ struct MlpSpec {
   int64_t top_k = 0;
   int64_t expert_ffn = 0;
   int64_t shared = 0;  // shared experts, each of expert_ffn
+  // Hidden dropout before the residual adds (model.hidden_dropout > 0): the attention block's
+  // residual add, which this block's steps open with, and its own.
+  bool dropout = false;
 };
 
 MlpSpec mlp_spec(const config::Model& model, int layer);

@@ -22,8 +22,10 @@ double optimizer_bytes_per_param(const TrainingPlan& p) {
 }
 constexpr double kFp8TrainingWeightBytes = 2 + 1 + 1;
 // Korthikanti et al.'s split of a dense layer's 34 sbh: 11 in attention (plus the scores),
-// 19 in the MLP, 4 in the two norms.
-constexpr double kMlpShare = 19;
+// 19 in the MLP, 4 in the two norms. One sbh of the attention's and one of the MLP's are the
+// one-byte masks of the dropouts before the residual adds, kept only with hidden dropout; the
+// MLP's share here is without its mask.
+constexpr double kMlpShare = 18;
 
 // The tokens of one micro-batch on one rank (after the CP split).
 double rank_tokens(const TrainingPlan& p) {
@@ -73,7 +75,10 @@ double moe_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
 
 double layer_bytes_without_recompute(const TrainingPlan& p, const MlpSpec& mlp) {
   const double t = p.layout.tp();
-  const double linear = p.shape.sequence_parallel ? 34 / t : 10 + 24 / t;
+  // Without sequence parallelism the norms' inputs (4), the two masks (2) and the attention's and
+  // MLP's inputs (4) are whole on every TP rank: Korthikanti's 10 + 24 / t.
+  const double masks = mlp.dropout ? 2 : 0;
+  const double linear = p.shape.sequence_parallel ? (32 + masks) / t : 8 + masks + 24 / t;
   double bytes = sbh(p) * (linear + score_term(p)) * dtype_scale(p);
   if (mlp.moe) bytes += moe_bytes(p, mlp) - sbh(p) * kMlpShare / t * dtype_scale(p);
   return bytes;
