@@ -1,7 +1,6 @@
 // The checks that make a resolved scenario one we can simulate. Each failure names the field a
 // user would change and points at the line where it (or the section holding it) is written.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -31,8 +30,7 @@ void check_model(const config::Model& model, const Checker& check) {
     check.positive("model.ffn_hidden_size", model.has_ffn_hidden_size(), model.ffn_hidden_size());
   }
   check.positive("model.vocab_size", model.has_vocab_size(), model.vocab_size());
-  if (model.hidden_dropout() < 0 || model.hidden_dropout() >= 1 ||
-      std::isnan(model.hidden_dropout())) {
+  if (!(model.hidden_dropout() >= 0 && model.hidden_dropout() < 1)) {
     check.fail("model.hidden_dropout",
                fmt::format("must be a probability in [0, 1), got {}", model.hidden_dropout()));
   }

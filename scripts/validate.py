@@ -58,6 +58,14 @@ BURST = ["--set", "hardware.compute.sustained_clock_ratio=1"]
 # vTrain's base turns the dgx-a100 preset's held rate off for its fits; its datasheet column
 # turns it back on at the value the preset holds, which `racksim presets --json` gives at run time.
 A100_PRESET_HELD = lambda racksim: preset_clock_ratio(racksim, "dgx-a100")
+NEMO_H100 = {
+    "base": "scenarios/validation/nemo-h100.textproto",
+    "seq": None,  # per row: training.seq_length
+    "configs": {
+        "datasheet": [],
+        "burst": BURST,
+    },
+}
 TABLES = {
     "narayanan-sc21-table1": {
         "base": "scenarios/validation/megatron-gpt-a100.textproto",
@@ -76,25 +84,10 @@ TABLES = {
             "burst": BURST,
         },
     },
-    "nemo-24.07-h100": {
-        "base": "scenarios/validation/nemo-h100.textproto",
-        "seq": None,  # per row: training.seq_length
-        "configs": {
-            "datasheet": [],
-            "burst": BURST,
-        },
-    },
+    "nemo-24.07-h100": NEMO_H100,
     # The same rows as nemo-24.07-h100, the figures of a later release's page: each row's
     # layout and model come from the 24.07 file, matched by name.
-    "nemo-docs-24.12-h100": {
-        "base": "scenarios/validation/nemo-h100.textproto",
-        "layouts": "data/published/nemo-24.07-h100.csv",
-        "seq": None,
-        "configs": {
-            "datasheet": [],
-            "burst": BURST,
-        },
-    },
+    "nemo-docs-24.12-h100": {**NEMO_H100, "layouts": "data/published/nemo-24.07-h100.csv"},
     "deepseek-v3-h800": {
         "base": "scenarios/validation/deepseek-v3-h800.textproto",
         "seq": 4096,

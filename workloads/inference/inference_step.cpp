@@ -127,9 +127,7 @@ class InferenceWriter {
     const int tp = layout_.tp();
     const double t = tokens();
     const double heads = static_cast<double>(spec.heads) / tp;
-    w.kernel(chain, streams_.compute,
-             elementwise_step("attn.norm", 2 * t * h(), kNormFlopsPerElement * t * h(), bytes_.act),
-             tag);
+    w.kernel(chain, streams_.compute, norm_step("attn.norm", t * h(), bytes_.act), tag);
     w.kernel(chain, streams_.compute,
              weight_gemm("attn.proj", t, attention_params(spec) / tp, h(), 2 * h() / tp), tag);
     // Core attention: decode reads each sequence's cache; prefill attends causally within the
@@ -161,9 +159,7 @@ class InferenceWriter {
     const MlpSpec& spec = model_.mlp(layer);
     const int tp = layout_.tp();
     const double t = tokens();
-    w.kernel(chain, streams_.compute,
-             elementwise_step("mlp.norm", 2 * t * h(), kNormFlopsPerElement * t * h(), bytes_.act),
-             tag);
+    w.kernel(chain, streams_.compute, norm_step("mlp.norm", t * h(), bytes_.act), tag);
     if (!spec.moe) {
       w.kernel(chain, streams_.compute,
                weight_gemm("mlp.dense", t, mlp_params(spec) / tp, h(), h()), tag);

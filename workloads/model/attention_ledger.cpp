@@ -412,8 +412,7 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   const double norm_tokens = shape.sequence_parallel ? tokens / shape.tp : tokens;
   const double h = static_cast<double>(spec.hidden);
   auto& fw = block->forward;
-  fw.push_back(elementwise_step("attn.norm", 2 * norm_tokens * h,
-                                kNormFlopsPerElement * norm_tokens * h, e));
+  fw.push_back(norm_step("attn.norm", norm_tokens * h, e));
   open_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
   append_projections(spec, tokens, shape.tp, e, fw);
   append_core(spec, shape, tokens, fw, block->selective_recompute);

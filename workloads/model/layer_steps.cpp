@@ -35,6 +35,11 @@ LayerStep elementwise_step(std::string name, double elements_touched, double flo
   return compute_step(std::move(name), OpClass::kElementwise, flops, elem_bytes * elements_touched);
 }
 
+LayerStep norm_step(std::string name, double elements, double elem_bytes) {
+  constexpr double kFlopsPerElement = 8;
+  return elementwise_step(std::move(name), 2 * elements, kFlopsPerElement * elements, elem_bytes);
+}
+
 LayerStep attention_step(std::string name, double flops, double hbm_bytes) {
   LayerStep s = compute_step(std::move(name), OpClass::kAttention, flops, hbm_bytes);
   s.input_grad_factor = 2.5;

@@ -80,8 +80,6 @@ struct BlockSteps {
   std::vector<LayerStep> selective_recompute;  // what selective recompute runs again
 };
 
-// LayerNorm / RMSNorm: about 8 FLOPs per element (mean, variance, scale, shift).
-inline constexpr double kNormFlopsPerElement = 8.0;
 // Bytes of an FP32 element (the loss's logits, master weights).
 inline constexpr double kFp32Bytes = 4;
 
@@ -95,6 +93,9 @@ LayerStep batched_gemm_step(std::string name, double batch, double m, double k, 
 LayerStep elementwise_step(std::string name, double elements_touched, double flops,
                            double elem_bytes);
 LayerStep attention_step(std::string name, double flops, double hbm_bytes);
+// A LayerNorm or RMSNorm over `elements` (tokens x hidden): reads them and writes them once, about
+// 8 FLOPs each (mean, variance, scale, shift).
+LayerStep norm_step(std::string name, double elements, double elem_bytes);
 
 // One of a sequence of element-wise kernels over the same elements, per element: its FLOPs, the
 // HBM bytes it moves, and those its backward kernel moves (0: its backward launches none).

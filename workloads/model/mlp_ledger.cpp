@@ -146,8 +146,7 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   auto& fw = block->forward;
   // The attention block's residual add, then the norm (reads one tensor, writes one).
   append_residual("attn.residual", spec.dropout, norm_tokens * h, e, fw);
-  fw.push_back(
-      elementwise_step("mlp.norm", 2 * norm_tokens * h, kNormFlopsPerElement * norm_tokens * h, e));
+  fw.push_back(norm_step("mlp.norm", norm_tokens * h, e));
   if (spec.moe) {
     append_moe(spec, shape, block);
   } else {

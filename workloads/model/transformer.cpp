@@ -170,8 +170,7 @@ BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
   auto& fw = block.forward;
   auto append_head = [&](const std::string& name) {
     const std::size_t first = fw.size();
-    fw.push_back(elementwise_step(name + ".norm", 2 * norm_tokens * h,
-                                  kNormFlopsPerElement * norm_tokens * h, e));
+    fw.push_back(norm_step(name + ".norm", norm_tokens * h, e));
     open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
     LayerStep head = gemm_step(name, tokens, h, v, e);
     head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
