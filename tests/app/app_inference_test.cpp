@@ -10,6 +10,7 @@
 #include "app/inference_run.h"
 #include "config/scenario_loader.h"
 #include "tests/support/run_racksim.h"
+#include "workloads/inference/inference_step.h"
 
 namespace racksim {
 namespace {
@@ -76,6 +77,25 @@ TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
   EXPECT_LT(p.step_time_s * held / compute_floor_s, 1.15);
   EXPECT_DOUBLE_EQ(p.latency_per_token_s, p.step_time_s);
   EXPECT_NEAR(p.tokens_per_s, 8 * 512 / p.step_time_s, 1e-6 * p.tokens_per_s);
+}
+
+TEST(InferenceStep, NormsCarryTheResidualAddAndTheActivationIsAKernel) {
+  // Prefill of 2 prompts of 16 tokens on the tiny model (TP1, SwiGLU, BF16): 32 tokens.
+  const auto loaded = tiny({"inference.batch=2"});
+  const InferencePlan& plan = app::resolve_inference_run(loaded).workload;
+  const InferenceStep step = build_inference_step(plan, plan.prefill);
+  std::map<std::string, std::vector<double>> bytes;  // per label, per occurrence, in order
+  for (const Op& op : step.graph.ops()) {
+    if (op.kind == OpKind::kCompute) bytes[step.graph.label(op.label)].push_back(op.hbm_bytes);
+  }
+  const double stream = 32 * 1024 * 2.0;  // tokens x hidden x BF16 bytes
+  // Layer 0's first norm has no residual to add (reads and writes the stream); every later norm
+  // reads the sub-layer's output and the stream and writes the sum and its normalized copy.
+  EXPECT_EQ(bytes["attn.norm"], (std::vector<double>{2 * stream, 4 * stream}));
+  EXPECT_EQ(bytes["mlp.norm"], (std::vector<double>{4 * stream, 4 * stream}));
+  EXPECT_EQ(bytes["head.norm"], (std::vector<double>{4 * stream}));
+  // SwiGLU reads the gate and up outputs (2 x 4096 wide) and writes their product.
+  EXPECT_EQ(bytes["mlp.act"], (std::vector<double>(2, 3 * 32 * 4096 * 2.0)));
 }
 
 TEST(InferenceRun, KvReadsAddToTheStepAsContextGrows) {

@@ -32,6 +32,26 @@ double kv_split(const AttentionSpec& spec, int tp) {
   return spec.kind == AttentionKind::kFull ? tp : 1;
 }
 
+// The norm that opens a sub-layer, with the residual add of the sub-layer before it fused in, as
+// inference engines run them (vLLM's and SGLang's fused_add_rms_norm): it reads the sub-layer's
+// output and the residual stream and writes the new stream and its normalized copy. The first
+// layer's first norm has no residual to add.
+LayerStep norm_with_residual(const std::string& name, bool first, double elements, double e) {
+  LayerStep step = norm_step(name, elements, e);
+  if (!first) {
+    step.hbm_bytes *= 2;
+    step.flops += elements;
+  }
+  return step;
+}
+
+// The MLP's activation between its two GEMMs over `elements` outputs of the first: SwiGLU reads
+// the gate and up halves and writes their product (vLLM's silu_and_mul), GELU reads and writes
+// one tensor. As the training ledger counts it (workloads/model/mlp_ledger.cpp).
+LayerStep activation_step(const std::string& name, bool gated, double elements, double e) {
+  return elementwise_step(name, (gated ? 3 : 2) * elements, 8 * elements, e);
+}
+
 struct Dtypes {
   double act = 2;     // activations
   double weight = 2;  // weights
@@ -127,7 +147,8 @@ class InferenceWriter {
     const int tp = layout_.tp();
     const double t = tokens();
     const double heads = static_cast<double>(spec.heads) / tp;
-    w.kernel(chain, streams_.compute, norm_step("attn.norm", t * h(), bytes_.act), tag);
+    w.kernel(chain, streams_.compute,
+             norm_with_residual("attn.norm", layer == 0, t * h(), bytes_.act), tag);
     w.kernel(chain, streams_.compute,
              weight_gemm("attn.proj", t, attention_params(spec) / tp, h(), 2 * h() / tp), tag);
     // Core attention: decode reads each sequence's cache; prefill attends causally within the
@@ -159,10 +180,16 @@ class InferenceWriter {
     const MlpSpec& spec = model_.mlp(layer);
     const int tp = layout_.tp();
     const double t = tokens();
-    w.kernel(chain, streams_.compute, norm_step("mlp.norm", t * h(), bytes_.act), tag);
+    w.kernel(chain, streams_.compute, norm_with_residual("mlp.norm", false, t * h(), bytes_.act),
+             tag);
     if (!spec.moe) {
+      // Its two GEMMs as one step, the activation between them after it (the same time).
       w.kernel(chain, streams_.compute,
                weight_gemm("mlp.dense", t, mlp_params(spec) / tp, h(), h()), tag);
+      w.kernel(chain, streams_.compute,
+               activation_step("mlp.act", spec.gated, t * static_cast<double>(spec.ffn) / tp,
+                               bytes_.act),
+               tag);
       tp_all_reduce(w, chain, tp_comm, "mlp.all_reduce", tag);
       return;
     }
@@ -190,6 +217,10 @@ class InferenceWriter {
         compute_step("moe.experts", OpClass::kGemm, 2 * received * expert_params,
                      touched * expert_params * bytes_.weight + received * 2 * h() * bytes_.act);
     w.kernel(chain, streams_.compute, experts, tag);
+    w.kernel(chain, streams_.compute,
+             activation_step("moe.experts.act", true,
+                             received * static_cast<double>(spec.expert_ffn), bytes_.act),
+             tag);
     if (ep > 1) {
       w.collective(chain, streams_.ep, "moe.combine", CollectiveKind::kAllToAll, ep_comm,
                    routed * h() * bytes_.act, CommDim::kEp, tag, weights_[moe_index].second);
@@ -199,12 +230,20 @@ class InferenceWriter {
                weight_gemm("moe.shared", t, static_cast<double>(spec.shared) * expert_params / tp,
                            h(), h()),
                tag);
+      w.kernel(
+          chain, streams_.compute,
+          activation_step("moe.shared.act", true,
+                          t * static_cast<double>(spec.shared * spec.expert_ffn) / tp, bytes_.act),
+          tag);
       tp_all_reduce(w, chain, tp_comm, "moe.shared.all_reduce", tag);
     }
   }
 
-  // The output head runs on one token per sequence (the next token's logits).
+  // The final norm (with the last layer's residual add) runs over every token, as the engines
+  // run the model; the output head on one token per sequence (the next token's logits).
   void write_head(RankWriter& w, ComputeChain& chain, CommId tp_comm, const OpTag& tag) const {
+    w.kernel(chain, streams_.compute,
+             norm_with_residual("head.norm", false, tokens() * h(), bytes_.act), tag);
     const double seqs = sequences();
     const double vocab = static_cast<double>(model_.vocab()) / layout_.tp();
     w.kernel(chain, streams_.compute, weight_gemm("head", seqs, vocab * h(), h(), vocab), tag);
