@@ -45,13 +45,6 @@ LayerStep norm_with_residual(const std::string& name, bool first, double element
   return step;
 }
 
-// The MLP's activation between its two GEMMs over `elements` outputs of the first: SwiGLU reads
-// the gate and up halves and writes their product (vLLM's silu_and_mul), GELU reads and writes
-// one tensor. As the training ledger counts it (workloads/model/mlp_ledger.cpp).
-LayerStep activation_step(const std::string& name, bool gated, double elements, double e) {
-  return elementwise_step(name, (gated ? 3 : 2) * elements, 8 * elements, e);
-}
-
 struct Dtypes {
   double act = 2;     // activations
   double weight = 2;  // weights

@@ -40,6 +40,12 @@ LayerStep norm_step(std::string name, double elements, double elem_bytes) {
   return elementwise_step(std::move(name), 2 * elements, kFlopsPerElement * elements, elem_bytes);
 }
 
+LayerStep activation_step(std::string name, bool gated, double outputs, double elem_bytes) {
+  constexpr double kFlopsPerOutput = 8;
+  return elementwise_step(std::move(name), (gated ? 3 : 2) * outputs, kFlopsPerOutput * outputs,
+                          elem_bytes);
+}
+
 LayerStep attention_step(std::string name, double flops, double hbm_bytes) {
   LayerStep s = compute_step(std::move(name), OpClass::kAttention, flops, hbm_bytes);
   s.input_grad_factor = 2.5;

@@ -96,6 +96,10 @@ LayerStep attention_step(std::string name, double flops, double hbm_bytes);
 // A LayerNorm or RMSNorm over `elements` (tokens x hidden): reads them and writes them once, about
 // 8 FLOPs each (mean, variance, scale, shift).
 LayerStep norm_step(std::string name, double elements, double elem_bytes);
+// The activation between an MLP's two GEMMs over `outputs` elements of its result: gated (SwiGLU)
+// reads the gate and up halves and writes their product; GELU reads one tensor and writes one.
+// About 8 FLOPs an output.
+LayerStep activation_step(std::string name, bool gated, double outputs, double elem_bytes);
 
 // One of a sequence of element-wise kernels over the same elements, per element: its FLOPs, the
 // HBM bytes it moves, and those its backward kernel moves (0: its backward launches none).

@@ -13,8 +13,7 @@ void append_dense(const std::string& name, double ffn, bool gated, double tokens
   const double f = ffn / tp;
   open_tp_region(fw, name, tp, sequence_parallel, tokens * hidden * e);
   LayerStep up = gemm_step(name + ".up", tokens, hidden, (gated ? 2 : 1) * f, e);
-  // SwiGLU reads gate and up and writes their product; GELU reads and writes one tensor.
-  LayerStep act = elementwise_step(name + ".act", (gated ? 3 : 2) * tokens * f, 8 * tokens * f, e);
+  LayerStep act = activation_step(name + ".act", gated, tokens * f, e);
   LayerStep down = gemm_step(name + ".down", tokens, f, hidden, e);
   up.fp8_input_fused = true;    // LayerNormMLP: the norm writes FP8
   down.fp8_input_fused = true;  // and so does the activation
@@ -75,7 +74,7 @@ void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   // once per micro-batch.
   LayerStep up = gemm_step("moe.experts.up", routed, h, 2 * f, e);
   up.hbm_bytes = e * (routed * h + experts_local * h * 2 * f + routed * 2 * f);
-  LayerStep act = elementwise_step("moe.experts.act", 3 * routed * f, 8 * routed * f, e);
+  LayerStep act = activation_step("moe.experts.act", true, routed * f, e);
   LayerStep down = gemm_step("moe.experts.down", routed, f, h, e);
   down.hbm_bytes = e * (routed * f + experts_local * f * h + routed * h);
   for (LayerStep* s : {&up, &act, &down}) {
