@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "app/inference_run.h"
 #include "config/scenario_loader.h"
@@ -82,7 +85,8 @@ TEST(InferenceRun, PrefillIsComputeBoundOnItsPromptTokens) {
 TEST(InferenceStep, NormsCarryTheResidualAddAndTheActivationIsAKernel) {
   // Prefill of 2 prompts of 16 tokens on the tiny model (TP1, SwiGLU, BF16): 32 tokens.
   const auto loaded = tiny({"inference.batch=2"});
-  const InferencePlan& plan = app::resolve_inference_run(loaded).workload;
+  const app::InferenceRunPlan run = app::resolve_inference_run(loaded);
+  const InferencePlan& plan = run.workload;
   const InferenceStep step = build_inference_step(plan, plan.prefill);
   std::map<std::string, std::vector<double>> bytes;  // per label, per occurrence, in order
   for (const Op& op : step.graph.ops()) {
