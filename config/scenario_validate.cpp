@@ -9,6 +9,7 @@
 #include "config/experts_validate.h"
 #include "config/faults_validate.h"
 #include "config/hardware_validate.h"
+#include "config/pipeline_layout_validate.h"
 #include "config/power_cost_validate.h"
 #include "config/scenario_checker.h"
 #include "config/scenario_limits.h"
@@ -167,8 +168,11 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
   }
   const int first_stage = scenario.layout().first_stage_layers();
   const int64_t counted = counted_layers(scenario);
+  check_pipeline_layout(scenario, sizes, check);
   check_pipeline_split(scenario, sizes, check);
-  if (first_stage > 0 && sizes.pp > 1) {
+  if (!scenario.layout().pipeline_layout().empty()) {
+    // The explicit layout placed every layer; check_pipeline_layout checked it.
+  } else if (first_stage > 0 && sizes.pp > 1) {
     if (first_stage >= model.num_layers() ||
         (model.num_layers() - first_stage) % (sizes.pp - 1) != 0) {
       check.fail("layout.first_stage_layers",
@@ -273,7 +277,8 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                            "schedule is {})",
                            sizes.vp, name));
   }
-  if (schedule == config::Training::INTERLEAVED_1F1B) {
+  if (schedule == config::Training::INTERLEAVED_1F1B &&
+      scenario.layout().pipeline_layout().empty()) {
     check_divisible(check, "layout.virtual_stages", counted_layers(scenario),
                     int64_t{sizes.pp} * sizes.vp,
                     "num_layers {} (with the embedding and loss where counted) is not divisible "

@@ -350,6 +350,48 @@ TEST(app_scenario_loader, ACountedEmbeddingOrLossMayNotEmptyAChunk) {
   EXPECT_NE(loss.detail.find("last chunk"), std::string::npos) << loss.detail;
 }
 
+TEST(app_scenario_loader, PipelineLayoutMustFillThePipelineItNames) {
+  // llama3-8b: 32 layers. pp 2 plain: two chunks.
+  const std::string ok = "  pp: 2\n  pipeline_layout: \"Et*15|t*17L\"\n";
+  EXPECT_FALSE(load_error(small_scenario(ok)).thrown);
+  // The layout names the line and the field; an override of pp that no longer fits names pp.
+  const Caught count = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*32L\"\n"));
+  ASSERT_TRUE(count.thrown);
+  EXPECT_EQ(count.field, "layout.pipeline_layout");
+  EXPECT_EQ(count.where.line, 9);
+  EXPECT_NE(count.detail.find("holds 1 chunks; the pipeline has pp 2 x 1 virtual stages = 2"),
+            std::string::npos)
+      << count.detail;
+  const Caught pp = load_error(small_scenario(ok), "s", {"layout.pp=4"});
+  ASSERT_TRUE(pp.thrown);
+  EXPECT_EQ(pp.field, "layout.pp");
+  const Caught layers = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*15|t*16L\"\n"));
+  ASSERT_TRUE(layers.thrown);
+  EXPECT_NE(layers.detail.find("holds 31 transformer layers ('t'); model.num_layers is 32"),
+            std::string::npos)
+      << layers.detail;
+  const Caught empty = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"E|t*32L\"\n"));
+  ASSERT_TRUE(empty.thrown);
+  EXPECT_NE(empty.detail.find("chunk 0 holds no transformer layer"), std::string::npos)
+      << empty.detail;
+  const Caught loss = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|Lt*16\"\n"));
+  ASSERT_TRUE(loss.thrown);
+  EXPECT_NE(loss.detail.find("close the last chunk"), std::string::npos) << loss.detail;
+  const Caught bad = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|t*16Q\"\n"));
+  ASSERT_TRUE(bad.thrown);
+  EXPECT_EQ(bad.field, "layout.pipeline_layout");
+  EXPECT_NE(bad.detail.find("unknown layer 'Q'"), std::string::npos) << bad.detail;
+  // It replaces the other ways of splitting the layers.
+  const Caught pinned =
+      load_error(small_scenario("  pp: 2\n  first_stage_layers: 15\n"
+                                "  pipeline_layout: \"Et*15|t*17L\"\n"));
+  ASSERT_TRUE(pinned.thrown);
+  EXPECT_EQ(pinned.field, "layout.first_stage_layers");
+  const Caught dual = load_error(small_scenario(ok), "s", {"training.schedule=DUALPIPE"});
+  ASSERT_TRUE(dual.thrown);
+  EXPECT_EQ(dual.field, "training.schedule");
+}
+
 TEST(app_scenario_loader, FirstStagePinOnlyForAPlainPipeline) {
   // DualPipe and virtual stages cut the layers into equal chunks: a pin used to reach the
   // pipeline map and fail there as an internal error.

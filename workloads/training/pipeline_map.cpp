@@ -1,6 +1,7 @@
 #include "workloads/training/pipeline_map.h"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -9,9 +10,25 @@ namespace racksim {
 
 namespace {
 
+// The chunk sizes an explicit layout gives, checked against the pipeline they must fill.
+std::vector<int> explicit_chunk_sizes(int chunks, bool dual, int layers,
+                                      const PipelineSplit& split) {
+  const std::vector<int>& sizes = split.chunk_layers;
+  const bool empty = std::any_of(sizes.begin(), sizes.end(), [](int n) { return n < 1; });
+  const int total = std::accumulate(sizes.begin(), sizes.end(), 0);
+  if (dual || static_cast<int>(sizes.size()) != chunks || empty || total != layers) {
+    throw std::invalid_argument(fmt::format(
+        "pipeline: an explicit layout of {} chunks holding {} layers does not fill {} chunks of "
+        "at least one layer with {} layers{}",
+        sizes.size(), total, chunks, layers, dual ? " (and DualPipe takes none)" : ""));
+  }
+  return sizes;
+}
+
 // Layers per chunk, in model order.
 std::vector<int> chunk_sizes(int chunks, int stages, int virtual_stages, bool dual, int layers,
                              const PipelineSplit& split) {
+  if (!split.chunk_layers.empty()) return explicit_chunk_sizes(chunks, dual, layers, split);
   if (split.first_stage_layers > 0 && stages > 1) {
     const int first = split.first_stage_layers;
     if (dual || virtual_stages != 1 || first >= layers || (layers - first) % (stages - 1) != 0 ||

@@ -30,6 +30,9 @@ struct PipelineSplit {
   bool loss_as_layer = false;
   // Multi-token-prediction modules counted as layers of the last chunk (Megatron-Core's 'm').
   int mtp_layers = 0;
+  // Transformer layers of every chunk in model order, as an explicit layout gives them
+  // (layout.pipeline_layout); empty: the rules above.
+  std::vector<int> chunk_layers;
 };
 
 class PipelineMap {

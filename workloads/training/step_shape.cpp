@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workloads/moe/expert_routing.h"
+#include "workloads/training/pipeline_layout.h"
 
 namespace racksim {
 
@@ -38,6 +39,11 @@ PipelineMap pipeline_map(const config::Scenario& s) {
   split.embedding_as_layer = s.layout().account_for_embedding_in_split();
   split.loss_as_layer = s.layout().account_for_loss_in_split();
   split.mtp_layers = s.layout().account_for_mtp_in_split() ? s.model().mtp_depth() : 0;
+  if (!s.layout().pipeline_layout().empty()) {
+    for (const LayoutChunk& chunk : parse_pipeline_layout(s.layout().pipeline_layout())) {
+      split.chunk_layers.push_back(chunk.transformer_layers);
+    }
+  }
   return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()), split);
 }
 

@@ -1,0 +1,47 @@
+// layout.pipeline_layout on a whole step: a layout that writes out the split the counted
+// embedding and loss give runs that very step, and one that loads the last stage more runs
+// slower.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_racksim.h"
+
+namespace racksim {
+namespace {
+
+using testing::TempDir;
+
+// Llama-3 8B cut to 6 layers over pp 2 x 2 virtual stages (tp 2, dp 2 on one DGX H100).
+const char* kScenario =
+    R"pb(model { preset: "llama3-8b" num_layers: 6 }
+         hardware { preset: "dgx-h100" nodes: 1 }
+         layout { tp: 2 pp: 2 dp: 2 virtual_stages: 2 }
+         training { global_batch_size: 8 seq_length: 2048 schedule: INTERLEAVED_1F1B }
+    )pb";
+
+double step_time_s(TempDir& dir, const std::vector<std::string>& sets) {
+  const auto result = testing::run_scenario_report(dir, kScenario, sets);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return result.report.value("step_time_s", 0.0);
+}
+
+TEST(PipelineLayoutRun, AWrittenOutSplitRunsTheSameStepAndAnUnevenOneASlowerOne) {
+  TempDir dir;
+  // 6 layers with the embedding and the loss counted: 8 over 4 chunks, 1 + 2 + 2 + 1.
+  const double counted = step_time_s(
+      dir, {"layout.account_for_embedding_in_split=true", "layout.account_for_loss_in_split=true"});
+  const double written = step_time_s(dir, {"layout.pipeline_layout=Et|tt|tt|tL"});
+  ASSERT_GT(counted, 0);
+  EXPECT_DOUBLE_EQ(written, counted);
+  // Chunks 1 and 3 run on stage 1: with three layers beside the output layer, it holds four
+  // layers and the head against stage 0's two.
+  const double uneven = step_time_s(dir, {"layout.pipeline_layout=Et|t|t|tttL"});
+  EXPECT_GT(uneven, counted * 1.05);
+}
+
+}  // namespace
+}  // namespace racksim
