@@ -35,8 +35,7 @@ void check_layout_chunk_count(const config::Scenario& scenario, const Sizes& siz
   if (schedule == config::Training::DUALPIPE) {
     check.fail(check.blame(kLayoutField, {"training.schedule"}),
                "layout.pipeline_layout: DualPipe places two mirrored chunks on every stage; an "
-               "explicit layout is for "
-               "1F1B and interleaved pipelines");
+               "explicit layout is for 1F1B and interleaved pipelines");
   }
   const int64_t vp = schedule == config::Training::INTERLEAVED_1F1B ? sizes.vp : 1;
   if (static_cast<int64_t>(chunks) != sizes.pp * vp) {
