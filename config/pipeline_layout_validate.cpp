@@ -46,8 +46,9 @@ void check_layout_chunk_count(const config::Scenario& scenario, const Sizes& siz
   }
 }
 
-// 'E' opens the first chunk and 'L' closes the last, once each; every chunk holds a transformer
-// layer; the MTP modules sit in the last chunk, where racksim runs them.
+// 'E' opens the first chunk and 'L' closes the last, once each; the MTP modules sit in the last
+// chunk, where racksim runs them. A chunk may hold no transformer layer (a standalone embedding
+// or loss chunk, as Megatron-Core allows).
 void check_layout_chunk_contents(const std::vector<racksim::LayoutChunk>& chunks,
                                  const Checker& check) {
   int embeddings = 0;
@@ -66,12 +67,6 @@ void check_layout_chunk_contents(const std::vector<racksim::LayoutChunk>& chunks
         fmt::format("has {} 'L'; the output layer and loss close the last chunk, once", losses));
   }
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (chunks[i].transformer_layers < 1) {
-      check.fail(kLayoutField,
-                 fmt::format("chunk {} holds no transformer layer ('t'); racksim models "
-                             "every chunk with at least one",
-                             i));
-    }
     if (chunks[i].mtp_modules > 0 && i + 1 != chunks.size()) {
       check.fail(kLayoutField,
                  fmt::format("chunk {} holds MTP modules ('m'); racksim runs them in the "

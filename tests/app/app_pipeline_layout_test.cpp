@@ -1,6 +1,6 @@
 // layout.pipeline_layout on a whole step: a layout that writes out the split the counted
 // embedding and loss give runs that very step, and one that loads the last stage more runs
-// slower.
+// slower; a stage may hold the embedding alone.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,6 +41,23 @@ TEST(PipelineLayoutRun, AWrittenOutSplitRunsTheSameStepAndAnUnevenOneASlowerOne)
   // layers and the head against stage 0's two.
   const double uneven = step_time_s(dir, {"layout.pipeline_layout=Et|t|t|tttL"});
   EXPECT_GT(uneven, counted * 1.05);
+}
+
+// A first stage that holds the embedding alone gives the zero-bubble schedule no layer to weigh
+// its passes by: it weighs them by the next stage's (it stopped with an internal error before).
+TEST(PipelineLayoutRun, AStandaloneEmbeddingStageRunsUnderEverySchedule) {
+  TempDir dir;
+  for (const char* schedule : {"GPIPE", "ONE_F_ONE_B", "ZB_H1"}) {
+    const std::vector<std::string> plain = {"layout.virtual_stages=1",
+                                            std::string("training.schedule=") + schedule};
+    std::vector<std::string> standalone = plain;
+    standalone.push_back("layout.pipeline_layout=E|t*6L");
+    const double balanced = step_time_s(dir, plain);
+    const double lopsided = step_time_s(dir, standalone);
+    ASSERT_GT(balanced, 0) << schedule;
+    // Stage 1 runs all six layers and the head: slower than three a stage.
+    EXPECT_GT(lopsided, balanced * 1.2) << schedule;
+  }
 }
 
 }  // namespace

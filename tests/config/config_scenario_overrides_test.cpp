@@ -370,10 +370,18 @@ TEST(app_scenario_loader, PipelineLayoutMustFillThePipelineItNames) {
   EXPECT_NE(layers.detail.find("holds 31 transformer layers ('t'); model.num_layers is 32"),
             std::string::npos)
       << layers.detail;
-  const Caught empty = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"E|t*32L\"\n"));
-  ASSERT_TRUE(empty.thrown);
-  EXPECT_NE(empty.detail.find("chunk 0 holds no transformer layer"), std::string::npos)
-      << empty.detail;
+  // A chunk may hold the embedding alone (Megatron-Core's standalone embedding stage).
+  EXPECT_FALSE(load_error(small_scenario("  pp: 2\n  pipeline_layout: \"E|t*32L\"\n")).thrown);
+  // MTP modules run beside the loss; llama3-8b has none to place.
+  const Caught mtp = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|t*16mL\"\n"));
+  ASSERT_TRUE(mtp.thrown);
+  EXPECT_NE(mtp.detail.find("holds 1 MTP modules ('m'); model.mtp_depth is 0"), std::string::npos)
+      << mtp.detail;
+  const Caught early_mtp =
+      load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16m|t*16L\"\n"));
+  ASSERT_TRUE(early_mtp.thrown);
+  EXPECT_NE(early_mtp.detail.find("chunk 0 holds MTP modules"), std::string::npos)
+      << early_mtp.detail;
   const Caught loss = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|Lt*16\"\n"));
   ASSERT_TRUE(loss.thrown);
   EXPECT_NE(loss.detail.find("close the last chunk"), std::string::npos) << loss.detail;

@@ -10,16 +10,17 @@ namespace racksim {
 
 namespace {
 
-// The chunk sizes an explicit layout gives, checked against the pipeline they must fill.
+// The chunk sizes an explicit layout gives, checked against the pipeline they must fill. A
+// chunk may hold no transformer layer (Megatron-Core's standalone embedding or loss chunk).
 std::vector<int> explicit_chunk_sizes(int chunks, bool dual, int layers,
                                       const PipelineSplit& split) {
   const std::vector<int>& sizes = split.chunk_layers;
-  const bool empty = std::any_of(sizes.begin(), sizes.end(), [](int n) { return n < 1; });
+  const bool negative = std::any_of(sizes.begin(), sizes.end(), [](int n) { return n < 0; });
   const int total = std::accumulate(sizes.begin(), sizes.end(), 0);
-  if (dual || static_cast<int>(sizes.size()) != chunks || empty || total != layers) {
+  if (dual || static_cast<int>(sizes.size()) != chunks || negative || total != layers) {
     throw std::invalid_argument(fmt::format(
-        "pipeline: an explicit layout of {} chunks holding {} layers does not fill {} chunks of "
-        "at least one layer with {} layers{}",
+        "pipeline: an explicit layout of {} chunks holding {} layers does not fill {} chunks "
+        "with {} layers{}",
         sizes.size(), total, chunks, layers, dual ? " (and DualPipe takes none)" : ""));
   }
   return sizes;

@@ -92,10 +92,16 @@ double kernel_flops(const std::vector<LayerStep>& steps) {
   return flops;
 }
 
-// FLOPs of the first stage's chunk passes: what the zero-bubble play weighs passes by.
+// FLOPs of the first stage's chunk passes: what the zero-bubble play weighs passes by. An
+// explicit layout may leave the first stage the embedding alone; the play needs the passes'
+// proportions, so the first stage that holds layers stands in for it.
 PassCosts estimated_pass_costs(const config::Scenario& s) {
   const TransformerModel model(s.model());
-  const LayerRange layers = pipeline_map(s).layers({0, 0});
+  const PipelineMap map = pipeline_map(s);
+  LayerRange layers = map.layers({0, 0});
+  for (int stage = 1; layers.count == 0 && stage < map.stages(); ++stage) {
+    layers = map.layers({stage, 0});
+  }
   const RankShape shape = rank_shape(s);
   PassCosts costs{0, 0, 0};
   for (int l = layers.first; l < layers.first + layers.count; ++l) {
