@@ -52,6 +52,7 @@ TEST(PipelineLayout, MalformedStringsSayWhatIsWrong) {
     return std::string("no error");
   };
   EXPECT_NE(message("Etx|L").find("unknown layer 'x'"), std::string::npos);
+  EXPECT_NE(message("Et\x01|L").find("unknown layer '\\x01'"), std::string::npos);
   EXPECT_NE(message("E((t|)*2)*2|L").find("do not nest"), std::string::npos);
   EXPECT_NE(message("E(t|L").find("never closed"), std::string::npos);
   EXPECT_NE(message("Et*|L").find("followed by a count"), std::string::npos);

@@ -62,13 +62,20 @@ std::string unroll_layout(std::string_view text) {
       pos = after;
     } else if (cleaned[pos] == ')' || cleaned[pos] == '*') {
       throw std::invalid_argument(
-          fmt::format("unexpected '{}' at character {}", cleaned[pos], pos + 1));
+          fmt::format("unexpected '{}' at character {} (commas and spaces not counted)",
+                      cleaned[pos], pos + 1));
     } else {
       const char layer = cleaned[pos++];
       append_repeated(out, std::string(1, layer), layout_repeat_count(cleaned, pos));
     }
   }
   return out;
+}
+
+// A character as an error message can show it: itself, or its byte in hex.
+std::string printable(char c) {
+  if (std::isprint(static_cast<unsigned char>(c))) return std::string(1, c);
+  return fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
 }
 
 void add_layout_layer(LayoutChunk& chunk, char layer, bool first_in_chunk, bool last_in_chunk) {
@@ -91,7 +98,7 @@ void add_layout_layer(LayoutChunk& chunk, char layer, bool first_in_chunk, bool 
       throw std::invalid_argument(fmt::format(
           "unknown layer '{}' (E embedding, t transformer layer, m MTP module, L loss; '|' ends "
           "a chunk)",
-          layer));
+          printable(layer)));
   }
 }
 
