@@ -34,7 +34,8 @@ po::options_description sweep_options() {
   po::options_description options("racksim sweep [SCENARIO] --set PATH=V1,V2,... options");
   options.add_options()("help,h", "show this help")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "a field and its values, e.g. --set layout.tp=1,2,4,8 (repeatable; one value: fixed)")(
+      "a field and its values, e.g. --set layout.tp=1,2,4,8 (repeatable; one value: fixed; "
+      "layout.pipeline_layout's values, which hold commas, separated by ';')")(
       "jobs,j", po::value<int>(), "simulations at once (default: the CPUs)")(
       "out", po::value<std::string>(), "write sweep.csv, sweep.txt and each point's report here")(
       "emit-jobs", po::value<std::string>(),

@@ -19,11 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> split_values(const std::string& list) {
+// Megatron-Core's layout strings use commas themselves (cosmetically), so a sweep over pipeline
+// layouts separates them with ';'; every other field's values with ','.
+char value_separator(const std::string& field) {
+  return field == "layout.pipeline_layout" ? ';' : ',';
+}
+
+std::vector<std::string> split_values(const std::string& list, char separator) {
   std::vector<std::string> values;
   size_t start = 0;
   while (true) {
-    const size_t comma = list.find(',', start);
+    const size_t comma = list.find(separator, start);
     values.push_back(list.substr(start, comma == std::string::npos ? comma : comma - start));
     if (comma == std::string::npos) return values;
     start = comma + 1;
@@ -92,7 +98,7 @@ SweepSpec parse_sweep(const std::string& scenario, const std::vector<std::string
       throw InputError({"--set", 0, 0}, "", fmt::format("'{}' is not path=value[,value...]", set));
     }
     const std::string field = set.substr(0, eq);
-    std::vector<std::string> values = split_values(set.substr(eq + 1));
+    std::vector<std::string> values = split_values(set.substr(eq + 1), value_separator(field));
     if (std::any_of(values.begin(), values.end(), [](const auto& v) { return v.empty(); })) {
       throw InputError({"--set", 0, 0}, field, fmt::format("'{}' has an empty value", set));
     }

@@ -111,6 +111,23 @@ TEST(Sweep, GridInvalidLayoutsNotFittingAndCsv) {
   EXPECT_NE(r.out.find("not simulated:"), std::string::npos);
 }
 
+// Megatron-Core layout strings hold commas, so a sweep over them separates the layouts with ';'
+// and keeps each string whole.
+TEST(Sweep, PipelineLayoutsAreSeparatedBySemicolons) {
+  TempDir dir;
+  const std::string scenario = dir.write("s.textproto", kScenario);
+  const fs::path out = dir.path() / "sweep";
+  const auto r = run_racksim({"sweep", scenario, "--set", "layout.tp=2", "--set", "layout.pp=2",
+                              "--set", "model.num_layers=4", "--set",
+                              "layout.pipeline_layout=Et,t|t*2L;Et|t*3L", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto csv = lines(read_file(out / "sweep.csv"));
+  ASSERT_EQ(csv.size(), 1u + 2u) << "a header and the two layouts";
+  size_t ok = 0;
+  for (size_t i = 1; i < csv.size(); ++i) ok += csv[i].find(",ok,") != std::string::npos;
+  EXPECT_EQ(ok, 2u) << r.out;
+}
+
 TEST(Sweep, EmitJobsWritesOneCommandPerPoint) {
   TempDir dir;
   const std::string scenario = dir.write("s.textproto", kScenario);
