@@ -30,6 +30,7 @@ ComputeModel ComputeModel::from_hardware(const config::Hardware& hw) {
     m.sm_count -= reserved;
   }
   m.cpu_launch_floor_s = hw.compute().cpu_launch_floor_s();
+  m.host_runs_ahead = hw.compute().host_issue() == config::ComputeEfficiency::AHEAD;
   m.gemm_k_overhead = hw.compute().gemm_k_overhead();
   m.gemm_fp8_efficiency = hw.compute().gemm_fp8();
   m.gemm_fp8_k_overhead = hw.compute().gemm_fp8_k_overhead();
@@ -88,11 +89,26 @@ KernelTime ComputeModel::timed(const Op& op, const KernelShape& shape) const {
   return kernel_model ? kernel_time(op, shape) : roofline_time(op);
 }
 
+namespace {
+
+double kernels_of(const Op& op, const KernelShape& shape, int sm_count) {
+  const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
+  return gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
+}
+
+}  // namespace
+
+double ComputeModel::host_issue_s(const Op& op, const KernelShape& shape) const {
+  if (!kernel_model || op.duration_s >= 0) return 0;
+  return kernels_of(op, shape, sm_count) * cpu_launch_floor_s;
+}
+
 KernelTime ComputeModel::kernel_time(const Op& op, const KernelShape& shape) const {
   const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
-  const double kernels = gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
+  const double kernels = kernels_of(op, shape, sm_count);
   KernelTime gpu = gemm ? gemm_time(op, shape) : roofline_time(op);
   if (gemm) gpu.seconds += kernels * launch_overhead_s;
+  if (host_runs_ahead) return gpu;
   const double host_s = kernels * cpu_launch_floor_s;
   return host_s > gpu.seconds ? KernelTime{host_s, KernelBound::kHost} : gpu;
 }

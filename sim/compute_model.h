@@ -59,6 +59,9 @@ struct ComputeModel {
   // The share of the peak compute kernels get: (sm_count - comm_reserved_sms) / sm_count.
   double compute_sm_share = 1;
   double cpu_launch_floor_s = 0;
+  // The host issues kernels ahead of the GPU (a queue): a kernel waits for its issue, not for
+  // cpu_launch_floor_s of its own (Replay keeps each rank's issue clock).
+  bool host_runs_ahead = false;
   double gemm_k_overhead = 0;
   double gemm_fp8_efficiency = 0;  // 0: gemm_efficiency
   double gemm_fp8_k_overhead = 0;  // 0: gemm_k_overhead
@@ -94,6 +97,8 @@ struct ComputeModel {
   }
   // The same duration with the term that sets it.
   KernelTime timed(const Op& op, const KernelShape& shape) const;
+  // The host's time to issue the op's kernels (0 for a recorded duration or the roofline).
+  double host_issue_s(const Op& op, const KernelShape& shape) const;
   // One GEMM kernel of `batch` products m x k x n in `dtype` on `sms` of the GPU's SMs: its tiles
   // in waves (sim/gemm_model.h), split-K where allowed, no faster than the sustained ceiling; no
   // launch overhead, no HBM floor.

@@ -80,6 +80,7 @@ Replay::Replay(const EventGraph& graph, RankPlacement placement, const ComputeMo
   }
   remaining_.assign(n, 0);
   timing_.assign(n, OpTiming{});
+  host_issued_s_.assign(graph.num_ranks(), 0.0);
   released_by_.assign(n, kNoOp);
   // Reverse dependencies in compressed rows.
   dependents_end_.assign(n, 0);
@@ -207,30 +208,59 @@ double Replay::sleep_until(double time_s) {
   return s4u::Engine::get_clock();
 }
 
+bool Replay::host_syncs_before(OpId op) const {
+  if (graph_.op(op).phase == Phase::kOptimizer) return true;
+  for (OpId d : graph_.deps(op)) {
+    const Op& dep = graph_.op(d);
+    if ((dep.kind == OpKind::kSend || dep.kind == OpKind::kRecv) && dep.dim == CommDim::kPp) {
+      return true;
+    }
+  }
+  return false;
+}
+
+double Replay::issued_s(const StreamActor& actor, OpId op, double ready_s) {
+  if (!compute_.host_runs_ahead || graph_.streams()[actor.stream].kind != StreamKind::kCompute) {
+    return ready_s;
+  }
+  double& host = host_issued_s_[actor.rank];
+  if (host_syncs_before(op)) host = std::max(host, ready_s);
+  const Op& o = graph_.op(op);
+  host += compute_.host_issue_s(o, graph_.shape(o.shape));  // faults do not scale it
+  return std::max(ready_s, host);
+}
+
 size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double ready_s) {
   if (actor.lazy_compute) {
     // Nothing shares this stream's GPU (or CPU) time: the kernel ends its duration later.
     const OpId op = actor.ops[first];
-    actor.clock = ready_s + op_duration_s(op);
-    complete(op, ready_s, actor.clock);
+    const double start = issued_s(actor, op, ready_s);
+    actor.clock = start + op_duration_s(op);
+    complete(op, start, actor.clock);
     return first;
   }
-  sleep_until(ready_s);
+  sleep_until(issued_s(actor, actor.ops[first], ready_s));
   // Kernels that follow each other on the stream with nothing entering or leaving in between
   // run as one Exec: the timing is the same, and the replay creates a fraction of the
-  // activities. Each kernel still gets its own start and end.
+  // activities. Each kernel still gets its own start and end. A kernel the host has not issued
+  // by the time the run would reach it starts a run of its own.
   size_t last = first;
+  double total = op_duration_s(actor.ops[first]);
+  const double start = s4u::Engine::get_clock();
   while (last + 1 < actor.ops.size()) {
     const OpId next = actor.ops[last + 1];
     if (graph_.op(next).kind != OpKind::kCompute || !graph_.deps(next).empty() ||
         has_dependents(actor.ops[last])) {
       break;
     }
+    const double host_before = host_issued_s_[actor.rank];
+    if (issued_s(actor, next, start + total) > start + total) {
+      host_issued_s_[actor.rank] = host_before;  // issued again when the next run starts
+      break;
+    }
     ++last;
+    total += op_duration_s(next);
   }
-  double total = 0;
-  for (size_t k = first; k <= last; ++k) total += op_duration_s(actor.ops[k]);
-  const double start = s4u::Engine::get_clock();
   if (total > 0) {
     ++activities_;
     s4u::this_actor::execute(total * placement_.host[actor.rank]->get_speed());

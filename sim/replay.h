@@ -64,6 +64,12 @@ class Replay {
   void wait_ready(StreamActor& actor, OpId op);
   void mark_lazy_streams();
   size_t execute_compute_run(StreamActor& actor, size_t first, double ready_s);
+  // With the host running ahead (ComputeModel::host_runs_ahead): when the rank's host has issued
+  // `op`, which advances its issue clock; `ready_s` otherwise.
+  double issued_s(const StreamActor& actor, OpId op, double ready_s);
+  // Whether the host waits for the GPU before issuing `op`: the framework synchronizes after a
+  // pipeline send or receive and before the optimizer (its gradient-norm and inf checks).
+  bool host_syncs_before(OpId op) const;
   double op_duration_s(OpId id) const {
     const Op& op = graph_.op(id);
     return compute_.duration_s(op, graph_.shape(op.shape)) * fault_time_factor(op);
@@ -116,6 +122,7 @@ class Replay {
   std::vector<OpId> dependents_;
   std::vector<OpId> matched_recv_;
   std::vector<OpTiming> timing_;
+  std::vector<double> host_issued_s_;  // per rank: when its host issued its last kernel
   // Per operation: the dependency that ends last so far (its release once all are done).
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;
