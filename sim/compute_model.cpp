@@ -91,9 +91,14 @@ KernelTime ComputeModel::timed(const Op& op, const KernelShape& shape) const {
 
 namespace {
 
+// A GEMM the kernel model times from its shape (tiles in waves over the SMs).
+bool shaped_gemm(const Op& op, const KernelShape& shape, int sm_count) {
+  return op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
+}
+
+// The kernels the op launches: a shaped GEMM's backward runs its two products as two.
 double kernels_of(const Op& op, const KernelShape& shape, int sm_count) {
-  const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
-  return gemm && shape.pass == GemmPass::kBackward ? 2 : 1;
+  return shaped_gemm(op, shape, sm_count) && shape.pass == GemmPass::kBackward ? 2 : 1;
 }
 
 }  // namespace
@@ -104,7 +109,7 @@ double ComputeModel::host_issue_s(const Op& op, const KernelShape& shape) const 
 }
 
 KernelTime ComputeModel::kernel_time(const Op& op, const KernelShape& shape) const {
-  const bool gemm = op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
+  const bool gemm = shaped_gemm(op, shape, sm_count);
   const double kernels = kernels_of(op, shape, sm_count);
   KernelTime gpu = gemm ? gemm_time(op, shape) : roofline_time(op);
   if (gemm) gpu.seconds += kernels * launch_overhead_s;

@@ -219,15 +219,21 @@ bool Replay::host_syncs_before(OpId op) const {
   return false;
 }
 
-double Replay::issued_s(const StreamActor& actor, OpId op, double ready_s) {
-  if (!compute_.host_runs_ahead || graph_.streams()[actor.stream].kind != StreamKind::kCompute) {
-    return ready_s;
-  }
-  double& host = host_issued_s_[actor.rank];
+bool Replay::host_runs_ahead(const StreamActor& actor) const {
+  return compute_.host_runs_ahead && graph_.streams()[actor.stream].kind == StreamKind::kCompute;
+}
+
+double Replay::host_clock_after(const StreamActor& actor, OpId op, double ready_s) const {
+  double host = host_issued_s_[actor.rank];
   if (host_syncs_before(op)) host = std::max(host, ready_s);
   const Op& o = graph_.op(op);
-  host += compute_.host_issue_s(o, graph_.shape(o.shape));  // faults do not scale it
-  return std::max(ready_s, host);
+  return host + compute_.host_issue_s(o, graph_.shape(o.shape));  // faults do not scale it
+}
+
+double Replay::issued_s(const StreamActor& actor, OpId op, double ready_s) {
+  if (!host_runs_ahead(actor)) return ready_s;
+  host_issued_s_[actor.rank] = host_clock_after(actor, op, ready_s);
+  return std::max(ready_s, host_issued_s_[actor.rank]);
 }
 
 size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double ready_s) {
@@ -253,10 +259,10 @@ size_t Replay::execute_compute_run(StreamActor& actor, size_t first, double read
         has_dependents(actor.ops[last])) {
       break;
     }
-    const double host_before = host_issued_s_[actor.rank];
-    if (issued_s(actor, next, start + total) > start + total) {
-      host_issued_s_[actor.rank] = host_before;  // issued again when the next run starts
-      break;
+    if (host_runs_ahead(actor)) {
+      const double issue = host_clock_after(actor, next, start + total);
+      if (issue > start + total) break;  // not issued yet: it starts the next run
+      host_issued_s_[actor.rank] = issue;
     }
     ++last;
     total += op_duration_s(next);

@@ -64,8 +64,13 @@ class Replay {
   void wait_ready(StreamActor& actor, OpId op);
   void mark_lazy_streams();
   size_t execute_compute_run(StreamActor& actor, size_t first, double ready_s);
-  // With the host running ahead (ComputeModel::host_runs_ahead): when the rank's host has issued
-  // `op`, which advances its issue clock; `ready_s` otherwise.
+  // Whether the rank's host issues this stream's kernels ahead of the GPU
+  // (ComputeModel::host_runs_ahead, on a GPU compute stream).
+  bool host_runs_ahead(const StreamActor& actor) const;
+  // The rank's issue clock once its host has issued `op` (ready at `ready_s`); changes nothing.
+  double host_clock_after(const StreamActor& actor, OpId op, double ready_s) const;
+  // When `op` may start: `ready_s`, or with the host running ahead the later of that and its
+  // issue, which advances the rank's issue clock.
   double issued_s(const StreamActor& actor, OpId op, double ready_s);
   // Whether the host waits for the GPU before issuing `op`: the framework synchronizes after a
   // pipeline send or receive and before the optimizer (its gradient-norm and inf checks).
