@@ -46,9 +46,8 @@ void check_layout_chunk_count(const config::Scenario& scenario, const Sizes& siz
   }
 }
 
-// 'E' opens the first chunk and 'L' closes the last, once each; the MTP modules sit in the last
-// chunk, where racksim runs them. A chunk may hold no transformer layer (a standalone embedding
-// or loss chunk, as Megatron-Core allows).
+// 'E' opens the first chunk and 'L' closes the last, once each. A chunk may hold no transformer
+// layer (a standalone embedding or loss chunk, as Megatron-Core allows).
 void check_layout_chunk_contents(const std::vector<racksim::LayoutChunk>& chunks,
                                  const Checker& check) {
   int embeddings = 0;
@@ -66,12 +65,36 @@ void check_layout_chunk_contents(const std::vector<racksim::LayoutChunk>& chunks
         kLayoutField,
         fmt::format("has {} 'L'; the output layer and loss close the last chunk, once", losses));
   }
+}
+
+// The MTP modules follow the last transformer layer, all in one chunk: the last (beside the
+// loss) or one of their own that sends the main hidden state and theirs on to the loss's chunk
+// (Megatron-Core's "...m|L").
+void check_layout_mtp_chunk(const std::vector<racksim::LayoutChunk>& chunks, const Checker& check) {
+  size_t holders = 0;
+  size_t mtp_chunk = chunks.size();
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (chunks[i].mtp_modules > 0 && i + 1 != chunks.size()) {
+    if (chunks[i].mtp_modules == 0) continue;
+    ++holders;
+    if (mtp_chunk == chunks.size()) mtp_chunk = i;
+  }
+  if (holders == 0) return;
+  if (holders > 1) {
+    check.fail(kLayoutField, fmt::format("spreads the MTP modules ('m') over {} chunks; racksim "
+                                         "runs them together, in one chunk",
+                                         holders));
+  }
+  if (chunks[mtp_chunk].layer_after_mtp) {
+    check.fail(kLayoutField, fmt::format("chunk {} has a transformer layer ('t') after an MTP "
+                                         "module ('m'); the MTP modules follow the last layer",
+                                         mtp_chunk));
+  }
+  for (size_t i = mtp_chunk + 1; i < chunks.size(); ++i) {
+    if (chunks[i].transformer_layers > 0) {
       check.fail(kLayoutField,
-                 fmt::format("chunk {} holds MTP modules ('m'); racksim runs them in the "
-                             "last chunk, beside the loss",
-                             i));
+                 fmt::format("chunk {} holds transformer layers ('t') after the MTP modules of "
+                             "chunk {}; the MTP modules follow the last layer",
+                             i, mtp_chunk));
     }
   }
 }
@@ -87,10 +110,13 @@ void check_layout_layer_counts(const config::Model& model,
                fmt::format("{} holds {} transformer layers ('t'); model.num_layers is {}",
                            kLayoutField, layers, model.num_layers()));
   }
-  if (chunks.back().mtp_modules != model.mtp_depth()) {
+  const int64_t mtp_modules = std::accumulate(
+      chunks.begin(), chunks.end(), int64_t{0},
+      [](int64_t sum, const racksim::LayoutChunk& c) { return sum + c.mtp_modules; });
+  if (mtp_modules != model.mtp_depth()) {
     check.fail(check.blame(kLayoutField, {"model.mtp_depth"}),
                fmt::format("{} holds {} MTP modules ('m'); model.mtp_depth is {}", kLayoutField,
-                           chunks.back().mtp_modules, model.mtp_depth()));
+                           mtp_modules, model.mtp_depth()));
   }
 }
 
@@ -109,6 +135,7 @@ void check_pipeline_layout(const config::Scenario& scenario, const Sizes& sizes,
   check_layout_is_the_only_split(layout, check);
   check_layout_chunk_count(scenario, sizes, chunks.size(), check);
   check_layout_chunk_contents(chunks, check);
+  check_layout_mtp_chunk(chunks, check);
   check_layout_layer_counts(scenario.model(), chunks, check);
 }
 

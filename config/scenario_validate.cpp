@@ -285,13 +285,13 @@ void check_schedule(const config::Scenario& scenario, const Sizes& sizes, const 
                     "by pp x virtual_stages = {}: every virtual stage holds the same number of "
                     "layers",
                     "model.num_layers");
-    if (micro_batches % sizes.pp != 0) {
-      check.fail(
-          "training.global_batch_size",
-          fmt::format("interleaved 1F1B runs micro-batches in groups of pp: {} micro-batches "
-                      "per data-parallel rank is not a multiple of pp {}",
-                      micro_batches, sizes.pp));
-    }
+  }
+  // With or without an explicit layout the schedule runs micro-batches in groups of pp.
+  if (schedule == config::Training::INTERLEAVED_1F1B && micro_batches % sizes.pp != 0) {
+    check.fail("training.global_batch_size",
+               fmt::format("interleaved 1F1B runs micro-batches in groups of pp: {} micro-batches "
+                           "per data-parallel rank is not a multiple of pp {}",
+                           micro_batches, sizes.pp));
   }
   if (schedule == config::Training::DUALPIPE) {
     if (sizes.pp < 2 || sizes.pp % 2 != 0) {

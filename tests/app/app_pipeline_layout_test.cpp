@@ -1,6 +1,6 @@
 // layout.pipeline_layout on a whole step: a layout that writes out the split the counted
 // embedding and loss give runs that very step, and one that loads the last stage more runs
-// slower; a stage may hold the embedding alone.
+// slower; a stage may hold the embedding alone, and the MTP modules a chunk of their own.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -58,6 +58,32 @@ TEST(PipelineLayoutRun, AStandaloneEmbeddingStageRunsUnderEverySchedule) {
     // Stage 1 runs all six layers and the head: slower than three a stage.
     EXPECT_GT(lopsided, balanced * 1.2) << schedule;
   }
+}
+
+// Megatron-Core's own example layout for DeepSeek-V3 (PP16 x VP2, the MTP module and the loss in
+// chunks of their own) runs on the validation scenario as an interleaved what-if; with the MTP
+// module beside the loss instead, the last chunk carries both and the step is longer.
+TEST(PipelineLayoutRun, MegatronsDeepSeekV3LayoutRunsTheMtpModuleOnItsOwnChunk) {
+  TempDir dir;
+  const std::vector<std::string> interleaved = {"layout.account_for_embedding_in_split=false",
+                                                "layout.account_for_loss_in_split=false",
+                                                "layout.account_for_mtp_in_split=false",
+                                                "training.schedule=INTERLEAVED_1F1B",
+                                                "layout.virtual_stages=2",
+                                                "training.global_batch_size=16384"};
+  auto step_s = [&](const std::string& layout) {
+    std::vector<std::string> sets = interleaved;
+    sets.push_back("layout.pipeline_layout=" + layout);
+    const auto result = testing::run_file_report(
+        dir, std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/deepseek-v3-h800.textproto",
+        sets);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.report.value("step_time_s", 0.0);
+  };
+  const double standalone = step_s("Et*3|(tt|)*29,m|L");
+  const double beside_loss = step_s("Et*3|(tt|)*29,|mL");
+  ASSERT_GT(standalone, 0);
+  EXPECT_LT(standalone, beside_loss * 0.9);
 }
 
 }  // namespace

@@ -372,16 +372,49 @@ TEST(app_scenario_loader, PipelineLayoutMustFillThePipelineItNames) {
       << layers.detail;
   // A chunk may hold the embedding alone (Megatron-Core's standalone embedding stage).
   EXPECT_FALSE(load_error(small_scenario("  pp: 2\n  pipeline_layout: \"E|t*32L\"\n")).thrown);
-  // MTP modules run beside the loss; llama3-8b has none to place.
+  // MTP modules follow the last layer, beside the loss or in a chunk of their own before it
+  // (Megatron-Core's "...m|L"); llama3-8b has none to place.
   const Caught mtp = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|t*16mL\"\n"));
   ASSERT_TRUE(mtp.thrown);
   EXPECT_NE(mtp.detail.find("holds 1 MTP modules ('m'); model.mtp_depth is 0"), std::string::npos)
       << mtp.detail;
-  const Caught early_mtp =
-      load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16m|t*16L\"\n"));
+  EXPECT_FALSE(load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|t*16mL\"\n"), "s",
+                          {"model.mtp_depth=1"})
+                   .thrown);
+  EXPECT_FALSE(load_error(small_scenario("  pp: 2\n  virtual_stages: 2\n"
+                                         "  pipeline_layout: \"Et*16|t*16|m|L\"\n"),
+                          "s", {"model.mtp_depth=1", "training.schedule=INTERLEAVED_1F1B"})
+                   .thrown);
+  const Caught early_mtp = load_error(
+      small_scenario("  pp: 2\n  pipeline_layout: \"Et*16m|t*16L\"\n"), "s", {"model.mtp_depth=1"});
   ASSERT_TRUE(early_mtp.thrown);
-  EXPECT_NE(early_mtp.detail.find("chunk 0 holds MTP modules"), std::string::npos)
+  EXPECT_NE(early_mtp.detail.find("chunk 1 holds transformer layers ('t') after the MTP modules "
+                                  "of chunk 0"),
+            std::string::npos)
       << early_mtp.detail;
+  const Caught inside =
+      load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|t*8mt*8L\"\n"), "s",
+                 {"model.mtp_depth=1"});
+  ASSERT_TRUE(inside.thrown);
+  EXPECT_NE(inside.detail.find("chunk 1 has a transformer layer ('t') after an MTP module"),
+            std::string::npos)
+      << inside.detail;
+  // With a layout as without, interleaving runs micro-batches in groups of pp: 3 per DP rank
+  // over pp 2 is refused before any work (it stopped the schedule with an internal error).
+  const Caught groups = load_error(
+      small_scenario("  pp: 2\n  virtual_stages: 2\n  pipeline_layout: \"Et*8|t*8|t*8|t*8L\"\n"),
+      "s", {"training.schedule=INTERLEAVED_1F1B", "training.global_batch_size=12"});
+  ASSERT_TRUE(groups.thrown);
+  EXPECT_EQ(groups.field, "training.global_batch_size");
+  EXPECT_NE(groups.detail.find("3 micro-batches per data-parallel rank is not a multiple of pp 2"),
+            std::string::npos)
+      << groups.detail;
+  const Caught spread = load_error(
+      small_scenario("  pp: 2\n  virtual_stages: 2\n  pipeline_layout: \"Et*16|t*16|m|mL\"\n"), "s",
+      {"model.mtp_depth=2", "training.schedule=INTERLEAVED_1F1B"});
+  ASSERT_TRUE(spread.thrown);
+  EXPECT_NE(spread.detail.find("spreads the MTP modules ('m') over 2 chunks"), std::string::npos)
+      << spread.detail;
   const Caught loss = load_error(small_scenario("  pp: 2\n  pipeline_layout: \"Et*16|Lt*16\"\n"));
   ASSERT_TRUE(loss.thrown);
   EXPECT_NE(loss.detail.find("close the last chunk"), std::string::npos) << loss.detail;

@@ -158,43 +158,62 @@ BlockSteps TransformerModel::embedding_steps(const RankShape& shape) const {
   return block;
 }
 
-BlockSteps TransformerModel::head_steps(const RankShape& shape) const {
+namespace {
+
+// One output head: the final norm, the vocabulary-parallel GEMM and the loss, appended to `fw`.
+void append_output_head(const std::string& name, const RankShape& shape, double h, double vocab,
+                        std::vector<LayerStep>& fw) {
   const double e = bytes_per_element(shape.dtype);
   const double tokens = local_tokens(shape);
-  const double norm_tokens = norm_tokens_of(shape);
-  const double h = static_cast<double>(hidden_);
+  const std::size_t first = fw.size();
+  fw.push_back(norm_step(name + ".norm", norm_tokens_of(shape) * h, e));
+  open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
   // Each rank's slice of the output layer: vocab_size / tp rows, rounded down where tp does not
   // divide it (vTrain's model splits GPT-2's 50,257 so; Megatron pads the vocabulary first).
-  const double v = std::floor(static_cast<double>(vocab_) / shape.tp);
+  LayerStep head = gemm_step(name, tokens, h, std::floor(vocab / shape.tp), e);
+  head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
+  fw.push_back(head);
+  append_cross_entropy(name + ".loss", tokens * std::floor(vocab / shape.tp), e,
+                       shape.unfused_cross_entropy, fw);
+  if (shape.tp > 1) {
+    // max, sum of exponentials and target logit: one FP32 value each per token
+    fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce, std::nullopt,
+                                 CommDim::kTp, 3 * tokens * kFp32Bytes));
+  }
+  for (std::size_t i = first; i < fw.size(); ++i) fw[i].output_layer = true;
+}
+
+}  // namespace
+
+void TransformerModel::append_mtp_module(const RankShape& shape, std::vector<LayerStep>& fw) const {
+  const double h = static_cast<double>(hidden_);
+  fw.push_back(
+      gemm_step("mtp.proj", local_tokens(shape), 2 * h, h, bytes_per_element(shape.dtype)));
+  BlockSteps extra;
+  append_attention(attention_.back(), attention_shape(shape), &extra);
+  append_mlp(mlp_.back(), mlp_shape(shape), &extra);
+  for (LayerStep& step : extra.forward) step.name = "mtp." + step.name;
+  fw.insert(fw.end(), extra.forward.begin(), extra.forward.end());
+}
+
+BlockSteps TransformerModel::head_steps(const RankShape& shape, MtpPlacement mtp) const {
+  const double h = static_cast<double>(hidden_);
+  const double vocab = static_cast<double>(vocab_);
   BlockSteps block;
-  auto& fw = block.forward;
-  auto append_head = [&](const std::string& name) {
-    const std::size_t first = fw.size();
-    fw.push_back(norm_step(name + ".norm", norm_tokens * h, e));
-    open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
-    LayerStep head = gemm_step(name, tokens, h, v, e);
-    head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
-    fw.push_back(head);
-    append_cross_entropy(name + ".loss", tokens * v, e, shape.unfused_cross_entropy, fw);
-    if (shape.tp > 1) {
-      // max, sum of exponentials and target logit: one FP32 value each per token
-      fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce,
-                                   std::nullopt, CommDim::kTp, 3 * tokens * kFp32Bytes));
-    }
-    for (std::size_t i = first; i < fw.size(); ++i) fw[i].output_layer = true;
-  };
-  append_head("lm_head");
+  append_output_head("lm_head", shape, h, vocab, block.forward);
   // Multi-token prediction: each module projects [embedding of the next token, hidden state]
   // to hidden, runs one more layer like the last one, and shares the output head.
   for (int d = 0; d < mtp_depth_; ++d) {
-    fw.push_back(gemm_step("mtp.proj", tokens, 2 * h, h, e));
-    BlockSteps extra;
-    append_attention(attention_.back(), attention_shape(shape), &extra);
-    append_mlp(mlp_.back(), mlp_shape(shape), &extra);
-    for (LayerStep& step : extra.forward) step.name = "mtp." + step.name;
-    fw.insert(fw.end(), extra.forward.begin(), extra.forward.end());
-    append_head("mtp.head");
+    if (mtp == MtpPlacement::kWithHead) append_mtp_module(shape, block.forward);
+    append_output_head("mtp.head", shape, h, vocab, block.forward);
   }
+  derive_backward(&block);
+  return block;
+}
+
+BlockSteps TransformerModel::mtp_steps(const RankShape& shape) const {
+  BlockSteps block;
+  for (int d = 0; d < mtp_depth_; ++d) append_mtp_module(shape, block.forward);
   derive_backward(&block);
   return block;
 }

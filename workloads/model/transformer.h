@@ -80,10 +80,20 @@ class TransformerModel {
 
   BlockSteps layer_steps(int layer, const RankShape& shape) const;
   BlockSteps embedding_steps(const RankShape& shape) const;
-  // The final norm, output head and loss, then the multi-token-prediction modules.
-  BlockSteps head_steps(const RankShape& shape) const;
+  // Where the multi-token-prediction modules run: beside the output layer, or in a chunk of their
+  // own before it (Megatron-Core's "...m|L"), which sends their hidden states on to it.
+  enum class MtpPlacement { kWithHead, kStandalone };
+  // The final norm, output head and loss; with kWithHead then each MTP module and its head, with
+  // kStandalone one head and loss per MTP module (their modules are mtp_steps).
+  BlockSteps head_steps(const RankShape& shape, MtpPlacement mtp = MtpPlacement::kWithHead) const;
+  // The MTP modules alone: per module the projection of [embedding, hidden] and one layer like
+  // the last.
+  BlockSteps mtp_steps(const RankShape& shape) const;
 
  private:
+  // One MTP module's steps (projection and layer), appended to `forward`.
+  void append_mtp_module(const RankShape& shape, std::vector<LayerStep>& forward) const;
+
   int64_t hidden_;
   int64_t layers_;
   int64_t vocab_;

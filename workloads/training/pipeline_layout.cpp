@@ -82,6 +82,7 @@ void add_layout_layer(LayoutChunk& chunk, char layer, bool first_in_chunk, bool 
   switch (layer) {
     case 't':
       ++chunk.transformer_layers;
+      chunk.layer_after_mtp = chunk.layer_after_mtp || chunk.mtp_modules > 0;
       return;
     case 'm':
       ++chunk.mtp_modules;

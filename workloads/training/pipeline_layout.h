@@ -17,6 +17,7 @@ namespace racksim {
 struct LayoutChunk {
   int transformer_layers = 0;
   int mtp_modules = 0;
+  bool layer_after_mtp = false;  // a 't' follows an 'm' in this chunk
   bool embedding_first = false;  // 'E' opens this chunk
   bool loss_last = false;        // 'L' closes this chunk
   int embeddings = 0;            // every 'E' and 'L' in the chunk, wherever it stands

@@ -86,6 +86,19 @@ PipelineMap::PipelineMap(int stages, int virtual_stages, bool dual, int layers,
     // Interleaving: global chunk c runs on stage c mod p as that stage's chunk c / p.
     for (int c = 0; c < chunks; ++c) forward_route_.push_back({c % stages, c / stages});
   }
+  if (split.standalone_mtp_chunk >= 0) {
+    if (split.chunk_layers.empty() || split.standalone_mtp_chunk + 1 >= chunks) {
+      throw std::invalid_argument(fmt::format(
+          "pipeline: MTP modules on their own in chunk {} need an explicit layout with a later "
+          "chunk for the output layer ({} chunks)",
+          split.standalone_mtp_chunk, chunks));
+    }
+    standalone_mtp_position_ = split.standalone_mtp_chunk;
+  }
+}
+
+int PipelineMap::standalone_mtp_stage() const {
+  return standalone_mtp_position_ < 0 ? -1 : forward_route_[standalone_mtp_position_].stage;
 }
 
 int PipelineMap::direction(int micro_batch, int micro_batches) const {

@@ -33,6 +33,9 @@ struct PipelineSplit {
   // Transformer layers of every chunk in model order, as an explicit layout gives them
   // (layout.pipeline_layout); empty: the rules above.
   std::vector<int> chunk_layers;
+  // The chunk (in model order) that runs the multi-token-prediction modules on their own, before
+  // the chunk of the output layer (Megatron-Core's "...m|L"); -1: they run with the output layer.
+  int standalone_mtp_chunk = -1;
 };
 
 class PipelineMap {
@@ -59,6 +62,12 @@ class PipelineMap {
   // The same for any of the stage's chunks: the stage holds the embedding / the output head.
   bool stage_starts_route(int stage) const;
   bool stage_ends_route(int stage) const;
+  // The route position of the chunk that runs the MTP modules apart from the output layer, or -1
+  // (they run with it). The transfers between it and the end of the route carry the main hidden
+  // state and one per MTP module.
+  int standalone_mtp_position() const { return standalone_mtp_position_; }
+  // The stage that holds that chunk, or -1.
+  int standalone_mtp_stage() const;
 
  private:
   int stages_;
@@ -67,6 +76,7 @@ class PipelineMap {
   std::vector<LayerRange> chunk_layers_;  // by the chunk's place in the model
   std::vector<ChunkRef> forward_route_;
   std::vector<ChunkRef> reverse_route_;  // DualPipe's second pipeline
+  int standalone_mtp_position_ = -1;
 };
 
 }  // namespace racksim

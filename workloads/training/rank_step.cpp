@@ -166,12 +166,14 @@ void RankStep::write_pass_input(ComputeChain& chain, const PassStreams& streams,
   const int mb = pass.micro_batch;
   if (pass.kind == PassKind::kForward && pos > 0) {
     writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
-                 activation_tag(mb, pos), p2p_bytes(), CommDim::kPp, {Phase::kForward, mb, -1});
+                 activation_tag(mb, pos), p2p_bytes(pos - 1), CommDim::kPp,
+                 {Phase::kForward, mb, -1});
   }
   const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
   if (backward && pos + 1 < static_cast<int>(route.size())) {
     writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
-                 gradient_tag(mb, pos + 1), p2p_bytes(), CommDim::kPp, {Phase::kBackward, mb, -1});
+                 gradient_tag(mb, pos + 1), p2p_bytes(pos), CommDim::kPp,
+                 {Phase::kBackward, mb, -1});
   }
 }
 
@@ -204,10 +206,19 @@ RankId RankStep::rank_of_stage(int stage) const {
   return s_.plan.layout.rank(c);
 }
 
-double RankStep::p2p_bytes() const {
+double RankStep::p2p_bytes(int hop) const {
   const TrainingSettings& t = s_.plan.training;
-  return static_cast<double>(t.micro_batch_size * t.seq_length * s_.plan.model.hidden()) *
-         bytes_per_element(t.dtype) / (s_.plan.layout.tp() * s_.plan.layout.cp());
+  const double one =
+      static_cast<double>(t.micro_batch_size * t.seq_length * s_.plan.model.hidden()) *
+      bytes_per_element(t.dtype) / (s_.plan.layout.tp() * s_.plan.layout.cp());
+  // After MTP modules of their own, the main hidden state travels with one per module
+  // (Megatron-Core concatenates them along the sequence for the output layer's chunk).
+  const int mtp = s_.plan.map.standalone_mtp_position();
+  return mtp >= 0 && hop >= mtp ? one * (1 + s_.plan.model.mtp_depth()) : one;
+}
+
+bool RankStep::runs_standalone_mtp(const Visit& v) const {
+  return v.pos == s_.plan.map.standalone_mtp_position();
 }
 
 bool RankStep::blocking_sends() const {
@@ -229,13 +240,18 @@ void RankStep::write_forward(const Visit& v) {
         write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
     stash_activations(v.chain, mb, l);
   }
+  if (runs_standalone_mtp(v)) {
+    sync_.gather_parameters(v.chain, block_params(s_.mtp), previous_start, tag);
+    write_steps(v.chain, v.streams, s_.mtp.forward, tag);
+  }
   if (v.last()) {
     sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
     write_steps(v.chain, v.streams, s_.head.forward, tag);
   }
   if (!v.last()) {
     writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
-                 activation_tag(mb, v.pos + 1), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+                 activation_tag(mb, v.pos + 1), p2p_bytes(v.pos), CommDim::kPp, blocking_sends(),
+                 tag);
   }
 }
 
@@ -257,6 +273,10 @@ void RankStep::write_backward(const Visit& v) {
     previous_layer_start = head_or_embedding_backward(
         v, s_.head, defer ? s_.head_deferral.backward : steps_of(s_.head), split || deferral,
         kNoOp);
+  }
+  if (runs_standalone_mtp(v)) {
+    previous_layer_start =
+        head_or_embedding_backward(v, s_.mtp, steps_of(s_.mtp), split, previous_layer_start);
   }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   const auto recompute = s_.plan.training.recompute;
@@ -280,7 +300,8 @@ void RankStep::write_backward(const Visit& v) {
                                previous_layer_start);
   if (!v.first()) {
     writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
-                 gradient_tag(mb, v.pos), p2p_bytes(), CommDim::kPp, blocking_sends(), tag);
+                 gradient_tag(mb, v.pos), p2p_bytes(v.pos - 1), CommDim::kPp, blocking_sends(),
+                 tag);
   }
   if (!split) sync_.backward_done(v.chain, tag);
 }
@@ -332,6 +353,10 @@ void RankStep::write_weight(const Visit& v) {
   if (v.last()) {
     write_steps(v.chain, v.streams, s_.head.backward_weight, tag);
     sync_.gradients_ready(block_params(s_.head), v.chain.last_compute, v.final, tag);
+  }
+  if (runs_standalone_mtp(v)) {
+    write_steps(v.chain, v.streams, s_.mtp.backward_weight, tag);
+    sync_.gradients_ready(block_params(s_.mtp), v.chain.last_compute, v.final, tag);
   }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   for (int l = layers.first + layers.count; l-- > layers.first;) {

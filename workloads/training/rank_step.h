@@ -42,6 +42,8 @@ class RankStep {
     const std::vector<BlockSteps>& layers;
     const BlockSteps& embedding;
     const BlockSteps& head;
+    // The MTP modules where they run in a chunk of their own (empty where they run in the head).
+    const BlockSteps& mtp;
     const HeadDeferral& head_deferral;  // the head split for training.defer_embedding_wgrad
     PassStreams main;
     PassStreams overlap;
@@ -89,8 +91,11 @@ class RankStep {
   // server's GPUs are spread evenly over its sockets).
   uint32_t numa_node_of(RankId rank) const;
   RankId rank_of_stage(int stage) const;
+  // Whether the visit's chunk runs the MTP modules on their own (PipelineMap).
+  bool runs_standalone_mtp(const Visit& v) const;
   // Each TP (and CP) rank sends its slice of the [micro-batch, sequence, hidden] activation.
-  double p2p_bytes() const;
+  // What a pipeline transfer between route positions `hop` and `hop` + 1 carries.
+  double p2p_bytes(int hop) const;
   bool blocking_sends() const;
   void write_forward(const Visit& v);
   void write_backward(const Visit& v);

@@ -42,11 +42,16 @@ RankParams RankStep::layer_params(int layer) const {
 
 RankParams RankStep::block_params(const BlockSteps& block) const {
   const double table = s_.plan.model.embedding_params() / s_.plan.layout.tp();
+  const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
+  // MTP modules of their own embed the next tokens with a copy of the table unless their
+  // stage holds the embedding already.
+  if (&block == &s_.mtp) return {(holds_embedding() ? 0 : table) + mtp.dense, mtp.expert};
   if (&block != &s_.head) return {table, 0};
   const bool shared_table = s_.plan.model.tied_embeddings() && holds_embedding();
-  const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
-  return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) + mtp.dense,
-          mtp.expert};
+  const bool with_mtp = s_.plan.map.standalone_mtp_position() < 0;
+  return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) +
+              (with_mtp ? mtp.dense : 0),
+          with_mtp ? mtp.expert : 0};
 }
 
 bool RankStep::holds_embedding() const {
@@ -57,16 +62,24 @@ bool RankStep::holds_embedding() const {
 }
 
 void RankStep::write_tied_embedding_sync() {
-  if (!s_.plan.model.tied_embeddings() || s_.plan.layout.pp() == 1 || s_.plan.map.dual()) return;
-  const bool first = coords_.pp == 0;
-  const bool last = coords_.pp == s_.plan.layout.pp() - 1;
-  if (!first && !last) return;
-  const CommId pair =
-      writer_.graph().add_communicator({rank_of_stage(0), rank_of_stage(s_.plan.layout.pp() - 1)});
+  // The copies of the embedding table outside stage 0: the output head's where it is tied, the
+  // standalone MTP stage's; their gradients are summed with stage 0's before the optimizer.
+  if (s_.plan.layout.pp() == 1 || s_.plan.map.dual()) return;
+  std::vector<int> stages{0};
+  const int mtp_stage = s_.plan.map.standalone_mtp_stage();
+  if (mtp_stage > 0) stages.push_back(mtp_stage);
+  const int last = s_.plan.layout.pp() - 1;
+  if (s_.plan.model.tied_embeddings() && last != mtp_stage) stages.push_back(last);
+  if (stages.size() == 1 || std::find(stages.begin(), stages.end(), coords_.pp) == stages.end()) {
+    return;
+  }
+  std::vector<RankId> ranks;
+  for (int stage : stages) ranks.push_back(rank_of_stage(stage));
+  const CommId group = writer_.graph().add_communicator(ranks);
   const double bytes = s_.plan.model.embedding_params() / s_.plan.layout.tp() *
                        bytes_per_element(s_.plan.training.grad_reduce_dtype);
   writer_.collective(main_, s_.dp_stream, "embedding.grad.allreduce", CollectiveKind::kAllReduce,
-                     pair, bytes, CommDim::kPp, {Phase::kOptimizer, -1, -1});
+                     group, bytes, CommDim::kPp, {Phase::kOptimizer, -1, -1});
 }
 
 }  // namespace racksim

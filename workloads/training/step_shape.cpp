@@ -40,8 +40,12 @@ PipelineMap pipeline_map(const config::Scenario& s) {
   split.loss_as_layer = s.layout().account_for_loss_in_split();
   split.mtp_layers = s.layout().account_for_mtp_in_split() ? s.model().mtp_depth() : 0;
   if (!s.layout().pipeline_layout().empty()) {
-    for (const LayoutChunk& chunk : parse_pipeline_layout(s.layout().pipeline_layout())) {
-      split.chunk_layers.push_back(chunk.transformer_layers);
+    const std::vector<LayoutChunk> chunks = parse_pipeline_layout(s.layout().pipeline_layout());
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      split.chunk_layers.push_back(chunks[c].transformer_layers);
+      if (chunks[c].mtp_modules > 0 && c + 1 < chunks.size()) {
+        split.standalone_mtp_chunk = static_cast<int>(c);
+      }
     }
   }
   return PipelineMap(s.layout().pp(), v, dual, static_cast<int>(s.model().num_layers()), split);
@@ -174,10 +178,15 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
   // The output head: its own matrix, or with tied embeddings a copy of the table unless this
   // stage already holds the table; the final norm; the multi-token-prediction modules.
   if (head && (!model.tied_embeddings() || !embedding)) params.dense += table;
-  if (head) {
+  if (head) params.dense += static_cast<double>(model.hidden());
+  // The MTP modules: beside the output head, or on the stage of their own chunk with a copy of
+  // the table to embed the next tokens (Megatron-Core's standalone MTP stage).
+  const int mtp_stage = map.standalone_mtp_stage();
+  if (mtp_stage < 0 ? head : stage == mtp_stage) {
     const RankParams mtp = mtp_split_params(model, layout);
-    params.dense += static_cast<double>(model.hidden()) + mtp.dense;
+    params.dense += mtp.dense;
     params.expert += mtp.expert;
+    if (mtp_stage >= 0 && !embedding) params.dense += table;
   }
   return params;
 }

@@ -51,7 +51,12 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
   std::vector<BlockSteps> layers;
   for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, plan.shape));
   const BlockSteps embedding = model.embedding_steps(plan.shape);
-  const BlockSteps head = model.head_steps(plan.shape);
+  // MTP modules in a chunk of their own run there; the output layer's chunk keeps their heads.
+  const bool standalone_mtp = map.standalone_mtp_position() >= 0;
+  const BlockSteps head =
+      model.head_steps(plan.shape, standalone_mtp ? TransformerModel::MtpPlacement::kStandalone
+                                                  : TransformerModel::MtpPlacement::kWithHead);
+  const BlockSteps mtp = standalone_mtp ? model.mtp_steps(plan.shape) : BlockSteps{};
   const HeadDeferral deferral = head_deferral(head);
 
   TrainingStep step{EventGraph(layout.num_ranks()), {}};
@@ -67,6 +72,7 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
                                 layers,
                                 embedding,
                                 head,
+                                mtp,
                                 deferral,
                                 main,
                                 overlap,
