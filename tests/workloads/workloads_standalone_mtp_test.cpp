@@ -26,10 +26,12 @@ struct StepCounts {
   std::vector<double> params;
 };
 
-// Llama 3 8B cut to 8 layers with one MTP module, TP1 over four plain stages.
-StepCounts step_with_layout(const std::string& layout) {
-  auto s = scenario(1, 4, 1, config::Training::ONE_F_ONE_B);
-  s.mutable_layout()->set_virtual_stages(1);
+// Llama 3 8B cut to 8 layers with one MTP module, TP1 over four plain stages (or two stages of
+// two virtual stages each).
+StepCounts step_with_layout(const std::string& layout, bool interleaved = false) {
+  auto s = interleaved ? scenario(1, 2, 1, config::Training::INTERLEAVED_1F1B)
+                       : scenario(1, 4, 1, config::Training::ONE_F_ONE_B);
+  if (!interleaved) s.mutable_layout()->set_virtual_stages(1);
   s.mutable_model()->set_mtp_depth(1);
   s.mutable_layout()->set_pipeline_layout(layout);
   const TrainingStep step = build_training_step(resolve_training_plan(s));
@@ -88,6 +90,12 @@ TEST(StandaloneMtp, TheirStageHoldsTheModulesAndACopyOfTheTable) {
   // there is none to sum beside the output head).
   EXPECT_EQ(with_head.embedding_syncs, 0);
   EXPECT_EQ(standalone.embedding_syncs, 2);  // stage 0's and stage 2's share of one all-reduce
+  // Interleaved, the MTP chunk may sit on the embedding's stage: it still builds its own copy
+  // (Megatron-Core builds one per model chunk), summed there without a transfer.
+  const StepCounts beside = step_with_layout("Etttt|tttt||mL", /*interleaved=*/true);
+  const StepCounts own = step_with_layout("Etttt|tttt|m|L", /*interleaved=*/true);
+  EXPECT_NEAR(own.params[0] - beside.params[0], model.mtp_params() + model.embedding_params(), 1);
+  EXPECT_EQ(own.embedding_syncs, 0);
 }
 
 }  // namespace

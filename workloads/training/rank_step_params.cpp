@@ -43,9 +43,12 @@ RankParams RankStep::layer_params(int layer) const {
 RankParams RankStep::block_params(const BlockSteps& block) const {
   const double table = s_.plan.model.embedding_params() / s_.plan.layout.tp();
   const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
-  // MTP modules of their own embed the next tokens with a copy of the table unless their
-  // stage holds the embedding already.
-  if (&block == &s_.mtp) return {(holds_embedding() ? 0 : table) + mtp.dense, mtp.expert};
+  // MTP modules in a chunk of their own embed the next tokens with that chunk's copy of the
+  // table (Megatron-Core builds one for every model chunk that runs them but not the embedding).
+  if (&block == &s_.mtp) {
+    const bool own_copy = s_.plan.map.standalone_mtp_position() > 0;
+    return {(own_copy ? table : 0) + mtp.dense, mtp.expert};
+  }
   if (&block != &s_.head) return {table, 0};
   const bool shared_table = s_.plan.model.tied_embeddings() && holds_embedding();
   const bool with_mtp = s_.plan.map.standalone_mtp_position() < 0;

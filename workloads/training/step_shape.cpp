@@ -186,7 +186,7 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
     const RankParams mtp = mtp_split_params(model, layout);
     params.dense += mtp.dense;
     params.expert += mtp.expert;
-    if (mtp_stage >= 0 && !embedding) params.dense += table;
+    if (map.standalone_mtp_position() > 0) params.dense += table;  // that chunk's own copy
   }
   return params;
 }
