@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/support/training_scenario.h"
+#include "workloads/training/memory_ledger.h"
 #include "workloads/training/training_step.h"
 
 namespace racksim {
@@ -96,6 +97,26 @@ TEST(StandaloneMtp, TheirStageHoldsTheModulesAndACopyOfTheTable) {
   const StepCounts own = step_with_layout("Etttt|tttt|m|L", /*interleaved=*/true);
   EXPECT_NEAR(own.params[0] - beside.params[0], model.mtp_params() + model.embedding_params(), 1);
   EXPECT_EQ(own.embedding_syncs, 0);
+}
+
+// An MTP module keeps what a layer like the last keeps, on the stage that runs it.
+TEST(StandaloneMtp, TheLedgerCountsTheModulesActivationsWhereTheyRun) {
+  auto s = scenario(1, 4, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_layout()->set_virtual_stages(1);
+  auto ledger_of = [&](int mtp_depth, const std::string& layout, int stage) {
+    s.mutable_model()->set_mtp_depth(mtp_depth);
+    s.mutable_layout()->set_pipeline_layout(layout);
+    const TrainingPlan plan = resolve_training_plan(s);
+    return std::pair{memory_ledger(plan, stage).activations,
+                     layer_activation_bytes(plan, static_cast<int>(plan.model.layers()) - 1)};
+  };
+  // 1F1B: stage s keeps 4 - s micro-batches' activations in flight.
+  const auto [plain, layer] = ledger_of(0, "Ett|ttt|ttt|L", 2);
+  const auto [standalone, ignored] = ledger_of(1, "Ett|ttt|tttm|L", 2);
+  EXPECT_NEAR(standalone.bytes - plain.bytes, 2 * layer, 1e-6 * layer);
+  EXPECT_NE(standalone.detail.find("3+1 MTP"), std::string::npos) << standalone.detail;
+  const auto [with_head, unused] = ledger_of(1, "Ett|ttt|ttt|mL", 3);
+  EXPECT_NEAR(with_head.bytes, layer, 1e-6 * layer);  // the last stage: one micro-batch
 }
 
 }  // namespace

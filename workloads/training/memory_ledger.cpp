@@ -175,13 +175,25 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
   return transient;
 }
 
+// Whether the chunk runs the multi-token-prediction modules: the one of their own, or where
+// micro-batches leave the model.
+bool runs_mtp_modules(const TrainingPlan& p, const ChunkRef& chunk) {
+  if (p.model.mtp_depth() == 0) return false;
+  const int standalone = p.map.standalone_mtp_position();
+  if (standalone < 0) return p.map.ends_route(chunk);
+  const ChunkRef& holder = p.map.route(0, p.micro_batches)[static_cast<size_t>(standalone)];
+  return holder.stage == chunk.stage && holder.local_chunk == chunk.local_chunk;
+}
+
 // The activations stage `stage` holds at most, chunk by chunk as its schedule runs them (chunks
-// of unequal sizes where the split counts the embedding, the loss or MTP as layers); with
-// offloading, two layers' worth on the GPU and the rest added to `host_bytes`.
+// of unequal sizes where the split counts the embedding, the loss or MTP as layers; an MTP
+// module keeps what a layer like the last one keeps); with offloading, two layers' worth on the
+// GPU and the rest added to `host_bytes`.
 MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes) {
   std::vector<double> chunk_bytes;
   std::vector<std::string> chunk_layers;
   double largest_layer = 0;
+  const int last_layer = static_cast<int>(p.model.layers()) - 1;
   for (int k = 0; k < p.map.chunks_per_stage(); ++k) {
     const LayerRange layers = p.map.layers({stage, k});
     double bytes = 0;
@@ -190,8 +202,13 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
       bytes += layer;
       largest_layer = std::max(largest_layer, layer);
     }
+    std::string held = std::to_string(layers.count);
+    if (runs_mtp_modules(p, {stage, k})) {
+      bytes += p.model.mtp_depth() * layer_activation_bytes(p, last_layer);
+      held += fmt::format("+{} MTP", p.model.mtp_depth());
+    }
     chunk_bytes.push_back(bytes);
-    chunk_layers.push_back(std::to_string(layers.count));
+    chunk_layers.push_back(held);
   }
   const PassOrder& order = p.orders[static_cast<size_t>(stage)];
   const int in_flight = in_flight_chunk_passes(order);
