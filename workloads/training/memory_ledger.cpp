@@ -179,10 +179,8 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
 // micro-batches leave the model.
 bool runs_mtp_modules(const TrainingPlan& p, const ChunkRef& chunk) {
   if (p.model.mtp_depth() == 0) return false;
-  const int standalone = p.map.standalone_mtp_position();
-  if (standalone < 0) return p.map.ends_route(chunk);
-  const ChunkRef& holder = p.map.route(0, p.micro_batches)[static_cast<size_t>(standalone)];
-  return holder.stage == chunk.stage && holder.local_chunk == chunk.local_chunk;
+  return p.map.standalone_mtp_position() < 0 ? p.map.ends_route(chunk)
+                                             : p.map.runs_standalone_mtp(chunk);
 }
 
 // The activations stage `stage` holds at most, chunk by chunk as its schedule runs them (chunks

@@ -127,6 +127,10 @@ bool same(const ChunkRef& a, const ChunkRef& b) {
 
 }  // namespace
 
+bool PipelineMap::runs_standalone_mtp(const ChunkRef& chunk) const {
+  return standalone_mtp_position_ >= 0 && same(forward_route_[standalone_mtp_position_], chunk);
+}
+
 bool PipelineMap::starts_route(const ChunkRef& chunk) const {
   return same(forward_route_.front(), chunk) || (dual_ && same(reverse_route_.front(), chunk));
 }

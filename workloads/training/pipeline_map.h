@@ -68,6 +68,8 @@ class PipelineMap {
   int standalone_mtp_position() const { return standalone_mtp_position_; }
   // The stage that holds that chunk, or -1.
   int standalone_mtp_stage() const;
+  // Whether `chunk` is that chunk.
+  bool runs_standalone_mtp(const ChunkRef& chunk) const;
 
  private:
   int stages_;
