@@ -203,7 +203,7 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
     std::string held = std::to_string(layers.count);
     if (runs_mtp_modules(p, {stage, k})) {
       bytes += p.model.mtp_depth() * layer_activation_bytes(p, last_layer);
-      held += fmt::format("+{} MTP", p.model.mtp_depth());
+      held = fmt::format("({}+{} MTP)", layers.count, p.model.mtp_depth());
     }
     chunk_bytes.push_back(bytes);
     chunk_layers.push_back(held);
