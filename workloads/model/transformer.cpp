@@ -170,11 +170,11 @@ void append_output_head(const std::string& name, const RankShape& shape, double 
   open_tp_region(fw, name, shape.tp, shape.sequence_parallel, tokens * h * e);
   // Each rank's slice of the output layer: vocab_size / tp rows, rounded down where tp does not
   // divide it (vTrain's model splits GPT-2's 50,257 so; Megatron pads the vocabulary first).
-  LayerStep head = gemm_step(name, tokens, h, std::floor(vocab / shape.tp), e);
+  const double v = std::floor(vocab / shape.tp);
+  LayerStep head = gemm_step(name, tokens, h, v, e);
   head.fp8_linear = false;  // Megatron-Core's output layer is not a Transformer Engine module
   fw.push_back(head);
-  append_cross_entropy(name + ".loss", tokens * std::floor(vocab / shape.tp), e,
-                       shape.unfused_cross_entropy, fw);
+  append_cross_entropy(name + ".loss", tokens * v, e, shape.unfused_cross_entropy, fw);
   if (shape.tp > 1) {
     // max, sum of exponentials and target logit: one FP32 value each per token
     fw.push_back(collective_step(name + ".loss.allreduce", CollectiveKind::kAllReduce, std::nullopt,

@@ -41,15 +41,10 @@ RankParams RankStep::layer_params(int layer) const {
 }
 
 RankParams RankStep::block_params(const BlockSteps& block) const {
+  if (&block == &s_.mtp) return mtp_chunk_params(s_.plan.model, s_.plan.layout, s_.plan.map);
   const double table = s_.plan.model.embedding_params() / s_.plan.layout.tp();
-  const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
-  // MTP modules in a chunk of their own embed the next tokens with that chunk's copy of the
-  // table (Megatron-Core builds one for every model chunk that runs them but not the embedding).
-  if (&block == &s_.mtp) {
-    const bool own_copy = s_.plan.map.standalone_mtp_position() > 0;
-    return {(own_copy ? table : 0) + mtp.dense, mtp.expert};
-  }
   if (&block != &s_.head) return {table, 0};
+  const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
   const bool shared_table = s_.plan.model.tied_embeddings() && holds_embedding();
   const bool with_mtp = s_.plan.map.standalone_mtp_position() < 0;
   return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) +

@@ -160,6 +160,13 @@ RankParams mtp_split_params(const TransformerModel& model, const ParallelLayout&
   return {depth * (projection + layer.dense), depth * layer.expert};
 }
 
+RankParams mtp_chunk_params(const TransformerModel& model, const ParallelLayout& layout,
+                            const PipelineMap& map) {
+  RankParams params = mtp_split_params(model, layout);
+  if (map.standalone_mtp_position() > 0) params.dense += model.embedding_params() / layout.tp();
+  return params;
+}
+
 RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
                        const PipelineMap& map, RankId rank) {
   const int stage = layout.coords(rank).pp;
@@ -179,14 +186,12 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
   // stage already holds the table; the final norm; the multi-token-prediction modules.
   if (head && (!model.tied_embeddings() || !embedding)) params.dense += table;
   if (head) params.dense += static_cast<double>(model.hidden());
-  // The MTP modules: beside the output head, or on the stage of their own chunk with a copy of
-  // the table to embed the next tokens (Megatron-Core's standalone MTP stage).
+  // The MTP modules: beside the output head, or on the stage of their own chunk.
   const int mtp_stage = map.standalone_mtp_stage();
   if (mtp_stage < 0 ? head : stage == mtp_stage) {
-    const RankParams mtp = mtp_split_params(model, layout);
+    const RankParams mtp = mtp_chunk_params(model, layout, map);
     params.dense += mtp.dense;
     params.expert += mtp.expert;
-    if (map.standalone_mtp_position() > 0) params.dense += table;  // that chunk's own copy
   }
   return params;
 }

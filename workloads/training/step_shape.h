@@ -44,5 +44,11 @@ RankParams split_params(const TransformerModel& model, const ParallelLayout& lay
 // The multi-token-prediction modules' parameters on the last stage's ranks: each module's
 // projection and norms split over TP, its layer (one like the last) as that layer splits.
 RankParams mtp_split_params(const TransformerModel& model, const ParallelLayout& layout);
+// What the ranks that run the MTP modules hold for them: mtp_split_params, and where the modules
+// run in a chunk of their own after the first, that chunk's copy of the embedding table to embed
+// the next tokens (Megatron-Core builds one for every model chunk that runs MTP without the
+// embedding).
+RankParams mtp_chunk_params(const TransformerModel& model, const ParallelLayout& layout,
+                            const PipelineMap& map);
 
 }  // namespace racksim
