@@ -68,6 +68,9 @@ void check_host(const config::Hardware& hw, const Checker& check) {
                fmt::format("socket {} does not exist: a node has {} socket(s), numbered from 0",
                            host.offload_socket(), std::max(1, host.sockets())));
   }
+  check.positive_if_set("hardware.host.pipeline_handoff_bytes_per_s",
+                        host.has_pipeline_handoff_bytes_per_s(),
+                        host.pipeline_handoff_bytes_per_s());
   if (!(host.memory_bytes() >= 0)) {
     check.fail("hardware.host.memory_bytes",
                fmt::format("must be >= 0 bytes, got {}", host.memory_bytes()));

@@ -168,12 +168,14 @@ void RankStep::write_pass_input(ComputeChain& chain, const PassStreams& streams,
     writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
                  activation_tag(mb, pos), p2p_bytes(pos - 1), CommDim::kPp,
                  {Phase::kForward, mb, -1});
+    write_handoff(chain, streams.compute, p2p_bytes(pos - 1), {Phase::kForward, mb, -1});
   }
   const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
   if (backward && pos + 1 < static_cast<int>(route.size())) {
     writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
                  gradient_tag(mb, pos + 1), p2p_bytes(pos), CommDim::kPp,
                  {Phase::kBackward, mb, -1});
+    write_handoff(chain, streams.compute, p2p_bytes(pos), {Phase::kBackward, mb, -1});
   }
 }
 
@@ -225,6 +227,16 @@ bool RankStep::blocking_sends() const {
   return !s_.plan.training.pp_comm_overlap;
 }
 
+void RankStep::write_handoff(ComputeChain& chain, StreamId compute, double bytes,
+                             const OpTag& tag) {
+  const double rate = s_.plan.host.pipeline_handoff_bytes_per_s;
+  if (!(rate > 0)) return;
+  // Pending, not the chain's last kernel: an overlapped pair hands its inputs' pending list on.
+  chain.pending.assign(
+      1, writer_.graph().add_recorded_compute(op_context(compute, tag), "pp.handoff", bytes / rate,
+                                              0, 0, chain.inputs()));
+}
+
 void RankStep::write_forward(const Visit& v) {
   const int mb = v.pass.micro_batch;
   const OpTag tag{Phase::kForward, mb, -1};
@@ -252,6 +264,7 @@ void RankStep::write_forward(const Visit& v) {
     writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
                  activation_tag(mb, v.pos + 1), p2p_bytes(v.pos), CommDim::kPp, blocking_sends(),
                  tag);
+    write_handoff(v.chain, v.streams.compute, p2p_bytes(v.pos), tag);
   }
 }
 
@@ -302,6 +315,7 @@ void RankStep::write_backward(const Visit& v) {
     writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
                  gradient_tag(mb, v.pos), p2p_bytes(v.pos - 1), CommDim::kPp, blocking_sends(),
                  tag);
+    write_handoff(v.chain, v.streams.compute, p2p_bytes(v.pos - 1), tag);
   }
   if (!split) sync_.backward_done(v.chain, tag);
 }

@@ -97,6 +97,9 @@ class RankStep {
   // What a pipeline transfer between route positions `hop` and `hop` + 1 carries.
   double p2p_bytes(int hop) const;
   bool blocking_sends() const;
+  // What a pipeline hand-off of `bytes` costs this stage's compute stream beyond the transfer
+  // (hardware.host.pipeline_handoff_bytes_per_s): an operation the chain's next kernel waits for.
+  void write_handoff(ComputeChain& chain, StreamId compute, double bytes, const OpTag& tag);
   void write_forward(const Visit& v);
   void write_backward(const Visit& v);
   // Activation offload: what layer `l` keeps for its backward goes to pinned host memory once
@@ -106,7 +109,7 @@ class RankStep {
   // starts when the backward of the layer above starts (`prefetch_after`), so at most two
   // layers' activations are in HBM; the first layer of a pass waits for the previous kernel.
   void fetch_activations(ComputeChain& chain, int mb, int l, OpId prefetch_after);
-  OpContext copy_context(StreamId stream, const OpTag& tag) const;
+  OpContext op_context(StreamId stream, const OpTag& tag) const;
   // Returns the first kernel written.
   OpId head_or_embedding_backward(const Visit& v, const BlockSteps& block,
                                   const std::vector<LayerStep>& steps, bool split,

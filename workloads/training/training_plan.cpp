@@ -50,6 +50,7 @@ HostSettings host_settings(const config::Hardware& hw) {
   h.pinned_offload_socket = hw.host().has_offload_socket() ? hw.host().offload_socket() : -1;
   h.cpu_optimizer_params_per_s = hw.host().cpu_optimizer_params_per_s();
   if (hw.nodes() > 1) h.multi_node_step_overhead_s = hw.scale_out().step_overhead_s();
+  h.pipeline_handoff_bytes_per_s = hw.host().pipeline_handoff_bytes_per_s();
   return h;
 }
 

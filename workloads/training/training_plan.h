@@ -62,6 +62,9 @@ struct HostSettings {
   double cpu_optimizer_params_per_s = 0;
   // hardware.scale_out.step_overhead_s when the job spans more than one node, else 0.
   double multi_node_step_overhead_s = 0;
+  // hardware.host.pipeline_handoff_bytes_per_s; 0: a pipeline hand-off costs its stages nothing
+  // beyond the transfer.
+  double pipeline_handoff_bytes_per_s = 0;
 };
 
 // The cluster figures the ledger and the MFU's denominator need.
