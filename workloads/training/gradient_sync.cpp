@@ -140,10 +140,7 @@ void GradientSync::gradient_checks(ComputeChain& chain, StreamId compute_stream,
 
 void GradientSync::offloaded_step(ComputeChain& chain, double params, const OpTag& tag) {
   EventGraph& g = writer_->graph();
-  auto context = [&](StreamId stream) {
-    return OpContext{writer_->rank(), stream, tag.phase, tag.micro_batch,
-                     static_cast<int16_t>(tag.layer)};
-  };
+  auto context = [&](StreamId stream) { return writer_->context(stream, tag); };
   const OpId down =
       g.add_copy(context(config_.to_host), "optimizer.grads_to_host", CopyDirection::kDeviceToHost,
                  config_.numa_node, params * config_.grad_bytes, chain.inputs());

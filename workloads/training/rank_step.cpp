@@ -85,10 +85,9 @@ void RankStep::write(const PassOrder& order) {
                rank_params(s_.plan.model, s_.plan.layout, s_.plan.map, rank_));
   // The fixed cost of a step across nodes (hardware.scale_out.step_overhead_s), after the rest.
   if (s_.plan.host.multi_node_step_overhead_s > 0) {
-    const OpContext context{rank_, s_.main.compute, Phase::kOther, -1, -1};
-    writer_.graph().add_recorded_compute(context, "step.multi_node_overhead",
-                                         s_.plan.host.multi_node_step_overhead_s, 0, 0,
-                                         main_.inputs());
+    writer_.graph().add_recorded_compute(
+        writer_.context(s_.main.compute, {}), "step.multi_node_overhead",
+        s_.plan.host.multi_node_step_overhead_s, 0, 0, main_.inputs());
   }
 }
 
@@ -165,17 +164,19 @@ void RankStep::write_pass_input(ComputeChain& chain, const PassStreams& streams,
       s_.plan.map.position(pass.micro_batch, s_.plan.micro_batches, {coords_.pp, pass.local_chunk});
   const int mb = pass.micro_batch;
   if (pass.kind == PassKind::kForward && pos > 0) {
+    const OpTag tag{Phase::kForward, mb, -1};
+    const double bytes = p2p_bytes(pos - 1);
     writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
-                 activation_tag(mb, pos), p2p_bytes(pos - 1), CommDim::kPp,
-                 {Phase::kForward, mb, -1});
-    write_handoff(chain, streams.compute, p2p_bytes(pos - 1), {Phase::kForward, mb, -1});
+                 activation_tag(mb, pos), bytes, CommDim::kPp, tag);
+    write_handoff(chain, streams.compute, bytes, tag);
   }
   const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
   if (backward && pos + 1 < static_cast<int>(route.size())) {
+    const OpTag tag{Phase::kBackward, mb, -1};
+    const double bytes = p2p_bytes(pos);
     writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
-                 gradient_tag(mb, pos + 1), p2p_bytes(pos), CommDim::kPp,
-                 {Phase::kBackward, mb, -1});
-    write_handoff(chain, streams.compute, p2p_bytes(pos), {Phase::kBackward, mb, -1});
+                 gradient_tag(mb, pos + 1), bytes, CommDim::kPp, tag);
+    write_handoff(chain, streams.compute, bytes, tag);
   }
 }
 
@@ -233,8 +234,8 @@ void RankStep::write_handoff(ComputeChain& chain, StreamId compute, double bytes
   if (!(rate > 0)) return;
   // Pending, not the chain's last kernel: an overlapped pair hands its inputs' pending list on.
   chain.pending.assign(
-      1, writer_.graph().add_recorded_compute(op_context(compute, tag), "pp.handoff", bytes / rate,
-                                              0, 0, chain.inputs()));
+      1, writer_.graph().add_recorded_compute(writer_.context(compute, tag), "pp.handoff",
+                                              bytes / rate, 0, 0, chain.inputs()));
 }
 
 void RankStep::write_forward(const Visit& v) {
@@ -261,10 +262,10 @@ void RankStep::write_forward(const Visit& v) {
     write_steps(v.chain, v.streams, s_.head.forward, tag);
   }
   if (!v.last()) {
+    const double bytes = p2p_bytes(v.pos);
     writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
-                 activation_tag(mb, v.pos + 1), p2p_bytes(v.pos), CommDim::kPp, blocking_sends(),
-                 tag);
-    write_handoff(v.chain, v.streams.compute, p2p_bytes(v.pos), tag);
+                 activation_tag(mb, v.pos + 1), bytes, CommDim::kPp, blocking_sends(), tag);
+    write_handoff(v.chain, v.streams.compute, bytes, tag);
   }
 }
 
@@ -312,10 +313,10 @@ void RankStep::write_backward(const Visit& v) {
     head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split,
                                previous_layer_start);
   if (!v.first()) {
+    const double bytes = p2p_bytes(v.pos - 1);
     writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
-                 gradient_tag(mb, v.pos), p2p_bytes(v.pos - 1), CommDim::kPp, blocking_sends(),
-                 tag);
-    write_handoff(v.chain, v.streams.compute, p2p_bytes(v.pos - 1), tag);
+                 gradient_tag(mb, v.pos), bytes, CommDim::kPp, blocking_sends(), tag);
+    write_handoff(v.chain, v.streams.compute, bytes, tag);
   }
   if (!split) sync_.backward_done(v.chain, tag);
 }

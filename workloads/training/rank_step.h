@@ -109,7 +109,6 @@ class RankStep {
   // starts when the backward of the layer above starts (`prefetch_after`), so at most two
   // layers' activations are in HBM; the first layer of a pass waits for the previous kernel.
   void fetch_activations(ComputeChain& chain, int mb, int l, OpId prefetch_after);
-  OpContext op_context(StreamId stream, const OpTag& tag) const;
   // Returns the first kernel written.
   OpId head_or_embedding_backward(const Visit& v, const BlockSteps& block,
                                   const std::vector<LayerStep>& steps, bool split,

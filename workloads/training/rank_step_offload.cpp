@@ -15,7 +15,7 @@ uint32_t RankStep::numa_node_of(RankId rank) const {
 void RankStep::stash_activations(const ComputeChain& chain, int mb, int l) {
   if (!s_.plan.training.offload_activations) return;
   stashed_[{mb, l}] = writer_.graph().add_copy(
-      op_context(s_.offload_streams.to_host, {Phase::kForward, mb, l}), "activations.to_host",
+      writer_.context(s_.offload_streams.to_host, {Phase::kForward, mb, l}), "activations.to_host",
       CopyDirection::kDeviceToHost, numa_node_of(rank_), s_.offloaded_activation_bytes[l],
       chain.inputs());
 }
@@ -26,12 +26,9 @@ void RankStep::fetch_activations(ComputeChain& chain, int mb, int l, OpId prefet
   const OpId trigger = prefetch_after != kNoOp ? prefetch_after : chain.last_compute;
   if (trigger != kNoOp) deps.push_back(trigger);
   chain.pending.push_back(writer_.graph().add_copy(
-      op_context(s_.offload_streams.to_device, {Phase::kBackward, mb, l}), "activations.to_device",
-      CopyDirection::kHostToDevice, numa_node_of(rank_), s_.offloaded_activation_bytes[l], deps));
-}
-
-OpContext RankStep::op_context(StreamId stream, const OpTag& tag) const {
-  return OpContext{rank_, stream, tag.phase, tag.micro_batch, static_cast<int16_t>(tag.layer)};
+      writer_.context(s_.offload_streams.to_device, {Phase::kBackward, mb, l}),
+      "activations.to_device", CopyDirection::kHostToDevice, numa_node_of(rank_),
+      s_.offloaded_activation_bytes[l], deps));
 }
 
 }  // namespace racksim

@@ -68,6 +68,9 @@ class RankWriter {
 
   RankId rank() const { return rank_; }
   EventGraph& graph() { return *graph_; }
+  // Where an operation of this rank on `stream` belongs, for operations written straight into the
+  // graph (copies, recorded durations).
+  OpContext context(StreamId stream, const OpTag& tag) const;
 
   // A kernel after everything the chain waits for; it becomes the chain's last kernel.
   OpId kernel(ComputeChain& chain, StreamId stream, const LayerStep& step, const OpTag& tag);
@@ -88,8 +91,6 @@ class RankWriter {
             uint32_t tag, double bytes, CommDim dim, const OpTag& op_tag);
 
  private:
-  OpContext context(StreamId stream, const OpTag& tag) const;
-
   EventGraph* graph_;
   RankId rank_;
   DataType gemm_dtype_;
