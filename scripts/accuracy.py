@@ -3,7 +3,7 @@
 
 usage: scripts/accuracy.py RACKSIM [--jobs N] [--kfold] [--all-rows] [--table-only] [--check]
 
-Runs, in order (about 17 minutes on 2 cores; 22 more with --kfold, 16 more with --all-rows):
+Runs, in order (about 17 minutes on 2 cores; 22 more with --kfold, 32 more with --all-rows):
   1. scripts/validate.py on every published and measured table (Narayanan et al. SC'21 Table 1,
      NVIDIA's Llama 3 H100 rows, NeMo 24.07's H100 rows and a later page's figures for them,
      DeepSeek-V3 on H800, vTrain's 39.1B and 175B A100 runs), which
@@ -86,7 +86,7 @@ MULTI_WHAT = ("racksim calibrate on all 41 vTrain multi-node rows with the singl
               "split-K up to 8; all-reduces inside a node from vTrain's measured nccl-tests tables, a "
               "collective call across nodes 2.906e-05 s), one parameter")
 # The same three terms fitted on every single-node row, from the every-tenth fit's values.
-SINGLE_NODE_ALL = single_node_fit(*SINGLE_NODE_FITTED, "--max-evals", "8")
+SINGLE_NODE_ALL = single_node_fit(*SINGLE_NODE_FITTED, "--max-evals", "20")
 SINGLE_ALL_WHAT = ("racksim calibrate on the 1,440 single-node rows, the same three parameters "
                    "fitted on every row, starting from the every-tenth fit's values")
 # (log file, what, arguments, holdout, its own arguments)
