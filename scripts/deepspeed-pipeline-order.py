@@ -70,7 +70,9 @@ def megatron_stage(stages, micro_batches, stage):
     first, last = stage == 0, stage == stages - 1
 
     def group(*transfers):
-        return [[t for t in transfers if t is not None]]
+        """One exchange of the transfers that apply to this stage; none when none does."""
+        present = [t for t in transfers if t is not None]
+        return [present] if present else []
 
     recv_act = lambda mb: None if first else (RECV, "act", mb, stage - 1)
     send_act = lambda mb: None if last else (SEND, "act", mb, stage + 1)
@@ -88,7 +90,7 @@ def megatron_stage(stages, micro_batches, stage):
         out += group(send_grad(i), next_input)
     for mb in range(steady, micro_batches):
         out += group(recv_grad(mb)) + [("B", mb)] + group(send_grad(mb))
-    return [op for op in out if op]
+    return out
 
 
 def programs(stage_program, stages, micro_batches, *options):
@@ -96,17 +98,17 @@ def programs(stage_program, stages, micro_batches, *options):
     return [stage_program(stages, micro_batches, s, *options) for s in range(stages)]
 
 
-def step_time(programs, forward_s, backward_s, transfer_s):
+def step_time(stage_programs, forward_s, backward_s, transfer_s):
     """The step: every stage runs its instructions in order; a group of transfers holds its stage
     until each of them has met its peer and run for transfer_s."""
-    n = len(programs)
+    n = len(stage_programs)
     pc, clock, waiting = [0] * n, [0.0] * n, [None] * n
     posted, done = {}, {}
-    while any(pc[s] < len(programs[s]) for s in range(n)):
+    while any(pc[s] < len(stage_programs[s]) for s in range(n)):
         moved = False
         for s in range(n):
-            while pc[s] < len(programs[s]):
-                op = programs[s][pc[s]]
+            while pc[s] < len(stage_programs[s]):
+                op = stage_programs[s][pc[s]]
                 if isinstance(op, tuple):
                     clock[s] += forward_s if op[0] == "F" else backward_s
                     pc[s], moved = pc[s] + 1, True
