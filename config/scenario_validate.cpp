@@ -146,26 +146,11 @@ void check_pipeline_split(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
-void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+// Whether the layers split over the pipeline stages: an explicit layout, a pinned first stage, or
+// equal stages.
+void check_stage_layers(const config::Scenario& scenario, const Sizes& sizes,
+                        const Checker& check) {
   const config::Model& model = scenario.model();
-  const config::Training& training = scenario.training();
-  const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
-  check_divisible(check, "layout.tp", model.num_heads(), sizes.tp,
-                  "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
-                  "whole attention heads",
-                  "model.num_heads");
-  // MLA and the hybrid kinds share one key/value latent that every TP rank keeps whole.
-  const bool latent_kv = model.kv_lora_rank() > 0 || model.has_hybrid();
-  if (!latent_kv) {
-    check_divisible(check, "layout.tp", kv_heads, sizes.tp,
-                    "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
-                    "whole KV heads",
-                    "model.num_kv_heads");
-  }
-  if (model.ffn_hidden_size() > 0) {
-    check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
-                    "ffn_hidden_size {} is not divisible by tp {}", "model.ffn_hidden_size");
-  }
   const int first_stage = scenario.layout().first_stage_layers();
   const int64_t counted = counted_layers(scenario);
   check_pipeline_layout(scenario, sizes, check);
@@ -189,6 +174,29 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                           "divisible by pp {}: pipeline stages hold equal numbers of layers",
                     "model.num_layers");
   }
+}
+
+void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
+  const config::Model& model = scenario.model();
+  const config::Training& training = scenario.training();
+  const int64_t kv_heads = model.has_num_kv_heads() ? model.num_kv_heads() : model.num_heads();
+  check_divisible(check, "layout.tp", model.num_heads(), sizes.tp,
+                  "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                  "whole attention heads",
+                  "model.num_heads");
+  // MLA and the hybrid kinds share one key/value latent that every TP rank keeps whole.
+  const bool latent_kv = model.kv_lora_rank() > 0 || model.has_hybrid();
+  if (!latent_kv) {
+    check_divisible(check, "layout.tp", kv_heads, sizes.tp,
+                    "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
+                    "whole KV heads",
+                    "model.num_kv_heads");
+  }
+  if (model.ffn_hidden_size() > 0) {
+    check_divisible(check, "layout.tp", model.ffn_hidden_size(), sizes.tp,
+                    "ffn_hidden_size {} is not divisible by tp {}", "model.ffn_hidden_size");
+  }
+  check_stage_layers(scenario, sizes, check);
   const int64_t per_step = training.micro_batch_size() * sizes.dp;
   if (training.global_batch_size() % per_step != 0) {
     check.fail(

@@ -175,17 +175,27 @@ class InferenceWriter {
     const double t = tokens();
     w.kernel(chain, streams_.compute, norm_with_residual("mlp.norm", false, t * h(), bytes_.act),
              tag);
-    if (!spec.moe) {
-      // Its two GEMMs as one step, the activation between them after it (the same time).
-      w.kernel(chain, streams_.compute,
-               weight_gemm("mlp.dense", t, mlp_params(spec) / tp, h(), h()), tag);
-      w.kernel(chain, streams_.compute,
-               activation_step("mlp.act", spec.gated, t * static_cast<double>(spec.ffn) / tp,
-                               bytes_.act),
-               tag);
-      tp_all_reduce(w, chain, tp_comm, "mlp.all_reduce", tag);
+    if (spec.moe) {
+      write_moe(w, chain, tp_comm, ep_comm, rank, layer, tag);
       return;
     }
+    // Its two GEMMs as one step, the activation between them after it (the same time).
+    w.kernel(chain, streams_.compute, weight_gemm("mlp.dense", t, mlp_params(spec) / tp, h(), h()),
+             tag);
+    w.kernel(
+        chain, streams_.compute,
+        activation_step("mlp.act", spec.gated, t * static_cast<double>(spec.ffn) / tp, bytes_.act),
+        tag);
+    tp_all_reduce(w, chain, tp_comm, "mlp.all_reduce", tag);
+  }
+
+  // A mixture-of-experts MLP: the router, the dispatch to the experts' ranks, the experts this
+  // rank holds on the tokens it received, the combine, and the shared experts.
+  void write_moe(RankWriter& w, ComputeChain& chain, CommId tp_comm, CommId ep_comm, RankId rank,
+                 int layer, const OpTag& tag) const {
+    const MlpSpec& spec = model_.mlp(layer);
+    const int tp = layout_.tp();
+    const double t = tokens();
     const int moe_index = moe_layer_index(layer);
     const double moe_tokens = tp > 1 ? t / tp : t;
     const double routed = moe_tokens * static_cast<double>(spec.top_k);

@@ -38,6 +38,28 @@ std::vector<double> offloaded_activation_bytes(const TrainingPlan& plan) {
   return bytes;
 }
 
+// Writes every rank's step (or those `only_ranks` marks) into `graph`, in rank order.
+void write_ranks(const RankStep::Shared& shared, const std::vector<bool>& only_ranks,
+                 EventGraph* graph) {
+  const TrainingPlan& plan = shared.plan;
+  const ParallelLayout& layout = plan.layout;
+  const auto ranks_to_write = static_cast<size_t>(
+      only_ranks.empty() ? layout.num_ranks()
+                         : std::count(only_ranks.begin(), only_ranks.end(), true));
+  bool reserved = false;
+  for (RankId r = 0; r < layout.num_ranks(); ++r) {
+    if (!only_ranks.empty() && !only_ranks[r]) continue;
+    RankStep(shared, graph, r).write(plan.orders[layout.coords(r).pp]);
+    if (!reserved) {
+      // Sized from the first rank written, with headroom for stages that differ: growing the
+      // graph by doubling cost ~12% of the seed case's CPU in copies and page faults.
+      graph->reserve(graph->size() * ranks_to_write * 3 / 2,
+                     graph->num_deps() * ranks_to_write * 3 / 2);
+      reserved = true;
+    }
+  }
+}
+
 }  // namespace
 
 TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOptions& options) {
@@ -82,21 +104,7 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
                                 options.merge_ring_hops,
                                 dedup_dispatch,
                                 dedup_combine};
-  const auto ranks_to_write = static_cast<size_t>(
-      only_ranks.empty() ? layout.num_ranks()
-                         : std::count(only_ranks.begin(), only_ranks.end(), true));
-  bool reserved = false;
-  for (RankId r = 0; r < layout.num_ranks(); ++r) {
-    if (!only_ranks.empty() && !only_ranks[r]) continue;
-    RankStep(shared, &graph, r).write(plan.orders[layout.coords(r).pp]);
-    if (!reserved) {
-      // Sized from the first rank written, with headroom for stages that differ: growing the
-      // graph by doubling cost ~12% of the seed case's CPU in copies and page faults.
-      graph.reserve(graph.size() * ranks_to_write * 3 / 2,
-                    graph.num_deps() * ranks_to_write * 3 / 2);
-      reserved = true;
-    }
-  }
+  write_ranks(shared, only_ranks, &graph);
   for (RankId r = 0; r < layout.num_ranks(); ++r) {
     step.info.params_per_rank.push_back(params_on_rank(model, layout, map, r));
   }

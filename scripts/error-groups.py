@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Where the A100 all-rows errors sit: each fit's mean |error| split over groups of rows.
+
+Reads the per-row results that `racksim calibrate --json` wrote for the two all-rows checks
+(the committed files that scripts/accuracy.py regenerates) and prints, for each group of rows
+the validation page names, its rows, mean error, mean |error| and the points of the whole
+mean |error| it holds (its rows' |errors| summed over all the rows). Nothing is simulated.
+
+  scripts/error-groups.py              # both tables (docs/validation.md, "6 December, noon")
+  scripts/error-groups.py --check      # the groups cover every row once and add up to the
+                                       # file's own in-sample mean |error| (ctest runs this)
+
+Groups (the rest is every other row):
+- single-node (scenarios/calibration/a100-single-node-all-rows.json, the three terms fitted on
+  all 1,440 rows): by hidden size, TP degree, micro-batch and pipeline depth, the five groups
+  whose rows miss alike (docs/validation.md);
+- multi-node (scenarios/calibration/a100-kernel-fit.json, the step cost fitted on all 41 rows):
+  the 3.6B TP8 row at micro-batch 64 (measured twice as slow as micro-batch 32 with no pipeline,
+  which no model of kernels and collectives gives), the 18.4B TP2/TP4 layouts with pipeline
+  stages across nodes, the 3.6B rows at micro-batch 2 with TP of 4 or more.
+"""
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SINGLE = "scenarios/calibration/a100-single-node-all-rows.json"
+MULTI = "scenarios/calibration/a100-kernel-fit.json"
+
+
+def rows_of(path):
+    """(fields as ints, group, error) per row of a calibrate JSON report."""
+    with open(os.path.join(ROOT, path)) as f:
+        report = json.load(f)
+    out = []
+    for row in report["rows"]:
+        fields = {}
+        for override in row["overrides"]:
+            key, value = override.split("=", 1)
+            fields[key.rsplit(".", 1)[-1]] = int(float(value))
+        out.append((fields, row["group"], row["fitted_error"]))
+    return report, out
+
+
+def single_node_group(f, _group):
+    h, tp, mb, pp = f["hidden_size"], f["tp"], f["micro_batch_size"], f["pp"]
+    if h == 2048 and tp == 4 and mb <= 2:
+        return "hidden 2,048, TP4, micro-batch 1-2"
+    if h == 1024 and tp == 2 and mb == 4:
+        return "hidden 1,024, TP2, micro-batch 4"
+    if h == 2048 and tp == 1 and pp == 1 and mb <= 2:
+        return "hidden 2,048, TP1 PP1, micro-batch 1-2"
+    if h == 1024 and tp == 1 and mb >= 4:
+        return "hidden 1,024, TP1, micro-batch 4-8"
+    if h == 1024 and tp == 8 and mb <= 2:
+        return "hidden 1,024, TP8, micro-batch 1-2"
+    return "the other rows"
+
+
+def multi_node_group(f, group):
+    tp, pp, mb = f["tp"], f["pp"], f["micro_batch_size"]
+    if group == "3.6B" and tp == 8 and mb == 64:
+        return "3.6B TP8 micro-batch 64 (the floor)"
+    if group == "18.4B" and tp in (2, 4) and pp > 1:
+        return "18.4B TP2/TP4 with pipeline stages"
+    if group == "3.6B" and mb == 2 and tp >= 4:
+        return "3.6B micro-batch 2, TP4/TP8/TP16"
+    return "the other rows"
+
+
+def table(path, grouping):
+    """The groups in first-seen order: (name, rows, mean, mean |error|, points); and the total."""
+    report, rows = rows_of(path)
+    groups = {}
+    for fields, group, error in rows:
+        groups.setdefault(grouping(fields, group), []).append(error)
+    n = len(rows)
+    out = []
+    for name, errors in groups.items():
+        out.append((name, len(errors), sum(errors) / len(errors),
+                    sum(abs(e) for e in errors) / len(errors), sum(abs(e) for e in errors) / n))
+    out.sort(key=lambda g: (g[0] == "the other rows", -g[4]))
+    return report, out
+
+
+def print_table(title, path, grouping):
+    _, groups = table(path, grouping)
+    print(f"{title} ({path})")
+    print("| rows | n | mean | mean abs. | points of the whole |")
+    print("|---|---|---|---|---|")
+    for name, n, mean, mape, points in groups:
+        print(f"| {name} | {n} | {100 * mean:+.1f} % | {100 * mape:.1f} % | {100 * points:.2f} |")
+    print(f"| all | {sum(g[1] for g in groups)} | | | {100 * sum(g[4] for g in groups):.2f} |")
+    print()
+
+
+def check():
+    failures = []
+    for path, grouping in ((SINGLE, single_node_group), (MULTI, multi_node_group)):
+        report, groups = table(path, grouping)
+        total = sum(g[4] for g in groups)
+        stated = report["errors"]["in_sample"]["mean_abs_relative"]
+        if sum(g[1] for g in groups) != report["points"]:
+            failures.append(f"{path}: the groups hold {sum(g[1] for g in groups)} rows, "
+                            f"the report {report['points']}")
+        if abs(total - stated) > 1e-9:
+            failures.append(f"{path}: the groups add up to {total:.6f}, the report says {stated:.6f}")
+        if len(groups) < 2:
+            failures.append(f"{path}: no group but the rest (the fields changed?)")
+    for failure in failures:
+        print("error-groups: " + failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def main(argv):
+    if "--check" in argv:
+        return check()
+    print_table("Single-node rows, the three terms fitted on all of them", SINGLE, single_node_group)
+    print_table("Multi-node rows, the step cost fitted on all of them", MULTI, multi_node_group)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
