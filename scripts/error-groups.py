@@ -9,6 +9,9 @@ mean |error| it holds (its rows' |errors| summed over all the rows). Nothing is 
   scripts/error-groups.py              # both tables (docs/validation.md, "6 December, noon")
   scripts/error-groups.py --check      # the groups cover every row once and add up to the
                                        # file's own in-sample mean |error| (ctest runs this)
+  scripts/error-groups.py --pairs      # single-node rows whose doubled micro-batch measured
+                                       # under half the step: a micro-batch of 2b sequences
+                                       # faster than one of b
 
 Groups (the rest is every other row):
 - single-node (scenarios/calibration/a100-single-node-all-rows.json, the three terms fitted on
@@ -29,7 +32,7 @@ MULTI = "scenarios/calibration/a100-kernel-fit.json"
 
 
 def rows_of(path):
-    """(fields as ints, group, error) per row of a calibrate JSON report."""
+    """(fields as ints, group, error, measured seconds) per row of a calibrate JSON report."""
     with open(os.path.join(ROOT, path)) as f:
         report = json.load(f)
     out = []
@@ -38,7 +41,7 @@ def rows_of(path):
         for override in row["overrides"]:
             key, value = override.split("=", 1)
             fields[key.rsplit(".", 1)[-1]] = int(float(value))
-        out.append((fields, row["group"], row["fitted_error"]))
+        out.append((fields, row["group"], row["fitted_error"], row["measured_step_time_s"]))
     return report, out
 
 
@@ -72,7 +75,7 @@ def table(path, grouping):
     """The groups in first-seen order: (name, rows, mean, mean |error|, points); and the total."""
     report, rows = rows_of(path)
     groups = {}
-    for fields, group, error in rows:
+    for fields, group, error, _measured in rows:
         groups.setdefault(grouping(fields, group), []).append(error)
     n = len(rows)
     out = []
@@ -92,6 +95,53 @@ def print_table(title, path, grouping):
         print(f"| {name} | {n} | {100 * mean:+.1f} % | {100 * mape:.1f} % | {100 * points:.2f} |")
     print(f"| all | {sum(g[1] for g in groups)} | | | {100 * sum(g[4] for g in groups):.2f} |")
     print()
+
+
+def fused_softmax(fields, micro_batch):
+    """Whether Megatron's fused softmax takes the scores (micro-batch x heads per rank, a
+    multiple of 4): where it does at one micro-batch and not at the other, the kernels differ."""
+    return (micro_batch * fields["num_heads"] // fields["tp"]) % 4 == 0
+
+
+def print_pairs():
+    """Pairs of single-node rows that differ only in a doubled micro-batch where the larger one's
+    step measured under half the smaller's. With half as many micro-batches, each no cheaper
+    than before (the same kernels on twice the rows) and the step's own costs unchanged (no
+    gradient reduction overlaps the backward in these runs), a step can fall at most to half:
+    such a pair forces at least 1 - ratio of mean |error| onto one of its rows in any model of
+    that kind, racksim's among them."""
+    _, rows = rows_of(SINGLE)
+    families = {}
+    for fields, _group, _error, measured in rows:
+        key = tuple(sorted((k, v) for k, v in fields.items() if k != "micro_batch_size"))
+        families.setdefault(key, {})[fields["micro_batch_size"]] = measured
+    pairs, broken, by_group = 0, [], {}
+    for key, by_mb in families.items():
+        fields = dict(key)
+        for b in sorted(by_mb):
+            if 2 * b not in by_mb or fused_softmax(fields, b) != fused_softmax(fields, 2 * b):
+                continue
+            pairs += 1
+            ratio = by_mb[2 * b] / (by_mb[b] / 2)
+            if ratio < 1:
+                broken.append((ratio, key, b))
+                name = f"hidden {fields['hidden_size']:,}, TP{fields['tp']}, micro-batch {b} -> {2 * b}"
+                by_group.setdefault(name, []).append(ratio - 1)
+    # Each pair's shortfall is forced onto one of its two rows; pairs that share a row are
+    # counted once (the larger shortfall), so the sum stays a bound.
+    forced, used = 0.0, set()
+    for ratio, key, b in sorted(broken):
+        if (key, b) not in used and (key, 2 * b) not in used:
+            forced += 1 - ratio
+            used.update({(key, b), (key, 2 * b)})
+    print(f"Single-node pairs with a doubled micro-batch and the same kernels: {pairs}; "
+          f"measured under half the step: {sum(len(v) for v in by_group.values())}")
+    print("| pair | n | mean | worst |")
+    print("|---|---|---|---|")
+    for name, shortfalls in sorted(by_group.items(), key=lambda g: min(g[1])):
+        print(f"| {name} | {len(shortfalls)} | {100 * sum(shortfalls) / len(shortfalls):+.1f} % "
+              f"| {100 * min(shortfalls):+.1f} % |")
+    print(f"forced onto the 1,440 rows' mean |error|: at least {100 * forced / len(rows):.2f} points")
 
 
 def check():
@@ -115,6 +165,9 @@ def check():
 def main(argv):
     if "--check" in argv:
         return check()
+    if "--pairs" in argv:
+        print_pairs()
+        return 0
     print_table("Single-node rows, the three terms fitted on all of them", SINGLE, single_node_group)
     print_table("Multi-node rows, the step cost fitted on all of them", MULTI, multi_node_group)
     return 0
