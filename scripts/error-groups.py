@@ -72,16 +72,17 @@ def multi_node_group(f, group):
 
 
 def table(path, grouping):
-    """The groups in first-seen order: (name, rows, mean, mean |error|, points); and the total."""
+    """The report and its groups, (name, rows, mean, mean |error|, points of the whole), the most
+    points first and the other rows last."""
     report, rows = rows_of(path)
     groups = {}
     for fields, group, error, _measured in rows:
         groups.setdefault(grouping(fields, group), []).append(error)
-    n = len(rows)
     out = []
     for name, errors in groups.items():
-        out.append((name, len(errors), sum(errors) / len(errors),
-                    sum(abs(e) for e in errors) / len(errors), sum(abs(e) for e in errors) / n))
+        total_abs = sum(abs(e) for e in errors)
+        out.append((name, len(errors), sum(errors) / len(errors), total_abs / len(errors),
+                    total_abs / len(rows)))
     out.sort(key=lambda g: (g[0] == "the other rows", -g[4]))
     return report, out
 
@@ -135,7 +136,7 @@ def print_pairs():
             forced += 1 - ratio
             used.update({(key, b), (key, 2 * b)})
     print(f"Single-node pairs with a doubled micro-batch and the same kernels: {pairs}; "
-          f"measured under half the step: {sum(len(v) for v in by_group.values())}")
+          f"measured under half the step: {len(broken)}")
     print("| pair | n | mean | worst |")
     print("|---|---|---|---|")
     for name, shortfalls in sorted(by_group.items(), key=lambda g: min(g[1])):
@@ -150,9 +151,9 @@ def check():
         report, groups = table(path, grouping)
         total = sum(g[4] for g in groups)
         stated = report["errors"]["in_sample"]["mean_abs_relative"]
-        if sum(g[1] for g in groups) != report["points"]:
-            failures.append(f"{path}: the groups hold {sum(g[1] for g in groups)} rows, "
-                            f"the report {report['points']}")
+        rows = sum(g[1] for g in groups)
+        if rows != report["points"]:
+            failures.append(f"{path}: the groups hold {rows} rows, the report {report['points']}")
         if abs(total - stated) > 1e-9:
             failures.append(f"{path}: the groups add up to {total:.6f}, the report says {stated:.6f}")
         if len(groups) < 2:

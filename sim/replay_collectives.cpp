@@ -2,7 +2,6 @@
 // last arrives (analytic, measured, or flows per phase), and each member leaves when its phases
 // are done.
 #include <algorithm>
-#include <cmath>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
