@@ -135,7 +135,9 @@ const std::array<Framework, 8>& frameworks() {
        megatron_2021_training},
       {{"megatron-deepspeed",
         "Megatron-DeepSpeed with DeepSpeed's FP16 engine and no ZeRO, as vTrain measured it: the "
-        "same step as megatron-lm-2021",
+        "same step as megatron-lm-2021, pipelines in Megatron's 1F1B exchange order (DeepSpeed's "
+        "TrainSchedule issues each transfer alone and defers a forward's send: +0.2 to +2.0 % "
+        "on vTrain's pipelined rows by scripts/deepspeed-pipeline-order.py, not simulated)",
         "github.com/microsoft/Megatron-DeepSpeed (MIT); vTrain (Bang et al., MICRO'24, "
         "github.com/VIA-Research/vTrain, MIT)"},
        megatron_2021_training},
