@@ -29,6 +29,18 @@ std::string describe(const TrainingPlan& p) {
       p.training.framework.empty() ? "" : ", framework " + p.training.framework);
 }
 
+// The validation's dtype classes: FP16 and BF16 run at one Tensor Core rate.
+std::string dtype_class(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFp8:
+      return "FP8";
+    case DataType::kFp32:
+      return "FP32";
+    default:
+      return "16-bit";
+  }
+}
+
 }  // namespace
 
 double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
@@ -77,6 +89,9 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   r->ms_per_1k_tokens = r->tokens_per_step > 0 ? step_time_s * 1e6 / r->tokens_per_step : 0;
   r->mfu = mfu_figures(plan, step_time_s);
   r->memory = worst_memory_ledger(plan);
+  const ClusterFigures& c = plan.cluster;
+  r->validation = validation_evidence({c.hardware_preset, c.calibration_file,
+                                       c.sustained_clock_ratio, dtype_class(plan.training.dtype)});
 }
 
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
@@ -190,6 +205,22 @@ nlohmann::ordered_json links_json(const LinkSummary& links) {
 
 namespace {
 
+nlohmann::ordered_json validation_json(const ValidationEvidence& v) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const ValidationCheck& c : v.checks) {
+    checks.push_back({{"what", c.what},
+                      {"rows", c.rows},
+                      {"mape_percent", c.mape_percent},
+                      {"worst_percent", c.worst_percent},
+                      {"in_sample", c.in_sample}});
+  }
+  return {{"hardware_preset", v.configuration.preset},
+          {"calibration", v.configuration.calibration},
+          {"sustained_clock_ratio", v.configuration.sustained_clock_ratio},
+          {"training_dtype", v.configuration.training_dtype},
+          {"checks", std::move(checks)}};
+}
+
 nlohmann::ordered_json mfu_json(const MfuFigures& m) {
   return {{"model", m.model},
           {"hardware", m.hardware},
@@ -271,6 +302,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["tokens_per_s_per_gpu"] = r.mfu.gpus > 0 ? r.tokens_per_s / r.mfu.gpus : 0;
   j["ms_per_1k_tokens"] = r.ms_per_1k_tokens;
   j["mfu"] = mfu_json(r.mfu);
+  j["validation"] = validation_json(r.validation);
   j["breakdown_s"] = breakdown_json(r);
   j["kernel_time_by_bound"] = kernel_bounds_json(r.kernel_bounds);
   j["offload"] = {{"exposed_s", b.offload_s},
@@ -339,6 +371,30 @@ std::string links_text(const LinkSummary& links) {
   return out;
 }
 
+// How far to trust the step: the validation rows of its hardware configuration, or that none
+// checks it.
+std::string validation_text(const ValidationEvidence& v) {
+  const std::string config = describe_configuration(v.configuration);
+  if (v.checks.empty()) {
+    const std::string& calibration = v.configuration.calibration;
+    return fmt::format(
+        "How far to trust it: no row of the README's accuracy table (\"How accurate it is\") "
+        "checks {}{}.\n\n",
+        config,
+        calibration.empty() ? "" : "; a calibration's fit to its own points is not a check");
+  }
+  std::string out = fmt::format(
+      "How far to trust it: {} against measured and published steps (predicted / measured - 1; "
+      "README, \"How accurate it is\"):\n",
+      config);
+  for (const ValidationCheck& c : v.checks) {
+    out +=
+        fmt::format("  {:<66} {:>5} rows  MAPE {:>5.2f} %  worst {:>+6.1f} %{}\n", c.what, c.rows,
+                    c.mape_percent, c.worst_percent, c.in_sample ? "  (fitted on them)" : "");
+  }
+  return out + "\n";
+}
+
 // Step time, throughput and MFU with its denominator and FLOPs per token.
 std::string headline_text(const StepReport& r) {
   const MfuFigures& m = r.mfu;
@@ -360,7 +416,7 @@ std::string headline_text(const StepReport& r) {
       m.active_params, m.attention_coeff, m.seq_length, m.flops_per_token, 100 * m.attention_share,
       m.causal_halving ? "causal halving" : "no causal halving");
   out += fmt::format("  with recompute     {:.4g} FLOPs per token\n\n", m.hardware_flops_per_token);
-  return out;
+  return out + validation_text(r.validation);
 }
 
 // One line: the shares of the rank's kernel time each bound sets, in the enum's order.

@@ -14,6 +14,7 @@
 #include "analysis/fault_report.h"
 #include "analysis/link_usage.h"
 #include "analysis/run_cost.h"
+#include "analysis/validation_evidence.h"
 #include "sim/engine.h"
 #include "workloads/training/memory_ledger.h"
 #include "workloads/training/training_plan.h"
@@ -56,6 +57,8 @@ struct StepReport {
   double tokens_per_s = 0;
   double ms_per_1k_tokens = 0;
   MfuFigures mfu;
+  // The rows of racksim's validation this hardware configuration was checked on.
+  ValidationEvidence validation;
   Breakdown breakdown;
   // The critical rank's kernel time by what sets it (filled by app/training_run.cpp, which has
   // the compute model).

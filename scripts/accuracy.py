@@ -27,6 +27,9 @@ holds (the calibration file is written by hand, with its provenance; it is not r
 
 --table-only rebuilds the table from the files as they are, simulating nothing (a second);
 --check does the same and exits 1, changing nothing, when the README's table differs.
+Each rebuild also writes data/validation-evidence.json, the same rows per hardware preset,
+calibration file and clock ratio, which racksim compiles in and prints with every training step
+("How far to trust it"); --check compares it too.
 """
 import functools, json, os, re, subprocess, sys
 
@@ -41,6 +44,11 @@ NCCL_TABLE = "data/measured/vtrain-a100-nccl-allreduce.csv"
 LARGE = "data/measured/vtrain-a100-multi-node-large.csv"
 LARGE_FLOOR = "data/measured/vtrain-a100-multi-node-large-floor.txt"
 LARGE_FLOOR_JSON = "data/measured/vtrain-a100-multi-node-large-floor.json"
+# What `racksim run` prints under "How far to trust it": each configuration's rows of the table.
+EVIDENCE = "data/validation-evidence.json"
+# The held rate the Hopper and A100 presets carry (topologies/hardware_presets.cpp; a test checks
+# it against the presets) and the burst rate (1); the A100 calibration file sets 1 itself.
+HELD, BURST_RATIO = 0.862, 1.0
 
 
 # The calibrate runs of docs/validation.md ("The all-reduces inside a node from measured tables").
@@ -454,6 +462,81 @@ def table():
                      calibration + calibration_rows())
 
 
+def evidence_check(what, rows, column, reference, in_sample=False):
+    """One check of the evidence file: a configuration's errors over one table."""
+    e = errors_of(rows, f"{column}_step_time_s", reference)
+    return {"what": what, "rows": len(e), "mape_percent": round(mape(e), 2),
+            "worst_percent": round(worst(e), 1), "in_sample": in_sample}
+
+
+def fit_check(what, log, not_fitted, in_sample=False):
+    """One check of the evidence file from a calibrate report: its rows outside the fit (or all
+    of them), their mean |error| and the signed worst."""
+    rows = [r for r in report(json_of(log))["rows"] if not (not_fitted and r["fitted_on"])]
+    e = [100 * r["fitted_error"] for r in rows]
+    return {"what": what, "rows": len(e), "mape_percent": round(mape(e), 2),
+            "worst_percent": round(worst(e), 1), "in_sample": in_sample}
+
+
+def evidence():
+    """The evidence file: per hardware preset, calibration file, clock ratio and training dtype
+    (16-bit: FP16 or BF16, one Tensor Core rate; FP8), the rows of the README's table that
+    configuration was checked on, as `racksim run` prints them."""
+    published = "published_step_time_s"
+    nar = results("data/published/narayanan-sc21-table1-results.csv")
+    h100 = results("data/published/megatron-bridge-h100-results.csv")
+    nemo = results("data/published/nemo-24.07-h100-results.csv")
+    dsv3 = results("data/published/deepseek-v3-h800-results.csv")
+    large = results("data/measured/vtrain-a100-multi-node-large-results.csv")
+    measured = "measured_step_time_s"
+    sc21 = "Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100"
+    vtrain = "vTrain's 39.1B and 175B runs on 512 A100"
+    llama = "NVIDIA's Llama 3 70B and 3.1 405B FP8 rows on 64-1,024 H100"
+    nemo_what = "NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100"
+    dsv3_what = "DeepSeek-V3 on 2,048 H800 (a whole-run average)"
+    def a100(column):
+        return [evidence_check(sc21, nar, column, published),
+                evidence_check(vtrain, large, column, measured)]
+    configs = [
+        ("dgx-a100", "", HELD, "16-bit", a100("datasheet")),
+        ("dgx-a100", "", BURST_RATIO, "16-bit", a100("burst")),
+        ("dgx-a100", "a100-kernel-calibration.textproto", BURST_RATIO, "16-bit",
+         a100("transfer") + [
+             fit_check("vTrain's single-node runs outside the fit, 0.20B-1.31B on 8 A100",
+                       "a100-single-node-fit.log.txt", not_fitted=True),
+             fit_check("vTrain's multi-node runs, 3.6B and 18.4B on 64-256 A100",
+                       "a100-kernel-fit.log.txt", not_fitted=False, in_sample=True)]),
+        ("dgx-h100", "", HELD, "FP8", [evidence_check(llama, h100, "datasheet", published),
+                                evidence_check(nemo_what, nemo, "datasheet", published)]),
+        ("dgx-h100", "", BURST_RATIO, "FP8", [evidence_check(llama, h100, "burst", published),
+                                       evidence_check(nemo_what, nemo, "burst", published)]),
+        ("hgx-h800", "", HELD, "FP8", [evidence_check(dsv3_what, dsv3, "datasheet", published)]),
+        ("hgx-h800", "", BURST_RATIO, "FP8", [evidence_check(dsv3_what, dsv3, "burst", published)]),
+    ]
+    return {"written_by": "scripts/accuracy.py from the results files of the README's accuracy "
+                          "table; do not edit",
+            "configurations": [{"hardware_preset": preset, "calibration": calibration,
+                                "sustained_clock_ratio": ratio, "training_dtype": dtype,
+                                "checks": checks}
+                               for preset, calibration, ratio, dtype, checks in configs]}
+
+
+def write_evidence(check):
+    """Writes (or, with check, compares) the evidence file racksim compiles in."""
+    text = json.dumps(evidence(), indent=1) + "\n"
+    path = os.path.join(ROOT, EVIDENCE)
+    old = open(path).read() if os.path.exists(path) else ""
+    if check:
+        if old != text:
+            sys.exit(f"accuracy: {EVIDENCE} differs from the results files "
+                     "(run scripts/accuracy.py RACKSIM --table-only)")
+        print(f"accuracy: {EVIDENCE} matches the results files")
+    elif old != text:
+        with open(path, "w") as f:
+            f.write(text)
+        print(f"accuracy: wrote {EVIDENCE}")
+
+
 def write_readme(check):
     with open(README) as f:
         text = f.read()
@@ -485,6 +568,7 @@ def main(argv):
             args.append(a)
     if opts["check"] or opts["table_only"]:
         write_readme(opts["check"])
+        write_evidence(opts["check"])
         return
     if len(args) != 1:
         sys.exit(__doc__)
@@ -504,6 +588,7 @@ def main(argv):
         run_fit(racksim, opts["jobs"], *fit)
     compare_with_calibration()
     write_readme(False)
+    write_evidence(False)
 
 
 if __name__ == "__main__":

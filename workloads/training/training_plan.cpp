@@ -1,6 +1,7 @@
 #include "workloads/training/training_plan.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/step_shape.h"
@@ -70,6 +71,13 @@ ClusterFigures cluster_figures(const config::Scenario& s) {
   ClusterFigures c;
   c.model_name = s.model().has_preset() ? s.model().preset() : std::string("custom model");
   c.hardware_name = hw.has_preset() ? hw.preset() : std::string("custom nodes");
+  c.hardware_preset = hw.preset();
+  if (s.has_calibration()) {
+    c.calibration_file = std::filesystem::path(s.calibration()).filename().string();
+  }
+  if (hw.compute().has_sustained_clock_ratio()) {
+    c.sustained_clock_ratio = hw.compute().sustained_clock_ratio();
+  }
   c.nodes = hw.nodes();
   c.gpus_per_node = hw.gpus_per_node();
   c.hbm_bytes = hw.gpu().hbm_bytes();

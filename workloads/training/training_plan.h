@@ -69,8 +69,11 @@ struct HostSettings {
 
 // The cluster figures the ledger and the MFU's denominator need.
 struct ClusterFigures {
-  std::string model_name;     // the model preset, or "custom model"
-  std::string hardware_name;  // the hardware preset, or "custom nodes"
+  std::string model_name;            // the model preset, or "custom model"
+  std::string hardware_name;         // the hardware preset, or "custom nodes"
+  std::string hardware_preset;       // hardware.preset; empty for custom nodes
+  std::string calibration_file;      // the calibration file's name without its folder, or empty
+  double sustained_clock_ratio = 1;  // hardware.compute.sustained_clock_ratio as resolved
   int nodes = 1;
   int gpus_per_node = 1;
   double hbm_bytes = 0;

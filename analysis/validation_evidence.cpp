@@ -1,0 +1,71 @@
+#include "analysis/validation_evidence.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace racksim::analysis {
+
+namespace {
+
+constexpr const char* kValidationEvidenceJson =
+#include "analysis/validation_evidence.inc"
+    ;
+
+HardwareConfiguration configuration_of(const nlohmann::json& c) {
+  return {c.at("hardware_preset").get<std::string>(), c.at("calibration").get<std::string>(),
+          c.at("sustained_clock_ratio").get<double>(), c.at("training_dtype").get<std::string>()};
+}
+
+ValidationCheck check_of(const nlohmann::json& c) {
+  return {c.at("what").get<std::string>(), c.at("rows").get<int>(),
+          c.at("mape_percent").get<double>(), c.at("worst_percent").get<double>(),
+          c.at("in_sample").get<bool>()};
+}
+
+// Parsed on first use and kept: constant data compiled into the binary.
+const nlohmann::json& evidence_configurations() {
+  static const nlohmann::json parsed = [] {
+    const nlohmann::json doc = nlohmann::json::parse(kValidationEvidenceJson);
+    if (!doc.contains("configurations")) {
+      throw std::logic_error("data/validation-evidence.json holds no configurations");
+    }
+    return doc.at("configurations");
+  }();
+  return parsed;
+}
+
+bool same_configuration(const HardwareConfiguration& a, const HardwareConfiguration& b) {
+  return a.preset == b.preset && a.calibration == b.calibration &&
+         a.training_dtype == b.training_dtype &&
+         std::abs(a.sustained_clock_ratio - b.sustained_clock_ratio) < 1e-6;
+}
+
+}  // namespace
+
+ValidationEvidence validation_evidence(const HardwareConfiguration& configuration) {
+  ValidationEvidence evidence{configuration, {}};
+  for (const nlohmann::json& c : evidence_configurations()) {
+    if (!same_configuration(configuration_of(c), configuration)) continue;
+    for (const nlohmann::json& check : c.at("checks")) evidence.checks.push_back(check_of(check));
+  }
+  return evidence;
+}
+
+std::vector<HardwareConfiguration> validated_configurations() {
+  std::vector<HardwareConfiguration> out;
+  for (const nlohmann::json& c : evidence_configurations()) out.push_back(configuration_of(c));
+  return out;
+}
+
+std::string describe_configuration(const HardwareConfiguration& c) {
+  const std::string hardware =
+      c.preset.empty() ? "hardware without a preset" : fmt::format("the {} preset", c.preset);
+  return fmt::format("{}{} (sustained_clock_ratio {:.4g}) in {}", hardware,
+                     c.calibration.empty() ? "" : " with " + c.calibration, c.sustained_clock_ratio,
+                     c.training_dtype == "16-bit" ? "FP16 or BF16" : c.training_dtype);
+}
+
+}  // namespace racksim::analysis
