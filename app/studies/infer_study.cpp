@@ -85,6 +85,11 @@ InferStudy run_infer_study(const InferStudySpec& spec) {
   return study;
 }
 
+// No inference run is in the validation: the README's accuracy table holds training steps.
+constexpr const char* kInferenceUnvalidated =
+    "How far to trust it: no measured or published inference step checks racksim's decode and "
+    "prefill (the README's accuracy table, \"How accurate it is\", holds training steps only)";
+
 std::string infer_table(const InferStudy& s) {
   const InferenceAlgebra& a = s.algebra;
   std::string out = fmt::format("{}\n", s.title);
@@ -107,8 +112,9 @@ std::string infer_table(const InferStudy& s) {
                   a.cost_floor_per_mtok, a.price_per_gpu_s * 3600);
   out += fmt::format(
       "KV cache: {:.4g} KB per token of context (all layers), {:.4g} GB per sequence at the "
-      "scenario's context\n\n",
+      "scenario's context\n",
       a.kv_bytes_per_token / 1e3, a.kv_bytes_per_sequence / kGB);
+  out += std::string(kInferenceUnvalidated) + "\n\n";
   out += fmt::format("{:>8} {:>8} {:>11} {:>11} {:>12} {:>10} {:>9} {:>10} {:>10} {:>9}\n",
                      "context", "batch", "step ms", "floor ms", "tokens/s", "$/Mtok", "EP ms",
                      "weights GB", "KV GB/GPU", "x-domain");
@@ -183,6 +189,7 @@ void write_infer_svg(const InferStudy& s, std::ostream& os) {
 nlohmann::ordered_json infer_json(const InferStudy& s) {
   nlohmann::ordered_json j;
   j["title"] = s.title;
+  j["validation"] = {{"checks", nlohmann::ordered_json::array()}, {"note", kInferenceUnvalidated}};
   j["algebra"] = to_json(s.algebra);
   j["points"] = nlohmann::ordered_json::array();
   for (const auto& p : s.points) j["points"].push_back(to_json(p));
