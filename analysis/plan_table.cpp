@@ -94,7 +94,7 @@ std::string plan_table(const std::vector<PlanRow>& rows, double tokens) {
                        rows[fastest].goodput.effective_time_s / kDay);
   }
   for (const PlanRow& r : rows) {
-    if (r.found) out += fmt::format("  {}: {}\n", r.cluster, search_summary(r));
+    if (r.found) out += fmt::format("  {}: {}; {}\n", r.cluster, search_summary(r), r.validation);
   }
   return out;
 }
@@ -136,6 +136,7 @@ nlohmann::ordered_json plan_json(const std::vector<PlanRow>& rows, double tokens
     } else {
       c["layout"] = r.layout;
       c["point"] = r.point;
+      c["validation"] = r.validation_json;
       c["step_time_s"] = r.step_time_s;
       c["tokens_per_step"] = r.tokens_per_step;
       c["tokens_per_s"] = r.tokens_per_s();

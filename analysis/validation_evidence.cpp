@@ -1,5 +1,6 @@
 #include "analysis/validation_evidence.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -52,6 +53,29 @@ ValidationEvidence validation_evidence(const HardwareConfiguration& configuratio
     for (const nlohmann::json& check : c.at("checks")) evidence.checks.push_back(check_of(check));
   }
   return evidence;
+}
+
+ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation) {
+  ValidationEvidence evidence{configuration_of(validation), {}};
+  for (const nlohmann::json& check : validation.at("checks")) {
+    evidence.checks.push_back(check_of(check));
+  }
+  return evidence;
+}
+
+std::string validation_summary(const ValidationEvidence& evidence) {
+  if (evidence.checks.empty()) return "no row of the README's accuracy table checks it";
+  int rows = 0;
+  double low = evidence.checks.front().mape_percent, high = low;
+  for (const ValidationCheck& c : evidence.checks) {
+    rows += c.rows;
+    low = std::min(low, c.mape_percent);
+    high = std::max(high, c.mape_percent);
+  }
+  const std::string mape =
+      low == high ? fmt::format("{:.2f} %", low) : fmt::format("{:.2f}-{:.2f} %", low, high);
+  return fmt::format("checked: {} rows in {} table{}, MAPE {}", rows, evidence.checks.size(),
+                     evidence.checks.size() == 1 ? "" : "s", mape);
 }
 
 std::vector<HardwareConfiguration> validated_configurations() {

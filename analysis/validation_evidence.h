@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace racksim::analysis {
 
 struct HardwareConfiguration {
@@ -40,6 +42,14 @@ ValidationEvidence validation_evidence(const HardwareConfiguration& configuratio
 
 // Every configuration the compiled-in evidence holds, in its order.
 std::vector<HardwareConfiguration> validated_configurations();
+
+// The evidence a report carries, from its report.json `validation` object (the same keys as one
+// configuration of the evidence file, with its checks).
+ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation);
+
+// One line for a table of runs: "checked: 16 rows in 2 tables, MAPE 4.53-5.53 %", or that no
+// row checks it.
+std::string validation_summary(const ValidationEvidence& evidence);
 
 // "the dgx-h100 preset (sustained_clock_ratio 0.862) in FP8"; "... with <calibration file> ...".
 std::string describe_configuration(const HardwareConfiguration& configuration);

@@ -63,6 +63,29 @@ TEST(Plan, RunFiguresFollowFromTheBestStep) {
             std::string::npos);
 }
 
+// Each cluster's line says how far its prediction is checked: the H100 in FP8 by NVIDIA's rows
+// (its report's `validation`), the B300 by none.
+TEST(Plan, SaysWhichClustersPredictionsTheValidationChecks) {
+  TempDir dir;
+  const std::string scenario = dir.write("small.textproto", kSmallModel);
+  const auto out = dir.path() / "plan";
+  const auto r = run_racksim({"plan", scenario, "--tokens", "1e9", "--clusters",
+                              "dgx-h100:1,hgx-b300:1", "--set", "training.dtype=FP8", "--set",
+                              "layout.tp=2,8", "--jobs", "2", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dgx-h100:1: 2 layouts, 2 fit, 2 simulated; checked: 16 rows in 2 tables"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("hgx-b300:1: 2 layouts, 2 fit, 2 simulated; no row of the README's "
+                       "accuracy table checks it"),
+            std::string::npos)
+      << r.out;
+  const auto plan = nlohmann::json::parse(testing::read_file(out / "plan.json"));
+  EXPECT_EQ(plan["clusters"][0]["validation"]["checks"].size(), 2u);
+  EXPECT_EQ(plan["clusters"][0]["validation"]["training_dtype"], "FP8");
+  EXPECT_TRUE(plan["clusters"][1]["validation"]["checks"].empty());
+}
+
 TEST(Plan, EmitJobsWritesOneRunPerLayoutThatFits) {
   TempDir dir;
   const std::string scenario = dir.write("small.textproto", kSmallModel);
