@@ -29,7 +29,8 @@ holds (the calibration file is written by hand, with its provenance; it is not r
 --check does the same and exits 1, changing nothing, when the README's table differs.
 Each rebuild also writes data/validation-evidence.json, the same rows per hardware preset,
 calibration file and clock ratio, which racksim compiles in and prints with every training step
-("How far to trust it"); --check compares it too.
+("How far to trust it"); --check compares it too. When it changes, rebuild racksim and
+regenerate the training goldens (scripts/update-goldens), whose reports print it.
 """
 import functools, json, os, re, subprocess, sys
 
