@@ -420,7 +420,8 @@ def calibration_rows():
     floor, floor_worst, _ = floor_of(multi)
     out.append(row("vTrain multi-node, in sample; the floor (d): three rows slower at a larger "
                    "micro-batch without pipeline stages, one more than fill and drain allow",
-                   "single-node terms held", 41, f"{pct2(mean)} (floor {pct2(floor)})",
+                   "single-node terms held, the step cost fitted on these 41", 41,
+                   f"{pct2(mean)} (floor {pct2(floor)})",
                    f"{pct(point_worst(multi, False), sign=True)} (floor "
                    f"{pct(floor_worst, sign=True)})", target(mean, 6)))
     out.append(spearman_row(multi, "with_the_fit", "vTrain multi-node, Spearman within each size",
