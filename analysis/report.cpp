@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/algorithm_table.h"
 #include "analysis/memory_report.h"
@@ -92,6 +93,7 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   const ClusterFigures& c = plan.cluster;
   r->validation = validation_evidence({c.hardware_preset, c.calibration_file,
                                        c.sustained_clock_ratio, dtype_class(plan.training.dtype)});
+  r->validation.own_model_fields = c.own_model_fields;
 }
 
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
@@ -218,7 +220,8 @@ nlohmann::ordered_json validation_json(const ValidationEvidence& v) {
           {"calibration", v.configuration.calibration},
           {"sustained_clock_ratio", v.configuration.sustained_clock_ratio},
           {"training_dtype", v.configuration.training_dtype},
-          {"checks", std::move(checks)}};
+          {"checks", std::move(checks)},
+          {"own_model_fields", v.own_model_fields}};
 }
 
 nlohmann::ordered_json mfu_json(const MfuFigures& m) {
@@ -391,6 +394,12 @@ std::string validation_text(const ValidationEvidence& v) {
     out +=
         fmt::format("  {:<66} {:>5} rows  MAPE {:>5.2f} %  worst {:>+6.1f} %{}\n", c.what, c.rows,
                     c.mape_percent, c.worst_percent, c.in_sample ? "  (fitted on them)" : "");
+  }
+  if (!v.own_model_fields.empty()) {
+    out += fmt::format(
+        "  This scenario sets {} itself: the rows checked the configuration with their own "
+        "scenarios' values of these fields, not necessarily these.\n",
+        fmt::join(v.own_model_fields, ", "));
   }
   return out + "\n";
 }

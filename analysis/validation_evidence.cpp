@@ -60,6 +60,9 @@ ValidationEvidence validation_evidence_from_json(const nlohmann::json& validatio
   for (const nlohmann::json& check : validation.at("checks")) {
     evidence.checks.push_back(check_of(check));
   }
+  if (validation.contains("own_model_fields")) {
+    evidence.own_model_fields = validation.at("own_model_fields").get<std::vector<std::string>>();
+  }
   return evidence;
 }
 
@@ -74,8 +77,12 @@ std::string validation_summary(const ValidationEvidence& evidence) {
   }
   const std::string mape =
       low == high ? fmt::format("{:.2f} %", low) : fmt::format("{:.2f}-{:.2f} %", low, high);
-  return fmt::format("checked: {} rows in {} table{}, MAPE {}", rows, evidence.checks.size(),
-                     evidence.checks.size() == 1 ? "" : "s", mape);
+  const size_t own = evidence.own_model_fields.size();
+  return fmt::format("checked: {} rows in {} table{}, MAPE {}{}", rows, evidence.checks.size(),
+                     evidence.checks.size() == 1 ? "" : "s", mape,
+                     own == 0 ? ""
+                              : fmt::format(" (the scenario sets {} model field{} itself)", own,
+                                            own == 1 ? "" : "s"));
 }
 
 std::vector<HardwareConfiguration> validated_configurations() {

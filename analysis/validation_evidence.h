@@ -35,6 +35,9 @@ struct ValidationCheck {
 struct ValidationEvidence {
   HardwareConfiguration configuration;
   std::vector<ValidationCheck> checks;  // empty: nothing in the validation checks it
+  // Compute, GPU and collective fields the scenario sets itself: the rows checked the
+  // configuration with their own scenarios' values of these, not necessarily the run's.
+  std::vector<std::string> own_model_fields;
 };
 
 // The checks of `configuration` (the clock ratio compared to within 1e-6).

@@ -70,6 +70,26 @@ sim::SimOptions engine_options(const TrainingRunPlan& plan, const topo::Topology
 
 }  // namespace
 
+namespace {
+
+// The compute, GPU and collective fields the scenario writes itself, in its file or with --set;
+// not those its hardware preset, framework or calibration file gave it (their locations name
+// another file), nor the clock ratio, which the validation's configurations are keyed on.
+std::vector<std::string> own_model_fields(const config::SourceMap& sources) {
+  std::vector<std::string> out;
+  for (const char* prefix : {"hardware.compute.", "hardware.gpu.", "hardware.collectives."}) {
+    for (const std::string& path : sources.paths_under(prefix)) {
+      if (path == "hardware.compute.sustained_clock_ratio" || sources.inherited(path)) continue;
+      if (sources.overridden(path) || sources.find(path).file == sources.file()) {
+        out.push_back(path);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 TrainingRunPlan resolve_training_run(const config::LoadedScenario& loaded) {
   const config::Scenario& scenario = loaded.scenario;
   const config::Hardware& hardware = scenario.hardware();
@@ -88,6 +108,7 @@ TrainingRunPlan resolve_training_run(const config::LoadedScenario& loaded) {
                        {}};
   plan.steady_state =
       steady_state_window(scenario, plan.training, !plan.faults.empty(), &plan.steady_state_note);
+  plan.training.cluster.own_model_fields = own_model_fields(loaded.sources);
   return plan;
 }
 

@@ -290,6 +290,15 @@ void SourceMap::take_section(const SourceMap& other, const std::string& section)
   }
 }
 
+std::vector<std::string> SourceMap::paths_under(const std::string& prefix) const {
+  std::vector<std::string> out;
+  for (auto it = locations_.lower_bound(prefix);
+       it != locations_.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    out.push_back(it->first);
+  }
+  return out;
+}
+
 SourceLocation SourceMap::find(const std::string& path) const {
   for (std::string current = path; !current.empty(); current = parent_path(current)) {
     if (auto it = locations_.find(current); it != locations_.end()) return it->second;

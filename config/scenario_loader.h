@@ -36,6 +36,8 @@ class SourceMap {
   bool overridden(const std::string& path) const;
   // Whether `path` came from a preset or framework the scenario names (note_preset_fields).
   bool inherited(const std::string& path) const;
+  // Every path with a location that starts with `prefix` ("hardware.compute."), in order.
+  std::vector<std::string> paths_under(const std::string& prefix) const;
   const std::string& file() const { return file_; }
   void set_file(std::string file) { file_ = std::move(file); }
   // Takes every location `other` holds under `section.` (an included file's fields), replacing

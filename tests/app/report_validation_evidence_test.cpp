@@ -10,6 +10,7 @@
 
 #include "analysis/validation_evidence.h"
 #include "config/hardware_loader.h"
+#include "tests/support/run_racksim.h"
 
 namespace racksim {
 namespace {
@@ -78,6 +79,44 @@ TEST(ValidationEvidence, CalibrationFilesSetTheRatioTheirRowsAreKeyedOn) {
     ++files;
   }
   EXPECT_EQ(files, 1);
+}
+
+// A 2-layer Llama 3 8B on one DGX A100 or H100: a step in a fraction of a second.
+std::string small_scenario(const char* preset, const char* dtype) {
+  return std::string(R"(model { preset: "llama3-8b" num_layers: 2 }
+hardware { preset: ")") +
+         preset + R"(" nodes: 1 }
+layout { tp: 8 pp: 1 }
+training { global_batch_size: 8 micro_batch_size: 1 seq_length: 2048 dtype: )" +
+         dtype + " }\nsim { fidelity: ANALYTIC }\n";
+}
+
+// The report names the compute, GPU and collective fields the scenario sets itself (a --set
+// here), since the rows checked the preset with their own scenarios' values; not the fields a
+// calibration file gives it, which are part of the configuration the rows are keyed on.
+TEST(ValidationEvidence, TheReportNamesTheModelFieldsTheScenarioSetsItself) {
+  testing::TempDir dir;
+  const std::string h100 = dir.write("h100.textproto", small_scenario("dgx-h100", "FP8"));
+  const auto plain = testing::run_racksim({"run", h100});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("in FP8 against measured and published steps"), std::string::npos)
+      << plain.out;
+  EXPECT_EQ(plain.out.find("This scenario sets"), std::string::npos) << plain.out;
+  const auto what_if = testing::run_racksim({"run", h100, "--set", "hardware.compute.gemm=0.9"});
+  ASSERT_EQ(what_if.exit_code, 0) << what_if.err;
+  EXPECT_NE(what_if.out.find("This scenario sets hardware.compute.gemm itself"), std::string::npos)
+      << what_if.out;
+  const std::string a100 = dir.write("a100.textproto", small_scenario("dgx-a100", "FP16"));
+  const auto calibrated =
+      testing::run_racksim({"run", a100, "--set",
+                            "calibration=" + std::string(RACKSIM_SOURCE_DIR) +
+                                "/scenarios/calibration/a100-kernel-calibration.textproto"});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  EXPECT_NE(calibrated.out.find("with a100-kernel-calibration.textproto (sustained_clock_ratio "
+                                "1) in FP16 or BF16 against"),
+            std::string::npos)
+      << calibrated.out;
+  EXPECT_EQ(calibrated.out.find("This scenario sets"), std::string::npos) << calibrated.out;
 }
 
 }  // namespace

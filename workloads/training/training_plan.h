@@ -74,6 +74,9 @@ struct ClusterFigures {
   std::string hardware_preset;       // hardware.preset; empty for custom nodes
   std::string calibration_file;      // the calibration file's name without its folder, or empty
   double sustained_clock_ratio = 1;  // hardware.compute.sustained_clock_ratio as resolved
+  // The compute, GPU and collective fields the scenario writes itself (its file or a --set),
+  // not its preset, framework or calibration file; filled by the app, which has the sources.
+  std::vector<std::string> own_model_fields;
   int nodes = 1;
   int gpus_per_node = 1;
   double hbm_bytes = 0;
