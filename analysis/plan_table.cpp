@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/log_chart.h"
+#include "analysis/validation_evidence.h"
 
 namespace racksim::analysis {
 
@@ -94,7 +95,9 @@ std::string plan_table(const std::vector<PlanRow>& rows, double tokens) {
                        rows[fastest].goodput.effective_time_s / kDay);
   }
   for (const PlanRow& r : rows) {
-    if (r.found) out += fmt::format("  {}: {}; {}\n", r.cluster, search_summary(r), r.validation);
+    if (!r.found) continue;
+    out += fmt::format("  {}: {}; {}\n", r.cluster, search_summary(r),
+                       validation_summary(validation_evidence_from_json(r.validation)));
   }
   return out;
 }
@@ -136,7 +139,7 @@ nlohmann::ordered_json plan_json(const std::vector<PlanRow>& rows, double tokens
     } else {
       c["layout"] = r.layout;
       c["point"] = r.point;
-      c["validation"] = r.validation_json;
+      c["validation"] = r.validation;
       c["step_time_s"] = r.step_time_s;
       c["tokens_per_step"] = r.tokens_per_step;
       c["tokens_per_s"] = r.tokens_per_s();

@@ -38,10 +38,9 @@ struct PlanRow {
   double energy_j = 0;  // facility energy of the run, failures included
   CostModel cost_model;
   RunCost cost;
-  // How far to trust the best step: the rows of the README's accuracy table that check its
-  // hardware configuration (its report's `validation`), as one line.
-  std::string validation;
-  nlohmann::ordered_json validation_json;
+  // How far to trust the best step: its report's `validation`, the rows of the README's
+  // accuracy table that check its hardware configuration.
+  nlohmann::ordered_json validation;
   double tokens_per_s() const { return step_time_s > 0 ? tokens_per_step / step_time_s : 0; }
 };
 

@@ -26,6 +26,10 @@ ValidationCheck check_of(const nlohmann::json& c) {
           c.at("in_sample").get<bool>()};
 }
 
+void append_checks(const nlohmann::json& checks, std::vector<ValidationCheck>* out) {
+  for (const nlohmann::json& check : checks) out->push_back(check_of(check));
+}
+
 // Parsed on first use and kept: constant data compiled into the binary.
 const nlohmann::json& evidence_configurations() {
   static const nlohmann::json parsed = [] {
@@ -49,17 +53,16 @@ bool same_configuration(const HardwareConfiguration& a, const HardwareConfigurat
 ValidationEvidence validation_evidence(const HardwareConfiguration& configuration) {
   ValidationEvidence evidence{configuration, {}};
   for (const nlohmann::json& c : evidence_configurations()) {
-    if (!same_configuration(configuration_of(c), configuration)) continue;
-    for (const nlohmann::json& check : c.at("checks")) evidence.checks.push_back(check_of(check));
+    if (same_configuration(configuration_of(c), configuration)) {
+      append_checks(c.at("checks"), &evidence.checks);
+    }
   }
   return evidence;
 }
 
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation) {
   ValidationEvidence evidence{configuration_of(validation), {}};
-  for (const nlohmann::json& check : validation.at("checks")) {
-    evidence.checks.push_back(check_of(check));
-  }
+  append_checks(validation.at("checks"), &evidence.checks);
   if (validation.contains("own_model_fields")) {
     evidence.own_model_fields = validation.at("own_model_fields").get<std::vector<std::string>>();
   }

@@ -68,10 +68,6 @@ sim::SimOptions engine_options(const TrainingRunPlan& plan, const topo::Topology
   return options;
 }
 
-}  // namespace
-
-namespace {
-
 // The compute, GPU and collective fields the scenario writes itself, in its file or with --set;
 // not those its hardware preset, framework or calibration file gave it (their locations name
 // another file), nor the clock ratio, which the validation's configurations are keyed on.

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/validation_evidence.h"
 #include "app/child_process.h"
 #include "common/error.h"
 #include "config/scenario_loader.h"
@@ -185,9 +184,7 @@ analysis::PlanRow plan_row(const PlanSpec& spec, const ClusterChoice& cluster,
   row.step_time_s = report.at("step_time_s").get<double>();
   row.tokens_per_step = report.at("tokens_per_step").get<double>();
   row.mfu = report.at("mfu").at("model").get<double>();
-  row.validation_json = report.at("validation");
-  row.validation =
-      analysis::validation_summary(analysis::validation_evidence_from_json(row.validation_json));
+  row.validation = report.at("validation");
   row.step_facility_j = report.at("energy").at("j_per_step").get<double>();
   row.gpu_average_w = report.at("energy").at("gpu_average_w").get<double>();
   const config::Hardware& hw = loaded.scenario.hardware();
