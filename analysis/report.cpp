@@ -94,6 +94,8 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   r->validation = validation_evidence({c.hardware_preset, c.calibration_file,
                                        c.sustained_clock_ratio, dtype_class(plan.training.dtype)});
   r->validation.own_model_fields = c.own_model_fields;
+  r->validation.nearest =
+      nearest_checked_run(r->validation, r->mfu.total_params, static_cast<int>(r->mfu.gpus));
 }
 
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
@@ -207,6 +209,20 @@ nlohmann::ordered_json links_json(const LinkSummary& links) {
 
 namespace {
 
+nlohmann::ordered_json nearest_json(const NearestCheckedRun& n) {
+  const CheckedRun& r = n.run;
+  return {{"what", n.what},
+          {"run",
+           {{"run", r.run},
+            {"parameters_b", r.parameters_b},
+            {"gpus", r.gpus},
+            {"rows", r.rows},
+            {"mape_percent", r.mape_percent},
+            {"mean_error_percent", r.mean_error_percent}}},
+          {"this_run_parameters_b", n.parameters_b},
+          {"this_run_gpus", n.gpus}};
+}
+
 nlohmann::ordered_json validation_json(const ValidationEvidence& v) {
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const ValidationCheck& c : v.checks) {
@@ -221,7 +237,8 @@ nlohmann::ordered_json validation_json(const ValidationEvidence& v) {
           {"sustained_clock_ratio", v.configuration.sustained_clock_ratio},
           {"training_dtype", v.configuration.training_dtype},
           {"checks", std::move(checks)},
-          {"own_model_fields", v.own_model_fields}};
+          {"own_model_fields", v.own_model_fields},
+          {"nearest_run", v.nearest ? nearest_json(*v.nearest) : nlohmann::ordered_json()}};
 }
 
 nlohmann::ordered_json mfu_json(const MfuFigures& m) {
@@ -395,6 +412,7 @@ std::string validation_text(const ValidationEvidence& v) {
         fmt::format("  {:<66} {:>5} rows  MAPE {:>5.2f} %  worst {:>+6.1f} %{}\n", c.what, c.rows,
                     c.mape_percent, c.worst_percent, c.in_sample ? "  (fitted on them)" : "");
   }
+  if (v.nearest) out += fmt::format("  nearest checked run: {}\n", describe_nearest(*v.nearest));
   if (!v.own_model_fields.empty()) {
     out += fmt::format(
         "  This scenario sets {} itself: the rows checked the configuration with their own "

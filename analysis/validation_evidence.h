@@ -9,6 +9,7 @@
 // beyond those.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,33 @@ struct HardwareConfiguration {
   std::string training_dtype;        // "16-bit" (FP16 or BF16), "FP8" or "FP32"
 };
 
+// The rows of one check that ran one model on one number of GPUs.
+struct CheckedRun {
+  std::string run;          // the model as its table names it: "GPT 175B"
+  double parameters_b = 0;  // the size that name gives, in billions of parameters
+  int gpus = 0;
+  int rows = 0;  // layouts, releases or repeats of that model on those GPUs
+  double mape_percent = 0;
+  double mean_error_percent = 0;  // signed
+};
+
 // One table's rows for a configuration: predicted / measured step time - 1 over them.
 struct ValidationCheck {
   std::string what;  // the runs, as the README's table names them
   int rows = 0;
   double mape_percent = 0;
-  double worst_percent = 0;  // signed
-  bool in_sample = false;    // the configuration's fitted terms saw these rows
+  double worst_percent = 0;      // signed
+  bool in_sample = false;        // the configuration's fitted terms saw these rows
+  std::vector<CheckedRun> runs;  // from the evidence file; a report.json does not repeat them
+};
+
+// The checked run closest to a predicted one in model size and GPU count, both on a log scale
+// (a run of twice the parameters is as far as one on twice the GPUs).
+struct NearestCheckedRun {
+  std::string what;  // its check
+  CheckedRun run;
+  double parameters_b = 0;  // the predicted run's total parameters, in billions
+  int gpus = 0;             // the predicted run's
 };
 
 struct ValidationEvidence {
@@ -38,10 +59,20 @@ struct ValidationEvidence {
   // Compute, GPU and collective fields the scenario sets itself: the rows checked the
   // configuration with their own scenarios' values of these, not necessarily the run's.
   std::vector<std::string> own_model_fields;
+  std::optional<NearestCheckedRun> nearest;  // none without checks
 };
 
 // The checks of `configuration` (the clock ratio compared to within 1e-6).
 ValidationEvidence validation_evidence(const HardwareConfiguration& configuration);
+
+// The checked run of `evidence` nearest a run of `total_parameters` on `gpus`; none if no check
+// names its runs.
+std::optional<NearestCheckedRun> nearest_checked_run(const ValidationEvidence& evidence,
+                                                     double total_parameters, int gpus);
+
+// "GPT 145.6B on 1536 GPUs (Narayanan et al. ...): error -0.8 %; this run: 174.6B parameters on
+// 1024 GPUs (1.2x the model, 0.67x the GPUs)".
+std::string describe_nearest(const NearestCheckedRun& nearest);
 
 // Every configuration the compiled-in evidence holds, in its order.
 std::vector<HardwareConfiguration> validated_configurations();
@@ -50,8 +81,9 @@ std::vector<HardwareConfiguration> validated_configurations();
 // configuration of the evidence file, with its checks).
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation);
 
-// One line for a table of runs: "checked: 16 rows in 2 tables, MAPE 4.53-5.53 %", or that no
-// row checks it.
+// One line for a table of runs: "checked: 16 rows in 2 tables, MAPE 4.53-5.53 %; nearest
+// checked run Llama 3.1 405B on 1024 GPUs, 2 rows, MAPE 1.9 %, mean -1.9 %", or that no row
+// checks it.
 std::string validation_summary(const ValidationEvidence& evidence);
 
 // "the dgx-h100 preset (sustained_clock_ratio 0.862) in FP8"; "... with <calibration file> ...".

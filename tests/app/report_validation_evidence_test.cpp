@@ -7,6 +7,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "analysis/validation_evidence.h"
 #include "config/hardware_loader.h"
@@ -117,6 +118,66 @@ TEST(ValidationEvidence, TheReportNamesTheModelFieldsTheScenarioSetsItself) {
             std::string::npos)
       << calibrated.out;
   EXPECT_EQ(calibrated.out.find("This scenario sets"), std::string::npos) << calibrated.out;
+}
+
+analysis::ValidationEvidence two_runs() {
+  analysis::ValidationEvidence evidence;
+  analysis::ValidationCheck check{"table", 2, 5, -7, false, {}};
+  check.runs = {{"GPT 10B", 10, 64, 1, 7, -7}, {"GPT 40B", 40, 256, 1, 3, +3}};
+  evidence.checks = {check};
+  return evidence;
+}
+
+// Model size and GPU count weigh alike, on a log scale: 20B on 64 GPUs is a factor 2 from
+// 10B on 64 and a factor 2 x 4 from 40B on 256; 20B on 256 is the other way round.
+TEST(ValidationEvidence, TheNearestCheckedRunIsNearestInSizeAndGpusOnALogScale) {
+  const auto evidence = two_runs();
+  const auto small = analysis::nearest_checked_run(evidence, 20e9, 64);
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(small->run.run, "GPT 10B");
+  EXPECT_EQ(small->what, "table");
+  EXPECT_DOUBLE_EQ(small->parameters_b, 20);
+  const auto wide = analysis::nearest_checked_run(evidence, 20e9, 256);
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ(wide->run.run, "GPT 40B");
+  // A factor 2 x 2.5 from the first, 2 x 1.6 from the second.
+  EXPECT_EQ(analysis::nearest_checked_run(evidence, 20e9, 160)->run.run, "GPT 40B");
+  EXPECT_FALSE(analysis::nearest_checked_run(evidence, 0, 64).has_value());
+  EXPECT_FALSE(analysis::nearest_checked_run(analysis::ValidationEvidence{}, 20e9, 64));
+  EXPECT_EQ(analysis::describe_nearest(*small),
+            "GPT 10B on 64 GPUs (table): error -7.0 %; this run: 20B parameters on 64 GPUs (2x "
+            "the model, 1x the GPUs)");
+}
+
+// The evidence file's runs are the tables' rows: Narayanan et al.'s 145.6B row on 1,536 GPUs is
+// the one nearest a 175B model on 1,024 A100 (vTrain's 175B ran on 512: a factor 2 in GPUs).
+TEST(ValidationEvidence, TheEvidenceFileNamesEachTablesRuns) {
+  const auto a100 = validation_evidence({"dgx-a100", "", 0.862, "16-bit"});
+  ASSERT_EQ(a100.checks.size(), 2u);
+  EXPECT_EQ(a100.checks[0].runs.size(), 10u);  // one per row of Table 1
+  int rows = 0;
+  for (const auto& run : a100.checks[1].runs) rows += run.rows;
+  EXPECT_EQ(rows, a100.checks[1].rows);  // vTrain's 68 rows, grouped by model
+  const auto nearest = analysis::nearest_checked_run(a100, 174.6e9, 1024);
+  ASSERT_TRUE(nearest.has_value());
+  EXPECT_EQ(nearest->run.run, "GPT 145.6B");
+  EXPECT_EQ(nearest->run.gpus, 1536);
+  EXPECT_NEAR(nearest->run.mean_error_percent, -0.8, 0.05);
+}
+
+// A report prints the nearest run and carries it in report.json, which a plan reads back.
+TEST(ValidationEvidence, TheReportNamesTheNearestCheckedRun) {
+  testing::TempDir dir;
+  const std::string h100 = dir.write("h100.textproto", small_scenario("dgx-h100", "FP8"));
+  const auto run = testing::run_racksim({"run", h100, "--out", (dir.path() / "out").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("  nearest checked run: "), std::string::npos) << run.out;
+  std::ifstream file(dir.path() / "out" / "report.json");
+  const auto report = nlohmann::json::parse(file);
+  const auto evidence = analysis::validation_evidence_from_json(report.at("validation"));
+  ASSERT_TRUE(evidence.nearest.has_value());
+  EXPECT_EQ(evidence.nearest->gpus, report.at("mfu").at("gpus").get<int>());
+  EXPECT_NE(run.out.find(analysis::describe_nearest(*evidence.nearest)), std::string::npos);
 }
 
 }  // namespace

@@ -84,6 +84,10 @@ TEST(Plan, SaysWhichClustersPredictionsTheValidationChecks) {
   EXPECT_EQ(plan["clusters"][0]["validation"]["checks"].size(), 2u);
   EXPECT_EQ(plan["clusters"][0]["validation"]["training_dtype"], "FP8");
   EXPECT_TRUE(plan["clusters"][1]["validation"]["checks"].empty());
+  // The checked run nearest each cluster's best step, by model size and GPU count.
+  EXPECT_NE(r.out.find("; nearest checked run "), std::string::npos) << r.out;
+  EXPECT_EQ(plan["clusters"][0]["validation"]["nearest_run"]["this_run_gpus"], 8);
+  EXPECT_TRUE(plan["clusters"][1]["validation"]["nearest_run"].is_null());
 }
 
 TEST(Plan, EmitJobsWritesOneRunPerLayoutThatFits) {
