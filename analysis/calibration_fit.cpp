@@ -47,7 +47,9 @@ double evaluate(unsigned n, const double* log_values, double* /*gradient*/, void
   double loss = 0;
   for (size_t k = 0; k < o.which->size(); ++k) {
     const double measured = (*o.measured)[(*o.which)[k]];
-    loss += soft_l1(std::log(predicted[k] / measured), o.options->loss_scale);
+    loss += o.options->loss == FitLoss::kAbsoluteRelative
+                ? std::abs(predicted[k] / measured - 1)
+                : soft_l1(std::log(predicted[k] / measured), o.options->loss_scale);
   }
   if (o.evaluations == 0) {
     o.first_predicted = predicted;
@@ -78,6 +80,10 @@ std::vector<double> average_ranks(const std::vector<double>& v) {
 }
 
 }  // namespace
+
+const char* fit_loss_name(FitLoss loss) {
+  return loss == FitLoss::kAbsoluteRelative ? "abs" : "soft-l1";
+}
 
 double soft_l1(double log_error, double scale) {
   const double z = log_error / scale;

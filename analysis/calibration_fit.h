@@ -2,7 +2,8 @@
 //
 // The loss is robust least squares on the log error: r_i = ln(predicted_i / measured_i), loss =
 // sum of soft-L1(r_i) = 2 c^2 (sqrt(1 + (r_i / c)^2) - 1), quadratic for errors well under c
-// (10 % by default) and linear above, so one odd measurement does not drag the fit. Parameters
+// (10 % by default) and linear above, so one odd measurement does not drag the fit. Or, to fit
+// to the figure a target is stated in, the mean |predicted_i / measured_i - 1| itself. Parameters
 // are searched in log space within bounds by NLopt's BOBYQA (derivative-free: every evaluation
 // is a set of simulations), a bounded number of times.
 //
@@ -24,10 +25,19 @@ struct FitParameter {
   double upper = 0;
 };
 
+enum class FitLoss {
+  kSoftL1Log,         // soft-L1 of ln(predicted / measured): robust, the default
+  kAbsoluteRelative,  // |predicted / measured - 1|: the mean |error| a MAPE target states
+};
+
 struct FitOptions {
   int max_evaluations = 60;
+  FitLoss loss = FitLoss::kSoftL1Log;
   double loss_scale = 0.1;  // c of the soft-L1 loss, on the log error
 };
+
+// "soft-l1" or "abs", as racksim calibrate's --loss names them.
+const char* fit_loss_name(FitLoss loss);
 
 // Predicted step times of the points `which` (indices into the measured list) for parameter
 // values `values` (one per FitParameter). Throws on failure.

@@ -68,6 +68,9 @@ po::options_description calibrate_options() {
       "max-evals", po::value<int>()->default_value(40),
       "fit evaluations (each simulates all points)")(
       "holdout-max-evals", po::value<int>()->default_value(20), "evaluations per held-out refit")(
+      "loss", po::value<std::string>()->default_value("soft-l1"),
+      "what the fit minimizes: soft-l1 (of the log errors, robust to an odd row) or abs (the "
+      "mean |predicted / measured - 1|, the figure a MAPE target states)")(
       "holdout", po::value<std::string>()->default_value("auto"),
       "auto, none, loo, group, largest (fit the smaller groups, predict the largest) or kfold:K")(
       "fit-every", po::value<int>()->default_value(1),
@@ -102,6 +105,13 @@ void check_options(const po::variables_map& vm, bool floor_only) {
   check_json_writable(json_path);
 }
 
+analysis::FitLoss loss_option(const std::string& name) {
+  if (name == "soft-l1") return analysis::FitLoss::kSoftL1Log;
+  if (name == "abs") return analysis::FitLoss::kAbsoluteRelative;
+  throw InputError({"command line", 0, 0}, "--loss",
+                   fmt::format("'{}' is not a loss: soft-l1 or abs", name));
+}
+
 app::CalibrationSpec calibration_spec(const po::variables_map& vm, bool floor_only) {
   app::CalibrationSpec spec;
   spec.base = vm["base"].as<std::string>();
@@ -112,6 +122,7 @@ app::CalibrationSpec calibration_spec(const po::variables_map& vm, bool floor_on
   spec.jobs = jobs_option(vm);
   spec.max_evaluations = int_option(vm, "max-evals", 1, 100000);
   spec.holdout_max_evaluations = int_option(vm, "holdout-max-evals", 1, 100000);
+  spec.loss = loss_option(vm["loss"].as<std::string>());
   spec.holdout = vm["holdout"].as<std::string>();
   spec.fit_every = int_option(vm, "fit-every", 1, 1000000);
   return spec;

@@ -330,6 +330,7 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
       fmt::format("before fitting: mean |error| {:.1f} %", 100 * result.initial.mean_abs_relative));
   analysis::FitOptions options;
   options.max_evaluations = spec.max_evaluations;
+  options.loss = spec.loss;
   result.fit = analysis::fit_parameters(result.params, result.measured, fitted, predict, options);
   result.evaluations = result.fit.evaluations;
   summarise_fit(spec, predict, all, result);
@@ -497,7 +498,9 @@ std::string no_effect_warning(const std::vector<analysis::FitParameter>& params,
 std::string calibration_report(const CalibrationSpec& spec, const CalibrationResult& r) {
   std::string out = fmt::format("Calibration of {} on {} ({} points)\n\n", spec.base,
                                 spec.measured.path, r.measured.size());
-  out += "Fitted parameters:\n";
+  out += spec.loss == analysis::FitLoss::kAbsoluteRelative
+             ? "Fitted parameters (to the lowest mean |error|, --loss abs):\n"
+             : "Fitted parameters:\n";
   for (size_t i = 0; i < r.params.size(); ++i) {
     out += fmt::format("  {:<40} {:>10.4g}  (was {:.4g}; bounds {:.3g} .. {:.3g})\n",
                        r.params[i].field, r.fit.values[i], r.params[i].initial, r.params[i].lower,

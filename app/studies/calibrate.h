@@ -53,6 +53,7 @@ struct CalibrationSpec {
   int jobs = 1;
   int max_evaluations = 40;
   int holdout_max_evaluations = 20;
+  analysis::FitLoss loss = analysis::FitLoss::kSoftL1Log;
   std::string holdout = "auto";  // auto, none, loo, group, largest, kfold:K
   // Fit on every Nth row only (rows 0, N, 2N, ... in file order), each held-out refit on
   // every Nth of its training rows; predictions cover every row. 1: fit on all rows.

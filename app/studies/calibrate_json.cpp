@@ -125,6 +125,7 @@ Json rows_json(const CalibrationSpec& spec, const CalibrationResult& r) {
 void add_fit(const CalibrationSpec& spec, const CalibrationResult& r, Json& out) {
   out["fit"] = Json{{"max_evaluations", spec.max_evaluations},
                     {"holdout_max_evaluations", spec.holdout_max_evaluations},
+                    {"loss", analysis::fit_loss_name(spec.loss)},
                     {"holdout", spec.holdout},
                     {"fit_every", spec.fit_every},
                     {"evaluations", r.evaluations},

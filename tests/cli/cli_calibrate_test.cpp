@@ -238,6 +238,21 @@ TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
   EXPECT_EQ(r.err.find("before fitting"), std::string::npos) << r.err;
 }
 
+// --loss names what the fit minimizes; another word is the command line's error, before
+// anything is simulated.
+TEST(Calibrate, AnUnknownLossIsRefusedBeforeSimulating) {
+  TempDir dir;
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write(
+      "measured.csv", "training.seq_length,measured_step_time_s\n1024,0.1\n2048,0.2\n4096,0.4\n");
+  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
+                              "hardware.compute.gemm", "--loss", "mape"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--loss"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'mape' is not a loss: soft-l1 or abs"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("before fitting"), std::string::npos) << r.err;
+}
+
 // Rows that differ only in the micro-batch, without pipeline stages, and take longer with a
 // larger one: the report names the row and the closest time a model that does not slow down can
 // give it (the faster row's), and the floor over all rows, before fitting anything.
