@@ -397,11 +397,18 @@ std::string validation_text(const ValidationEvidence& v) {
   const std::string config = describe_configuration(v.configuration);
   if (v.checks.empty()) {
     const std::string& calibration = v.configuration.calibration;
-    return fmt::format(
+    std::string out = fmt::format(
         "How far to trust it: no row of the README's accuracy table (\"How accurate it is\") "
-        "checks {}{}.\n\n",
+        "checks {}{}.\n",
         config,
         calibration.empty() ? "" : "; a calibration's fit to its own points is not a check");
+    const std::vector<ValidationEvidence> others = same_preset_evidence(v.configuration);
+    if (!others.empty()) out += "  These configurations of the same preset are checked:\n";
+    for (const ValidationEvidence& other : others) {
+      out += fmt::format("    {}: {}\n", describe_configuration(other.configuration),
+                         checks_summary(other));
+    }
+    return out + "\n";
   }
   std::string out = fmt::format(
       "How far to trust it: {} against measured and published steps (predicted / measured - 1; "

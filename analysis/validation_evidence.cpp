@@ -133,8 +133,8 @@ ValidationEvidence validation_evidence_from_json(const nlohmann::json& validatio
   return evidence;
 }
 
-std::string validation_summary(const ValidationEvidence& evidence) {
-  if (evidence.checks.empty()) return "no row of the README's accuracy table checks it";
+std::string checks_summary(const ValidationEvidence& evidence) {
+  if (evidence.checks.empty()) return "no rows";
   int rows = 0;
   double low = evidence.checks.front().mape_percent, high = low;
   for (const ValidationCheck& c : evidence.checks) {
@@ -144,14 +144,19 @@ std::string validation_summary(const ValidationEvidence& evidence) {
   }
   const std::string mape =
       low == high ? fmt::format("{:.2f} %", low) : fmt::format("{:.2f}-{:.2f} %", low, high);
+  return fmt::format("{} rows in {} table{}, MAPE {}", rows, evidence.checks.size(),
+                     evidence.checks.size() == 1 ? "" : "s", mape);
+}
+
+std::string validation_summary(const ValidationEvidence& evidence) {
+  if (evidence.checks.empty()) return "no row of the README's accuracy table checks it";
   const size_t own = evidence.own_model_fields.size();
   const std::string nearest =
       evidence.nearest
           ? fmt::format("; nearest checked run {} on {} GPUs, {}", evidence.nearest->run.run,
                         evidence.nearest->run.gpus, run_errors(evidence.nearest->run))
           : "";
-  return fmt::format("checked: {} rows in {} table{}, MAPE {}{}{}", rows, evidence.checks.size(),
-                     evidence.checks.size() == 1 ? "" : "s", mape,
+  return fmt::format("checked: {}{}{}", checks_summary(evidence),
                      own == 0 ? ""
                               : fmt::format(" (the scenario sets {} model field{} itself)", own,
                                             own == 1 ? "" : "s"),
@@ -161,6 +166,17 @@ std::string validation_summary(const ValidationEvidence& evidence) {
 std::vector<HardwareConfiguration> validated_configurations() {
   std::vector<HardwareConfiguration> out;
   for (const nlohmann::json& c : evidence_configurations()) out.push_back(configuration_of(c));
+  return out;
+}
+
+std::vector<ValidationEvidence> same_preset_evidence(const HardwareConfiguration& configuration) {
+  std::vector<ValidationEvidence> out;
+  if (configuration.preset.empty()) return out;
+  for (const HardwareConfiguration& c : validated_configurations()) {
+    if (c.preset == configuration.preset && !same_configuration(c, configuration)) {
+      out.push_back(validation_evidence(c));
+    }
+  }
   return out;
 }
 

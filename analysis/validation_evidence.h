@@ -77,6 +77,11 @@ std::string describe_nearest(const NearestCheckedRun& nearest);
 // Every configuration the compiled-in evidence holds, in its order.
 std::vector<HardwareConfiguration> validated_configurations();
 
+// The checked configurations of the same hardware preset as `configuration`, other than it, with
+// their checks: where to look when no row checks the configuration itself (a BF16 run on a
+// preset checked in FP8). None for hardware without a preset.
+std::vector<ValidationEvidence> same_preset_evidence(const HardwareConfiguration& configuration);
+
 // The evidence a report carries, from its report.json `validation` object (the same keys as one
 // configuration of the evidence file, with its checks).
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation);
@@ -85,6 +90,9 @@ ValidationEvidence validation_evidence_from_json(const nlohmann::json& validatio
 // checked run Llama 3.1 405B on 1024 GPUs, 2 rows, MAPE 1.9 %, mean -1.9 %", or that no row
 // checks it.
 std::string validation_summary(const ValidationEvidence& evidence);
+
+// "16 rows in 2 tables, MAPE 4.53-5.53 %" ("no rows" without checks).
+std::string checks_summary(const ValidationEvidence& evidence);
 
 // "the dgx-h100 preset (sustained_clock_ratio 0.862) in FP8"; "... with <calibration file> ...".
 std::string describe_configuration(const HardwareConfiguration& configuration);

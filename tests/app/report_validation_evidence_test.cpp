@@ -52,6 +52,22 @@ TEST(ValidationEvidence, ConfigurationsNothingValidatesHaveNoRows) {
   EXPECT_TRUE(validation_evidence({"", "", 1, "16-bit"}).checks.empty());  // custom nodes
 }
 
+// Where no row checks a configuration, the report lists the preset's checked ones: a BF16 run on
+// the H100 preset is pointed to its FP8 rows, at the held rate and at burst.
+TEST(ValidationEvidence, AnUncheckedConfigurationIsPointedToItsPresetsCheckedOnes) {
+  const auto bf16 = analysis::same_preset_evidence({"dgx-h100", "", 0.862, "16-bit"});
+  ASSERT_EQ(bf16.size(), 2u);
+  for (const auto& other : bf16) {
+    EXPECT_EQ(other.configuration.training_dtype, "FP8");
+    EXPECT_FALSE(other.checks.empty());
+  }
+  EXPECT_EQ(analysis::checks_summary(bf16[0]), "16 rows in 2 tables, MAPE 4.53-5.53 %");
+  // A checked configuration's siblings leave it out; hardware without a preset has none.
+  EXPECT_EQ(analysis::same_preset_evidence({"dgx-h100", "", 0.862, "FP8"}).size(), 1u);
+  EXPECT_TRUE(analysis::same_preset_evidence({"b300", "", 0.862, "FP8"}).empty());
+  EXPECT_TRUE(analysis::same_preset_evidence({"", "", 1, "16-bit"}).empty());
+}
+
 // The held rows are keyed on the ratio the preset itself sets: were a preset's ratio to change,
 // its reports would otherwise show rows measured at another rate.
 TEST(ValidationEvidence, HeldRatiosAreThePresetsOwn) {
