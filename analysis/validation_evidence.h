@@ -1,5 +1,6 @@
 // How far to trust a predicted step: the rows of racksim's validation (README, "How accurate it
-// is") that the scenario's hardware configuration was checked on, with their errors.
+// is") that the scenario's hardware configuration was checked on, with their errors, and the
+// checked run nearest the predicted one in model size and GPU count.
 //
 // The rows are data/validation-evidence.json, which scripts/accuracy.py writes from the same
 // results files as the README's table and CMake compiles in. A configuration is a hardware
