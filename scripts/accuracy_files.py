@@ -1,0 +1,50 @@
+"""What scripts/accuracy.py and scripts/validation_evidence.py read: the results files of the
+README's accuracy table and the `racksim calibrate --json` reports, and the errors over them."""
+import functools, json, os
+
+from csv_rows import csv_rows
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+CAL = os.path.join("scenarios", "calibration")
+
+
+@functools.cache
+def report(path):
+    """A `racksim calibrate --json` report, read once (the table asks each several times)."""
+    with open(os.path.join(ROOT, path)) as f:
+        return json.load(f)
+
+
+def json_of(log):
+    """The JSON report beside a calibrate log: a100-kernel-fit.log.txt -> a100-kernel-fit.json."""
+    return os.path.join(CAL, log.replace(".log.txt", ".json"))
+
+
+def read_lines(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return f.read().splitlines()
+
+
+def results(path):
+    return csv_rows(os.path.join(ROOT, path))
+
+
+def errors_of(rows, predicted, measured):
+    """predicted / measured - 1 of each row, in per cent (from the times, not the rounded errors)."""
+    return [100 * (float(r[predicted]) / float(r[measured]) - 1) for r in rows]
+
+
+def mape(errors):
+    return sum(abs(e) for e in errors) / len(errors)
+
+
+def worst(errors):
+    return max(errors, key=abs)
+
+
+def model_label(name):
+    """gpt-39.1b-tp2-pp16-dp16-mb3 -> 39.1B TP2 PP16; gpt-76.1b -> 76.1B."""
+    parts = name.split("-")
+    label = parts[1].upper()
+    extra = [p.upper() for p in parts[2:] if p.startswith(("tp", "pp"))]
+    return " ".join([label, *extra])

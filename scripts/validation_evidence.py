@@ -1,0 +1,143 @@
+"""data/validation-evidence.json, which racksim compiles in and prints with every training step
+("How far to trust it"): per hardware preset, calibration file, clock ratio and training dtype,
+the rows of the README's accuracy table that check it, and each check's runs (its rows grouped
+by model and GPU count), from the same results files as the table. scripts/accuracy.py writes
+it with the table; --check compares it."""
+import json, os, re, sys
+
+from accuracy_files import ROOT, errors_of, json_of, mape, model_label, report, results, worst
+
+# What `racksim run` prints under "How far to trust it": each configuration's rows of the table.
+EVIDENCE = "data/validation-evidence.json"
+# The held rate the Hopper and A100 presets carry (topologies/hardware_presets.cpp; the test
+# ValidationEvidence.HeldRatiosAreThePresetsOwn checks it against the presets) and the burst
+# rate (1); the A100 calibration file sets 1 itself.
+HELD, BURST_RATIO = 0.862, 1.0
+
+
+def size_b(label):
+    """The model size a run's label names, in billions of parameters: 'GPT-3 175B' -> 175.0."""
+    m = re.search(r"(\d+(?:\.\d+)?)B\b", label)
+    if not m:
+        sys.exit(f"accuracy: no model size (like 175B) in the run label '{label}'")
+    return float(m.group(1))
+
+
+def checked_runs(labelled):
+    """The runs of one check, for racksim to name the one nearest a scenario: the rows grouped
+    by model and GPU count, [(label, gpus, error in per cent)] -> their size, rows, MAPE and
+    mean signed error, smallest model first."""
+    groups = {}
+    for label, gpus, error in labelled:
+        groups.setdefault((size_b(label), int(gpus), label), []).append(error)
+    return [{"run": label, "parameters_b": size, "gpus": gpus, "rows": len(e),
+             "mape_percent": round(mape(e), 2), "mean_error_percent": round(sum(e) / len(e), 2)}
+            for (size, gpus, label), e in sorted(groups.items())]
+
+
+def check_of(what, errors, labels, gpus, in_sample):
+    return {"what": what, "rows": len(errors), "mape_percent": round(mape(errors), 2),
+            "worst_percent": round(worst(errors), 1), "in_sample": in_sample,
+            "runs": checked_runs(zip(labels, gpus, errors))}
+
+
+def evidence_check(what, rows, column, reference, label, in_sample=False):
+    """One check of the evidence file: a configuration's errors over one table; `label` names
+    a row's model ('GPT 175B')."""
+    e = errors_of(rows, f"{column}_step_time_s", reference)
+    return check_of(what, e, [label(r) for r in rows], [r["gpus"] for r in rows], in_sample)
+
+
+def overrides_of(row):
+    return dict(o.split("=", 1) for o in row["overrides"])
+
+
+def gpus_of(row):
+    """A calibrate row's GPU count: its layout's product (none of these rows has CP)."""
+    o = overrides_of(row)
+    return int(o["layout.tp"]) * int(o["layout.pp"]) * int(o["layout.dp"])
+
+
+def fit_check(what, log, not_fitted, in_sample=False):
+    """One check of the evidence file from a calibrate report: its rows outside the fit (or all
+    of them), their mean |error| and the signed worst."""
+    rows = [r for r in report(json_of(log))["rows"] if not (not_fitted and r["fitted_on"])]
+    e = [100 * r["fitted_error"] for r in rows]
+    return check_of(what, e, [f"GPT {r['group']}" for r in rows], [gpus_of(r) for r in rows],
+                    in_sample)
+
+
+def labels_by_name(path, label):
+    """{row name: label(row)} of a table's input file (the results files hold no model)."""
+    return {r["name"]: label(r) for r in results(path)}
+
+
+def evidence():
+    """The evidence file: per hardware preset, calibration file, clock ratio and training dtype
+    (16-bit: FP16 or BF16, one Tensor Core rate; FP8), the rows of the README's table that
+    configuration was checked on, as `racksim run` prints them."""
+    published = "published_step_time_s"
+    nar = results("data/published/narayanan-sc21-table1-results.csv")
+    h100 = results("data/published/megatron-bridge-h100-results.csv")
+    nemo = results("data/published/nemo-24.07-h100-results.csv")
+    dsv3 = results("data/published/deepseek-v3-h800-results.csv")
+    large = results("data/measured/vtrain-a100-multi-node-large-results.csv")
+    measured = "measured_step_time_s"
+    sc21 = "Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100"
+    vtrain = "vTrain's 39.1B and 175B runs on 512 A100"
+    llama = "NVIDIA's Llama 3 70B and 3.1 405B FP8 rows on 64-1,024 H100"
+    nemo_what = "NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100"
+    dsv3_what = "DeepSeek-V3 on 2,048 H800 (a whole-run average)"
+    def gpt(row):
+        return f"GPT {model_label(row['name']).split()[0]}"
+    nemo_models = labels_by_name("data/published/nemo-24.07-h100.csv", lambda r: r["model"])
+    bridge_models = labels_by_name("data/published/megatron-bridge-h100.csv",
+                                   lambda r: {"llama3-70b": "Llama 3 70B",
+                                              "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
+    def nemo_label(row):
+        return nemo_models[row["name"]]
+    def bridge_label(row):
+        return bridge_models[row["name"]]
+    def dsv3_label(row):
+        return "DeepSeek-V3 671B"
+    def a100(column):
+        return [evidence_check(sc21, nar, column, published, gpt),
+                evidence_check(vtrain, large, column, measured, gpt)]
+    configs = [
+        ("dgx-a100", "", HELD, "16-bit", a100("datasheet")),
+        ("dgx-a100", "", BURST_RATIO, "16-bit", a100("burst")),
+        ("dgx-a100", "a100-kernel-calibration.textproto", BURST_RATIO, "16-bit",
+         a100("transfer") + [
+             fit_check("vTrain's single-node runs outside the fit, 0.20B-1.31B on 8 A100",
+                       "a100-single-node-fit.log.txt", not_fitted=True),
+             fit_check("vTrain's multi-node runs, 3.6B and 18.4B on 64-256 A100",
+                       "a100-kernel-fit.log.txt", not_fitted=False, in_sample=True)]),
+        ("dgx-h100", "", HELD, "FP8", [evidence_check(llama, h100, "datasheet", published, bridge_label),
+                                evidence_check(nemo_what, nemo, "datasheet", published, nemo_label)]),
+        ("dgx-h100", "", BURST_RATIO, "FP8", [evidence_check(llama, h100, "burst", published, bridge_label),
+                                       evidence_check(nemo_what, nemo, "burst", published, nemo_label)]),
+        ("hgx-h800", "", HELD, "FP8", [evidence_check(dsv3_what, dsv3, "datasheet", published, dsv3_label)]),
+        ("hgx-h800", "", BURST_RATIO, "FP8", [evidence_check(dsv3_what, dsv3, "burst", published, dsv3_label)]),
+    ]
+    return {"written_by": "scripts/accuracy.py from the results files of the README's accuracy "
+                          "table; do not edit",
+            "configurations": [{"hardware_preset": preset, "calibration": calibration,
+                                "sustained_clock_ratio": ratio, "training_dtype": dtype,
+                                "checks": checks}
+                               for preset, calibration, ratio, dtype, checks in configs]}
+
+
+def write_evidence(check):
+    """Writes (or, with check, compares) the evidence file racksim compiles in."""
+    text = json.dumps(evidence(), indent=1) + "\n"
+    path = os.path.join(ROOT, EVIDENCE)
+    old = open(path).read() if os.path.exists(path) else ""
+    if check:
+        if old != text:
+            sys.exit(f"accuracy: {EVIDENCE} differs from the results files "
+                     "(run scripts/accuracy.py RACKSIM --table-only)")
+        print(f"accuracy: {EVIDENCE} matches the results files")
+    elif old != text:
+        with open(path, "w") as f:
+            f.write(text)
+        print(f"accuracy: wrote {EVIDENCE}")
