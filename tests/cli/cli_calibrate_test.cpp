@@ -223,16 +223,25 @@ TEST(Calibrate, BoundsTheSustainedCeilingAsAFraction) {
   EXPECT_NE(out.find("(was 0.8; bounds 0.01 .. 1)"), std::string::npos) << out;
 }
 
+// racksim calibrate of the GEMM fraction on three rows of kBase that differ in the sequence,
+// with `options` added.
+testing::CommandResult calibrate_three_rows(const TempDir& dir,
+                                            const std::vector<std::string>& options) {
+  const std::string base = dir.write("base.textproto", kBase);
+  const std::string csv = dir.write(
+      "measured.csv", "training.seq_length,measured_step_time_s\n1024,0.1\n2048,0.2\n4096,0.4\n");
+  std::vector<std::string> args{
+      "calibrate", "--base", base, "--measured", csv, "--params", "hardware.compute.gemm",
+      "--jobs",    "2"};
+  args.insert(args.end(), options.begin(), options.end());
+  return run_racksim(args);
+}
+
 // A held-out fold with no row left to fit on under --fit-every is the command line's error, found
 // before anything is simulated (no "before fitting" line).
 TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
   TempDir dir;
-  const std::string base = dir.write("base.textproto", kBase);
-  const std::string csv = dir.write(
-      "measured.csv", "training.seq_length,measured_step_time_s\n1024,0.1\n2048,0.2\n4096,0.4\n");
-  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
-                              "hardware.compute.gemm", "--holdout", "kfold:3", "--fit-every", "10",
-                              "--jobs", "2"});
+  const auto r = calibrate_three_rows(dir, {"--holdout", "kfold:3", "--fit-every", "10"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("held-out fold 1 leaves no row to fit on"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("before fitting"), std::string::npos) << r.err;
@@ -242,11 +251,7 @@ TEST(Calibrate, FitEveryThatLeavesAFoldNothingFailsBeforeSimulating) {
 // anything is simulated.
 TEST(Calibrate, AnUnknownLossIsRefusedBeforeSimulating) {
   TempDir dir;
-  const std::string base = dir.write("base.textproto", kBase);
-  const std::string csv = dir.write(
-      "measured.csv", "training.seq_length,measured_step_time_s\n1024,0.1\n2048,0.2\n4096,0.4\n");
-  const auto r = run_racksim({"calibrate", "--base", base, "--measured", csv, "--params",
-                              "hardware.compute.gemm", "--loss", "mape"});
+  const auto r = calibrate_three_rows(dir, {"--loss", "mape"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--loss"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("'mape' is not a loss: soft-l1 or abs"), std::string::npos) << r.err;
