@@ -67,42 +67,49 @@ def fit_check(what, log, not_fitted, in_sample=False):
                     in_sample)
 
 
-def labels_by_name(path, label):
-    """{row name: label(row)} of a table's input file (the results files hold no model)."""
-    return {r["name"]: label(r) for r in results(path)}
+def label_by_name(path, label):
+    """A row's label from the table's input file, found by the row's name (the results files
+    hold no model): label(input row) for the input row of that name."""
+    labels = {r["name"]: label(r) for r in results(path)}
+    return lambda row: labels[row["name"]]
+
+
+def gpt_label(row):
+    """gpt-39.1b-tp2-pp16-dp16-mb3 -> GPT 39.1B."""
+    return f"GPT {model_label(row['name']).split()[0]}"
 
 
 def evidence():
     """The evidence file: per hardware preset, calibration file, clock ratio and training dtype
     (16-bit: FP16 or BF16, one Tensor Core rate; FP8), the rows of the README's table that
     configuration was checked on, as `racksim run` prints them."""
-    published = "published_step_time_s"
+    published, measured = "published_step_time_s", "measured_step_time_s"
     nar = results("data/published/narayanan-sc21-table1-results.csv")
-    h100 = results("data/published/megatron-bridge-h100-results.csv")
+    bridge = results("data/published/megatron-bridge-h100-results.csv")
     nemo = results("data/published/nemo-24.07-h100-results.csv")
     dsv3 = results("data/published/deepseek-v3-h800-results.csv")
     large = results("data/measured/vtrain-a100-multi-node-large-results.csv")
-    measured = "measured_step_time_s"
-    sc21 = "Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100"
-    vtrain = "vTrain's 39.1B and 175B runs on 512 A100"
-    llama = "NVIDIA's Llama 3 70B and 3.1 405B FP8 rows on 64-1,024 H100"
-    nemo_what = "NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100"
-    dsv3_what = "DeepSeek-V3 on 2,048 H800 (a whole-run average)"
-    def gpt(row):
-        return f"GPT {model_label(row['name']).split()[0]}"
-    nemo_models = labels_by_name("data/published/nemo-24.07-h100.csv", lambda r: r["model"])
-    bridge_models = labels_by_name("data/published/megatron-bridge-h100.csv",
-                                   lambda r: {"llama3-70b": "Llama 3 70B",
-                                              "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
-    def nemo_label(row):
-        return nemo_models[row["name"]]
-    def bridge_label(row):
-        return bridge_models[row["name"]]
-    def dsv3_label(row):
-        return "DeepSeek-V3 671B"
+    nemo_label = label_by_name("data/published/nemo-24.07-h100.csv", lambda r: r["model"])
+    bridge_label = label_by_name("data/published/megatron-bridge-h100.csv",
+                                 lambda r: {"llama3-70b": "Llama 3 70B",
+                                            "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
+
     def a100(column):
-        return [evidence_check(sc21, nar, column, published, gpt),
-                evidence_check(vtrain, large, column, measured, gpt)]
+        return [evidence_check("Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100",
+                               nar, column, published, gpt_label),
+                evidence_check("vTrain's 39.1B and 175B runs on 512 A100", large, column,
+                               measured, gpt_label)]
+
+    def h100(column):
+        return [evidence_check("NVIDIA's Llama 3 70B and 3.1 405B FP8 rows on 64-1,024 H100",
+                               bridge, column, published, bridge_label),
+                evidence_check("NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100", nemo, column,
+                               published, nemo_label)]
+
+    def h800(column):
+        return [evidence_check("DeepSeek-V3 on 2,048 H800 (a whole-run average)", dsv3, column,
+                               published, lambda row: "DeepSeek-V3 671B")]
+
     configs = [
         ("dgx-a100", "", HELD, "16-bit", a100("datasheet")),
         ("dgx-a100", "", BURST_RATIO, "16-bit", a100("burst")),
@@ -112,12 +119,10 @@ def evidence():
                        "a100-single-node-fit.log.txt", not_fitted=True),
              fit_check("vTrain's multi-node runs, 3.6B and 18.4B on 64-256 A100",
                        "a100-kernel-fit.log.txt", not_fitted=False, in_sample=True)]),
-        ("dgx-h100", "", HELD, "FP8", [evidence_check(llama, h100, "datasheet", published, bridge_label),
-                                evidence_check(nemo_what, nemo, "datasheet", published, nemo_label)]),
-        ("dgx-h100", "", BURST_RATIO, "FP8", [evidence_check(llama, h100, "burst", published, bridge_label),
-                                       evidence_check(nemo_what, nemo, "burst", published, nemo_label)]),
-        ("hgx-h800", "", HELD, "FP8", [evidence_check(dsv3_what, dsv3, "datasheet", published, dsv3_label)]),
-        ("hgx-h800", "", BURST_RATIO, "FP8", [evidence_check(dsv3_what, dsv3, "burst", published, dsv3_label)]),
+        ("dgx-h100", "", HELD, "FP8", h100("datasheet")),
+        ("dgx-h100", "", BURST_RATIO, "FP8", h100("burst")),
+        ("hgx-h800", "", HELD, "FP8", h800("datasheet")),
+        ("hgx-h800", "", BURST_RATIO, "FP8", h800("burst")),
     ]
     return {"written_by": "scripts/accuracy.py from the results files of the README's accuracy "
                           "table; do not edit",
