@@ -205,42 +205,6 @@ nlohmann::ordered_json links_json(const LinkSummary& links) {
   return {{"links_used", links.links_used}, {"resolution_s", links.resolution_s}, {"top", top}};
 }
 
-}  // namespace
-
-namespace {
-
-nlohmann::ordered_json nearest_json(const NearestCheckedRun& n) {
-  const CheckedRun& r = n.run;
-  return {{"what", n.what},
-          {"run",
-           {{"run", r.run},
-            {"parameters_b", r.parameters_b},
-            {"gpus", r.gpus},
-            {"rows", r.rows},
-            {"mape_percent", r.mape_percent},
-            {"mean_error_percent", r.mean_error_percent}}},
-          {"this_run_parameters_b", n.parameters_b},
-          {"this_run_gpus", n.gpus}};
-}
-
-nlohmann::ordered_json validation_json(const ValidationEvidence& v) {
-  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-  for (const ValidationCheck& c : v.checks) {
-    checks.push_back({{"what", c.what},
-                      {"rows", c.rows},
-                      {"mape_percent", c.mape_percent},
-                      {"worst_percent", c.worst_percent},
-                      {"in_sample", c.in_sample}});
-  }
-  return {{"hardware_preset", v.configuration.preset},
-          {"calibration", v.configuration.calibration},
-          {"sustained_clock_ratio", v.configuration.sustained_clock_ratio},
-          {"training_dtype", v.configuration.training_dtype},
-          {"checks", std::move(checks)},
-          {"own_model_fields", v.own_model_fields},
-          {"nearest_run", v.nearest ? nearest_json(*v.nearest) : nlohmann::ordered_json()}};
-}
-
 nlohmann::ordered_json mfu_json(const MfuFigures& m) {
   return {{"model", m.model},
           {"hardware", m.hardware},
@@ -322,7 +286,7 @@ nlohmann::ordered_json report_json(const StepReport& r) {
   j["tokens_per_s_per_gpu"] = r.mfu.gpus > 0 ? r.tokens_per_s / r.mfu.gpus : 0;
   j["ms_per_1k_tokens"] = r.ms_per_1k_tokens;
   j["mfu"] = mfu_json(r.mfu);
-  j["validation"] = validation_json(r.validation);
+  j["validation"] = validation_evidence_json(r.validation);
   j["breakdown_s"] = breakdown_json(r);
   j["kernel_time_by_bound"] = kernel_bounds_json(r.kernel_bounds);
   j["offload"] = {{"exposed_s", b.offload_s},

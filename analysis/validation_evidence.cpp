@@ -80,6 +80,20 @@ std::string run_errors(const CheckedRun& r) {
                                    r.mean_error_percent);
 }
 
+nlohmann::ordered_json nearest_json(const NearestCheckedRun& n) {
+  const CheckedRun& r = n.run;
+  return {{"what", n.what},
+          {"run",
+           {{"run", r.run},
+            {"parameters_b", r.parameters_b},
+            {"gpus", r.gpus},
+            {"rows", r.rows},
+            {"mape_percent", r.mape_percent},
+            {"mean_error_percent", r.mean_error_percent}}},
+          {"this_run_parameters_b", n.parameters_b},
+          {"this_run_gpus", n.gpus}};
+}
+
 }  // namespace
 
 ValidationEvidence validation_evidence(const HardwareConfiguration& configuration) {
@@ -118,6 +132,24 @@ std::string describe_nearest(const NearestCheckedRun& n) {
       "{:.2g}x the GPUs)",
       r.run, r.gpus, n.what, run_errors(r), n.parameters_b, n.gpus, n.parameters_b / r.parameters_b,
       static_cast<double>(n.gpus) / r.gpus);
+}
+
+nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& v) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const ValidationCheck& c : v.checks) {
+    checks.push_back({{"what", c.what},
+                      {"rows", c.rows},
+                      {"mape_percent", c.mape_percent},
+                      {"worst_percent", c.worst_percent},
+                      {"in_sample", c.in_sample}});
+  }
+  return {{"hardware_preset", v.configuration.preset},
+          {"calibration", v.configuration.calibration},
+          {"sustained_clock_ratio", v.configuration.sustained_clock_ratio},
+          {"training_dtype", v.configuration.training_dtype},
+          {"checks", std::move(checks)},
+          {"own_model_fields", v.own_model_fields},
+          {"nearest_run", v.nearest ? nearest_json(*v.nearest) : nlohmann::ordered_json()}};
 }
 
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation) {

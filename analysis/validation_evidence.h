@@ -83,6 +83,10 @@ std::vector<HardwareConfiguration> validated_configurations();
 // preset checked in FP8). None for hardware without a preset.
 std::vector<ValidationEvidence> same_preset_evidence(const HardwareConfiguration& configuration);
 
+// A report.json's `validation` object: the configuration, its checks without their runs, the
+// model fields the scenario sets itself and the nearest checked run (null without checks).
+nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& evidence);
+
 // The evidence a report carries, from its report.json `validation` object (the same keys as one
 // configuration of the evidence file, with its checks).
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation);
