@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
 """How much DeepSpeed's pipeline schedule costs beyond Megatron's 1F1B, on in-order GPU streams.
 
-racksim runs the `megatron-deepspeed` framework's pipelines in Megatron's 1F1B order: a stage
-sends its activation right after a forward and takes the next gradient in the same exchange.
-DeepSpeed's pipeline engine (github.com/deepspeedai/DeepSpeed, Apache-2.0,
+Megatron's 1F1B sends a stage's activation right after its forward and takes the next gradient
+in the same exchange. DeepSpeed's pipeline engine (github.com/deepspeedai/DeepSpeed, Apache-2.0,
 deepspeed/runtime/pipe/schedule.py, TrainSchedule) issues them otherwise: it alternates forward
 and backward steps by the parity of step and stage, defers a forward's activation send to the
 stage's next backward step, and issues every send and receive on its own. Its history holds two
 orders of each step's two exchanges (send before receive and the reverse); both are here.
 
-This script times both schedules on stages whose forward takes F and backward B, each transfer t
-(a send and its receive end together, t after the later of the two is issued), and prints the
+racksim simulates DeepSpeed's order itself (`training.pipeline_exchange: DEEPSPEED`;
+workloads/training/deepspeed_schedule.h); this script is the
+independent play of the same rule, whose two-stage closed form racksim's test pins. It times
+both schedules on stages whose forward takes F and backward B, each transfer t (a send and its
+receive end together, t after the later of the two is issued), and prints the
 steps for the rows of vTrain's cluster that the model gives too fast (docs/validation.md,
 "6 December, morning"). It says how much of those rows' misses the schedule could hold.
 
 usage: scripts/deepspeed-pipeline-order.py [--self-test]
 
 --self-test checks the algebra instead (ctest runs it): with free transfers both schedules take
-(m + p - 1)(F + B) for m micro-batches over p stages, DeepSpeed's two orders agree, and a transfer
-costs DeepSpeed's schedule no less than Megatron's.
+(m + p - 1)(F + B) for m micro-batches over p stages, DeepSpeed's two orders agree, a transfer
+costs DeepSpeed's schedule no less than Megatron's, and on two stages DeepSpeed's step is
+(m + 1)(F + B) + 2 m t: every transfer on the critical path, one after another
+(tests/analysis/analysis_pipeline_test.cpp, DeepSpeedExchange, checks racksim against it).
 """
 import sys
 
@@ -179,6 +183,10 @@ def self_test():
             failures.append(f"p={stages} m={mbs}: DeepSpeed's two orders differ: {timed}")
         if timed["deepspeed"] < timed["megatron"] - 1e-9:
             failures.append(f"p={stages} m={mbs}: DeepSpeed faster than Megatron: {timed}")
+        if stages == 2:
+            closed = (mbs + 1) * (1.0 + 3.0) + 2 * mbs * 0.05
+            if abs(timed["deepspeed"] - closed) > 1e-9:
+                failures.append(f"p=2 m={mbs}: DeepSpeed {timed['deepspeed']} != {closed}")
     for failure in failures:
         print("FAIL:", failure)
     print("self-test:", "failed" if failures else "passed")

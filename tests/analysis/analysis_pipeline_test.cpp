@@ -6,6 +6,7 @@
 // Also: the breakdown of the critical rank adds up to the step time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -130,6 +131,47 @@ INSTANTIATE_TEST_SUITE_P(Schedules, Bubble,
                                            PipelineCase{2, 16, config::Training::ONE_F_ONE_B},
                                            PipelineCase{8, 8, config::Training::ONE_F_ONE_B},
                                            PipelineCase{4, 8, config::Training::GPIPE}));
+
+// DeepSpeed's TrainSchedule on two stages: each stage makes every transfer on its own and waits
+// for it, so with transfers slower than the passes all 2m of them lie on the critical path, one
+// after another: the pipeline takes (m + 1)(F + B) + 2 m t for m micro-batches of equal stages
+// (scripts/deepspeed-pipeline-order.py plays the same). Here the stages sit on two servers joined
+// by a 1 Gb/s port, so a transfer (the 33.5 MB hidden state) takes about 0.29 s, near a forward
+// and backward's 0.40 s.
+TEST(DeepSpeedExchange, TwoStagesSerializeEveryTransfer) {
+  const int p = 2, m = 4;
+  config::Scenario s = pipeline_scenario(p, m, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_pp_comm_overlap(false);
+  s.mutable_training()->set_pipeline_exchange(config::Training::DEEPSPEED);
+  s.mutable_hardware()->set_nodes(2);
+  s.mutable_hardware()->set_gpus_per_node(1);
+  s.mutable_hardware()->mutable_host()->set_sockets(1);
+  s.mutable_hardware()->mutable_scale_up()->set_domain_size(1);
+  s.mutable_hardware()->mutable_scale_out()->set_nic_bits_per_s(1e9);
+  const TrainingStep step = build_training_step(resolve_training_plan(s));
+  const topo::Topology topology = topo::build_cluster(s.hardware());
+  const sim::ComputeModel model = sim::ComputeModel::from_hardware(s.hardware());
+  const auto result = sim::simulate(step.graph, topology, {0u, 1u}, model, {});
+  const PassTimes passes = pass_times(step, model);
+  double transfer_s = 0;
+  int transfers = 0;
+  double last_backward_end_s = 0;
+  for (OpId id = 0; id < step.graph.size(); ++id) {
+    const Op& op = step.graph.op(id);
+    if (op.kind == OpKind::kSend && op.dim == CommDim::kPp && op.amount > 0) {
+      transfer_s += result.timing[id].end_s - result.timing[id].start_s;
+      ++transfers;
+    }
+    if (op.rank == 0 && op.kind == OpKind::kCompute && op.phase == Phase::kBackward) {
+      last_backward_end_s = std::max(last_backward_end_s, result.timing[id].end_s);
+    }
+  }
+  ASSERT_EQ(transfers, 2 * m);
+  const double t = transfer_s / transfers;
+  EXPECT_GT(t, 0.5 * (passes.forward + passes.input + passes.weight));
+  const double expected = (m + 1) * (passes.forward + passes.input + passes.weight) + 2 * m * t;
+  EXPECT_NEAR(last_backward_end_s, expected, 1e-3 * expected);
+}
 
 TEST(InterleavedBubble, ShrinksWithVirtualStages) {
   const int p = 4, m = 8, v = 2;

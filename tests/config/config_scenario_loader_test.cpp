@@ -473,6 +473,24 @@ TEST(app_scenario_loader, EmbeddingWgradDeferralFields) {
       load_error(pipelined, "scenario.textproto", {"training.wgrad_deferral_limit=22"}).thrown);
 }
 
+// DeepSpeed's exchange is DeepSpeed's own 1F1B with blocking transfers: another schedule, sends
+// overlapped with compute or MTP modules are refused, naming the field.
+TEST(app_scenario_loader, DeepSpeedPipelineExchangeField) {
+  const std::string pipelined = small_scenario("  pp: 2\n");
+  auto exchange_with = [&](std::vector<std::string> overrides) {
+    overrides.push_back("training.pipeline_exchange=DEEPSPEED");
+    return load_error(pipelined, "scenario.textproto", overrides);
+  };
+  EXPECT_FALSE(exchange_with({}).thrown);
+  const Caught gpipe = exchange_with({"training.schedule=GPIPE"});
+  EXPECT_EQ(gpipe.field, "training.pipeline_exchange");
+  EXPECT_NE(gpipe.detail.find("ONE_F_ONE_B"), std::string::npos) << gpipe.detail;
+  const Caught overlapped = exchange_with({"training.pp_comm_overlap=true"});
+  EXPECT_EQ(overlapped.field, "training.pipeline_exchange");
+  EXPECT_NE(overlapped.detail.find("training.pp_comm_overlap"), std::string::npos)
+      << overlapped.detail;
+}
+
 // The sustained clock is a fraction of the measured one; with the GEMM ceiling, which holds the
 // same drop for full-wave GEMMs, it would count the power limit twice.
 TEST(app_scenario_loader, SustainedClockRatioField) {

@@ -24,6 +24,8 @@ struct PipelinePass {
   // DualPipe runs a forward and a backward of two micro-batches at the same time: this pass and
   // the next one overlap (each on its own compute stream).
   bool overlaps_next = false;
+
+  bool operator==(const PipelinePass&) const = default;
 };
 
 using PassOrder = std::vector<PipelinePass>;

@@ -6,18 +6,17 @@
 
 namespace racksim {
 
-namespace {
-
-constexpr double kDefaultBucketElements = 40e6;
-
-// Send/recv tags between two stages: the activation entering route position `pos`, or the
-// gradient leaving it, of one micro-batch.
 uint32_t activation_tag(int micro_batch, int pos) {
   return static_cast<uint32_t>((micro_batch * 1024 + pos) * 2);
 }
+
 uint32_t gradient_tag(int micro_batch, int pos) {
   return activation_tag(micro_batch, pos) + 1;
 }
+
+namespace {
+
+constexpr double kDefaultBucketElements = 40e6;
 
 RingLink ring_link(const std::vector<RankId>& group, int index, CommDim dim, uint32_t tag_base,
                    const char* send_suffix, const char* recv_suffix) {
@@ -67,8 +66,7 @@ RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
                       shared.plan.shape.sequence_parallel;
 }
 
-void RankStep::write(const PassOrder& order) {
-  final_pass_ = last_backward_of_each_chunk(order);
+void RankStep::write_passes(const PassOrder& order) {
   for (size_t i = 0; i < order.size(); ++i) {
     if (order[i].overlaps_next && i + 1 < order.size()) {
       write_overlapped_pair(order[i], order[i + 1], static_cast<int>(i));
@@ -76,6 +74,15 @@ void RankStep::write(const PassOrder& order) {
     } else {
       write_pass(main_, s_.main, order[i], static_cast<int>(i));
     }
+  }
+}
+
+void RankStep::write(const PassOrder& order) {
+  final_pass_ = last_backward_of_each_chunk(order);
+  if (s_.plan.training.deepspeed_exchange) {
+    write_deepspeed_passes(order);
+  } else {
+    write_passes(order);
   }
   main_.pending.insert(main_.pending.end(), overlap_.pending.begin(), overlap_.pending.end());
   if (overlap_.last_compute != kNoOp) main_.pending.push_back(overlap_.last_compute);
@@ -261,7 +268,7 @@ void RankStep::write_forward(const Visit& v) {
     sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
     write_steps(v.chain, v.streams, s_.head.forward, tag);
   }
-  if (!v.last()) {
+  if (!v.last() && !s_.plan.training.deepspeed_exchange) {
     const double bytes = p2p_bytes(v.pos);
     writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
                  activation_tag(mb, v.pos + 1), bytes, CommDim::kPp, blocking_sends(), tag);
@@ -312,7 +319,7 @@ void RankStep::write_backward(const Visit& v) {
   if (v.first())
     head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split,
                                previous_layer_start);
-  if (!v.first()) {
+  if (!v.first() && !s_.plan.training.deepspeed_exchange) {
     const double bytes = p2p_bytes(v.pos - 1);
     writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
                  gradient_tag(mb, v.pos), bytes, CommDim::kPp, blocking_sends(), tag);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/event_graph.h"
+#include "workloads/training/deepspeed_schedule.h"
 #include "workloads/training/gradient_sync.h"
 #include "workloads/training/head_deferral.h"
 #include "workloads/training/rank_writer.h"
@@ -34,6 +35,11 @@ struct RingLink {
 
 // The stream a collective or ring transfer along `dim` runs on (TP's for anything not EP or CP).
 StreamId comm_stream(const PassStreams& streams, CommDim dim);
+
+// Send/recv tags between two stages: the activation entering route position `pos`, or the
+// gradient leaving it, of one micro-batch.
+uint32_t activation_tag(int micro_batch, int pos);
+uint32_t gradient_tag(int micro_batch, int pos);
 
 class RankStep {
  public:
@@ -63,6 +69,8 @@ class RankStep {
   void write(const PassOrder& order);
 
  private:
+  // The passes in order, each with its own transfers (every schedule but DeepSpeed's).
+  void write_passes(const PassOrder& order);
   GradientSyncConfig sync_config(EventGraph* graph) const;
   // For each local chunk, the index of the pass after which no later micro-batch adds to its
   // weight gradients.
@@ -70,6 +78,17 @@ class RankStep {
   // DualPipe: two passes of different micro-batches run at once on two compute streams; both
   // start after the previous work of both streams and the next pass waits for both.
   void write_overlapped_pair(const PipelinePass& a, const PipelinePass& b, int index);
+  // DeepSpeed's TrainSchedule (training.pipeline_exchange DEEPSPEED): the passes of `order` with
+  // each transfer on its own where DeepSpeed issues it (deepspeed_schedule.h).
+  void write_deepspeed_passes(const PassOrder& order);
+  void write_deepspeed_transfer(const PipelineInstruction& instruction);
+  // A transfer both sides wait for: the receiver tells the sender it has reached the transfer (a
+  // message of no bytes back, as NCCL's receiver posts its buffer) and the data follows; each
+  // side's next kernel waits for the transfer's end.
+  void receive_when_posted(RankId from, uint32_t tag, double bytes, const char* name,
+                           const OpTag& op_tag);
+  void send_when_posted(RankId to, uint32_t tag, double bytes, const char* name,
+                        const OpTag& op_tag);
   // The data a pass needs from a neighbouring stage: the activation entering a forward, the
   // gradient entering a backward.
   void write_pass_input(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass);

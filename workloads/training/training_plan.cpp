@@ -28,6 +28,7 @@ TrainingSettings training_settings(const config::Training& t) {
   s.offload_optimizer = t.offload_optimizer();
   s.offload_activations = t.offload_activations();
   s.pp_comm_overlap = t.pp_comm_overlap();
+  s.deepspeed_exchange = t.pipeline_exchange() == config::Training::DEEPSPEED;
   s.tp_comm_overlap = t.tp_comm_overlap();
   s.tp_comm_overlap_sms = t.tp_comm_overlap_sms();
   s.defer_embedding_wgrad = t.defer_embedding_wgrad();

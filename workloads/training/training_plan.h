@@ -33,6 +33,9 @@ struct TrainingSettings {
   bool offload_optimizer = false;
   bool offload_activations = false;
   bool pp_comm_overlap = false;
+  // DeepSpeed's TrainSchedule exchange (training.pipeline_exchange DEEPSPEED): each transfer on
+  // its own, blocking both sides (deepspeed_schedule.h).
+  bool deepspeed_exchange = false;
   // Transformer Engine's TP communication overlap (training.tp_comm_overlap, tp > 1 only) and
   // the SMs its reduce-scatters hold.
   bool tp_comm_overlap = false;
