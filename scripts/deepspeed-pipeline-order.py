@@ -8,8 +8,8 @@ and backward steps by the parity of step and stage, defers a forward's activatio
 stage's next backward step, and issues every send and receive on its own. Its history holds two
 orders of each step's two exchanges (send before receive and the reverse); both are here.
 
-racksim simulates DeepSpeed's order itself (`training.pipeline_exchange: DEEPSPEED`;
-workloads/training/deepspeed_schedule.h); this script is the
+racksim simulates DeepSpeed's order itself (`training.pipeline_exchange: DEEPSPEED`, which the
+`megatron-deepspeed` framework sets; workloads/training/deepspeed_schedule.h); this script is the
 independent play of the same rule, whose two-stage closed form racksim's test pins. It times
 both schedules on stages whose forward takes F and backward B, each transfer t (a send and its
 receive end together, t after the later of the two is issued), and prints the

@@ -116,7 +116,7 @@ constexpr std::string_view kDgxA100 = R"pb(
   # it: an 8192-cube BF16 GEMM at 257 TFLOP/s on random inputs and 295 on zeros, which draw less
   # power (H. He, "Strangely, Matrix Multiplications on GPUs Run Faster When Given 'Predictable'
   # Data!", 2024: 0.871), and the ceiling racksim calibrate fits on vTrain's A100 rows for a GEMM
-  # that fills the GPU, 0.933 of MAMF's rate (scenarios/calibration/
+  # that fills the GPU, 0.934 of MAMF's rate (scenarios/calibration/
   # a100-kernel-calibration.textproto; 0.912 in a100-vtrain-cluster).
   compute { model: KERNEL gemm: 0.859 gemm_k_overhead: 64 cpu_launch_floor_s: 4e-6 }
   scale_up { bytes_per_s: 300e9 domain_size: 8 }

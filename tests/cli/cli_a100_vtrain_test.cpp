@@ -27,7 +27,8 @@ struct Row {
   double measured_s;
   // simulated / measured - 1 as recorded when the preset took the kernel model's fitted terms
   // (the roofline fit before it, made on eleven 3.6B rows and the 18.4B one here, gave +1.2,
-  // +2.5 and +33.7 %).
+  // +2.5 and +33.7 %), the pipelined rows since in DeepSpeed's TrainSchedule (+5.9 and +3.8 %
+  // in Megatron's exchange).
   double recorded_error;
 };
 
@@ -59,11 +60,11 @@ TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
       // 3.6B, TP1 PP2 DP32, micro-batch 2
       {{"layout.tp=1", "layout.pp=2", "layout.dp=32", "training.micro_batch_size=2"},
        4.0349,
-       0.0587},
+       0.0625},
   };
   // 18.4B, TP1 PP8 DP32, micro-batch 4: a third too slow under the roofline fit, now as close as
   // the 3.6B rows.
-  Row big{gpt_18b, 12.379, 0.0378};
+  Row big{gpt_18b, 12.379, 0.0428};
   for (const char* set :
        {"layout.tp=1", "layout.pp=8", "layout.dp=32", "training.micro_batch_size=4"}) {
     big.sets.push_back(set);

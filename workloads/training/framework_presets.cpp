@@ -31,6 +31,19 @@ Training megatron_2021_training(const config::Scenario& scenario) {
   return t;
 }
 
+// Megatron-DeepSpeed: the 2021 step, its pipelines run by DeepSpeed's engine (TrainSchedule's
+// exchange) where the scenario's own choices allow it: a 1F1B, sends not overlapped, no MTP.
+Training megatron_deepspeed_training(const config::Scenario& scenario) {
+  Training t = megatron_2021_training(scenario);
+  const Training& own = scenario.training();
+  const bool one_f_one_b =
+      own.schedule() == Training::SCHEDULE_UNSPECIFIED || own.schedule() == Training::ONE_F_ONE_B;
+  if (one_f_one_b && !own.pp_comm_overlap() && scenario.model().mtp_depth() == 0) {
+    t.set_pipeline_exchange(Training::DEEPSPEED);
+  }
+  return t;
+}
+
 Training megatron_bridge_training(const config::Scenario& scenario) {
   Training t;
   t.set_grad_reduce_dtype(parameter_dtype(scenario));  // grad_reduce_in_fp32 false
@@ -135,12 +148,13 @@ const std::array<Framework, 8>& frameworks() {
        megatron_2021_training},
       {{"megatron-deepspeed",
         "Megatron-DeepSpeed with DeepSpeed's FP16 engine and no ZeRO, as vTrain measured it: the "
-        "same step as megatron-lm-2021, pipelines in Megatron's 1F1B exchange order (DeepSpeed's "
-        "TrainSchedule issues each transfer alone and defers a forward's send: +0.2 to +2.0 % "
-        "on vTrain's pipelined rows by scripts/deepspeed-pipeline-order.py, not simulated)",
-        "github.com/microsoft/Megatron-DeepSpeed (MIT); vTrain (Bang et al., MICRO'24, "
+        "same step as megatron-lm-2021, its 1F1B pipelines in DeepSpeed's TrainSchedule "
+        "(pipeline_exchange DEEPSPEED: each transfer issued alone and waited for by both sides, "
+        "a forward's send one step late)",
+        "github.com/microsoft/Megatron-DeepSpeed (MIT); github.com/deepspeedai/DeepSpeed "
+        "(Apache-2.0) deepspeed/runtime/pipe/schedule.py; vTrain (Bang et al., MICRO'24, "
         "github.com/VIA-Research/vTrain, MIT)"},
-       megatron_2021_training},
+       megatron_deepspeed_training},
       {{"megatron-bridge",
         "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
         "distributed optimizer, gradients reduced in BF16 in buckets during the backward, "
