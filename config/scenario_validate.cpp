@@ -17,6 +17,7 @@
 #include "config/symmetry_fold.h"
 #include "topologies/measured_collectives.h"
 #include "workloads/model/attention_ledger.h"
+#include "workloads/training/framework_presets.h"
 
 namespace racksim::config {
 namespace {
@@ -365,27 +366,11 @@ void check_embedding_wgrad_deferral(const config::Scenario& scenario, const Size
   }
 }
 
-// DeepSpeed's exchange is DeepSpeed's own 1F1B: one chunk per stage, blocking transfers, no
-// multi-token prediction (DeepSpeed's pipeline engine has none).
+// DeepSpeed's exchange where it cannot run (deepspeed_exchange_refusal says why).
 void check_pipeline_exchange(const config::Scenario& scenario, const Checker& check) {
-  const config::Training& training = scenario.training();
-  if (training.pipeline_exchange() != config::Training::DEEPSPEED) return;
-  const std::string field = "training.pipeline_exchange";
-  if (training.schedule() != config::Training::ONE_F_ONE_B) {
-    check.fail(field, fmt::format("DEEPSPEED is DeepSpeed's TrainSchedule, a 1F1B: it needs "
-                                  "training.schedule ONE_F_ONE_B (the schedule is {})",
-                                  config::Training::Schedule_Name(training.schedule())));
-  }
-  if (training.pp_comm_overlap()) {
-    check.fail(field,
-               "DEEPSPEED blocks on every transfer, as DeepSpeed's engine does; it does not "
-               "combine with training.pp_comm_overlap true");
-  }
-  if (scenario.model().mtp_depth() > 0) {
-    check.fail(field,
-               "DeepSpeed's pipeline engine has no multi-token-prediction modules; "
-               "model.mtp_depth must be 0 with DEEPSPEED");
-  }
+  if (scenario.training().pipeline_exchange() != config::Training::DEEPSPEED) return;
+  if (auto why = deepspeed_exchange_refusal(scenario))
+    check.fail("training.pipeline_exchange", *why);
 }
 
 // Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.

@@ -65,6 +65,8 @@ struct PassTimes {
 struct Simulated {
   analysis::StepReport report;
   PassTimes passes;
+  TrainingStep step;      // the graph that ran
+  sim::SimResult result;  // its operations' times
 };
 
 // Kernel times of rank 0's chunk passes (chunk passes are equal), each kernel alone on the GPU
@@ -95,14 +97,16 @@ PassTimes pass_times(const TrainingStep& step, const sim::ComputeModel& model) {
 }
 
 Simulated simulate(const config::Scenario& s) {
-  const TrainingStep step = build_training_step(resolve_training_plan(s));
+  const TrainingPlan plan = resolve_training_plan(s);
+  TrainingStep step = build_training_step(plan);
   const topo::Topology topology = topo::build_cluster(s.hardware());
   std::vector<uint32_t> gpus(step.graph.num_ranks());
   std::iota(gpus.begin(), gpus.end(), 0u);
   const sim::ComputeModel model = sim::ComputeModel::from_hardware(s.hardware());
-  const auto result = sim::simulate(step.graph, topology, gpus, model, {});
-  return {analysis::make_step_report(resolve_training_plan(s), step, result),
-          pass_times(step, model)};
+  sim::SimResult result = sim::simulate(step.graph, topology, gpus, model, {});
+  analysis::StepReport report = analysis::make_step_report(plan, step, result);
+  const PassTimes passes = pass_times(step, model);
+  return {std::move(report), passes, std::move(step), std::move(result)};
 }
 
 struct PipelineCase {
@@ -148,11 +152,10 @@ TEST(DeepSpeedExchange, TwoStagesSerializeEveryTransfer) {
   s.mutable_hardware()->mutable_host()->set_sockets(1);
   s.mutable_hardware()->mutable_scale_up()->set_domain_size(1);
   s.mutable_hardware()->mutable_scale_out()->set_nic_bits_per_s(1e9);
-  const TrainingStep step = build_training_step(resolve_training_plan(s));
-  const topo::Topology topology = topo::build_cluster(s.hardware());
-  const sim::ComputeModel model = sim::ComputeModel::from_hardware(s.hardware());
-  const auto result = sim::simulate(step.graph, topology, {0u, 1u}, model, {});
-  const PassTimes passes = pass_times(step, model);
+  const Simulated run = simulate(s);
+  const TrainingStep& step = run.step;
+  const sim::SimResult& result = run.result;
+  const PassTimes& passes = run.passes;
   double transfer_s = 0;
   int transfers = 0;
   double last_backward_end_s = 0;

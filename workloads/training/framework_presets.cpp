@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 
+#include <fmt/format.h>
+
 namespace racksim {
 namespace {
 
@@ -32,15 +34,10 @@ Training megatron_2021_training(const config::Scenario& scenario) {
 }
 
 // Megatron-DeepSpeed: the 2021 step, its pipelines run by DeepSpeed's engine (TrainSchedule's
-// exchange) where the scenario's own choices allow it: a 1F1B, sends not overlapped, no MTP.
+// exchange) where the scenario's own choices allow it (deepspeed_exchange_refusal).
 Training megatron_deepspeed_training(const config::Scenario& scenario) {
   Training t = megatron_2021_training(scenario);
-  const Training& own = scenario.training();
-  const bool one_f_one_b =
-      own.schedule() == Training::SCHEDULE_UNSPECIFIED || own.schedule() == Training::ONE_F_ONE_B;
-  if (one_f_one_b && !own.pp_comm_overlap() && scenario.model().mtp_depth() == 0) {
-    t.set_pipeline_exchange(Training::DEEPSPEED);
-  }
+  if (!deepspeed_exchange_refusal(scenario)) t.set_pipeline_exchange(Training::DEEPSPEED);
   return t;
 }
 
@@ -227,6 +224,26 @@ std::optional<config::Training> framework_training(std::string_view name,
   const Framework* framework = find_framework(name);
   if (framework == nullptr) return std::nullopt;
   return framework->training(scenario);
+}
+
+std::optional<std::string> deepspeed_exchange_refusal(const config::Scenario& scenario) {
+  const Training& training = scenario.training();
+  const auto schedule = training.schedule();
+  if (schedule != Training::SCHEDULE_UNSPECIFIED && schedule != Training::ONE_F_ONE_B) {
+    return fmt::format(
+        "DEEPSPEED is DeepSpeed's TrainSchedule, a 1F1B: it needs "
+        "training.schedule ONE_F_ONE_B (the schedule is {})",
+        Training::Schedule_Name(schedule));
+  }
+  if (training.pp_comm_overlap()) {
+    return "DEEPSPEED blocks on every transfer, as DeepSpeed's engine does; it does not combine "
+           "with training.pp_comm_overlap true";
+  }
+  if (scenario.model().mtp_depth() > 0) {
+    return "DeepSpeed's pipeline engine has no multi-token-prediction modules; model.mtp_depth "
+           "must be 0 with DEEPSPEED";
+  }
+  return std::nullopt;
 }
 
 }  // namespace racksim

@@ -28,4 +28,10 @@ std::vector<std::string> framework_preset_names();
 std::optional<config::Training> framework_training(std::string_view name,
                                                    const config::Scenario& scenario);
 
+// Why DeepSpeed's pipeline exchange (training.pipeline_exchange DEEPSPEED) cannot run this
+// scenario, or nullopt: it is DeepSpeed's own 1F1B (an unset schedule counts as its default,
+// 1F1B), with blocking transfers and no multi-token prediction. The megatron-deepspeed framework
+// sets the exchange only where this is nullopt; validation refuses it with this reason.
+std::optional<std::string> deepspeed_exchange_refusal(const config::Scenario& scenario);
+
 }  // namespace racksim

@@ -6,6 +6,10 @@
 
 namespace racksim {
 
+namespace {
+
+// Send/recv tags between two stages: the activation entering route position `pos`, or the
+// gradient leaving it, of one micro-batch.
 uint32_t activation_tag(int micro_batch, int pos) {
   return static_cast<uint32_t>((micro_batch * 1024 + pos) * 2);
 }
@@ -13,8 +17,6 @@ uint32_t activation_tag(int micro_batch, int pos) {
 uint32_t gradient_tag(int micro_batch, int pos) {
   return activation_tag(micro_batch, pos) + 1;
 }
-
-namespace {
 
 constexpr double kDefaultBucketElements = 40e6;
 
@@ -172,18 +174,18 @@ void RankStep::write_pass_input(ComputeChain& chain, const PassStreams& streams,
   const int mb = pass.micro_batch;
   if (pass.kind == PassKind::kForward && pos > 0) {
     const OpTag tag{Phase::kForward, mb, -1};
-    const double bytes = p2p_bytes(pos - 1);
-    writer_.recv(chain, streams.pp, "recv.activation", rank_of_stage(route[pos - 1].stage),
-                 activation_tag(mb, pos), bytes, CommDim::kPp, tag);
-    write_handoff(chain, streams.compute, bytes, tag);
+    const PipelineHop hop = pipeline_hop(PipelineTransfer::kRecvActivation, route, pos, mb);
+    writer_.recv(chain, streams.pp, "recv.activation", hop.peer, hop.tag, hop.bytes, CommDim::kPp,
+                 tag);
+    write_handoff(chain, streams.compute, hop.bytes, tag);
   }
   const bool backward = pass.kind == PassKind::kBackward || pass.kind == PassKind::kBackwardInput;
   if (backward && pos + 1 < static_cast<int>(route.size())) {
     const OpTag tag{Phase::kBackward, mb, -1};
-    const double bytes = p2p_bytes(pos);
-    writer_.recv(chain, streams.pp, "recv.gradient", rank_of_stage(route[pos + 1].stage),
-                 gradient_tag(mb, pos + 1), bytes, CommDim::kPp, tag);
-    write_handoff(chain, streams.compute, bytes, tag);
+    const PipelineHop hop = pipeline_hop(PipelineTransfer::kRecvGradient, route, pos, mb);
+    writer_.recv(chain, streams.pp, "recv.gradient", hop.peer, hop.tag, hop.bytes, CommDim::kPp,
+                 tag);
+    write_handoff(chain, streams.compute, hop.bytes, tag);
   }
 }
 
@@ -214,6 +216,22 @@ RankId RankStep::rank_of_stage(int stage) const {
   RankCoords c = coords_;
   c.pp = stage;
   return s_.plan.layout.rank(c);
+}
+
+RankStep::PipelineHop RankStep::pipeline_hop(PipelineTransfer transfer,
+                                             const std::vector<ChunkRef>& route, int pos,
+                                             int mb) const {
+  switch (transfer) {
+    case PipelineTransfer::kRecvActivation:
+      return {rank_of_stage(route[pos - 1].stage), activation_tag(mb, pos), p2p_bytes(pos - 1)};
+    case PipelineTransfer::kSendActivation:
+      return {rank_of_stage(route[pos + 1].stage), activation_tag(mb, pos + 1), p2p_bytes(pos)};
+    case PipelineTransfer::kRecvGradient:
+      return {rank_of_stage(route[pos + 1].stage), gradient_tag(mb, pos + 1), p2p_bytes(pos)};
+    case PipelineTransfer::kSendGradient:
+      return {rank_of_stage(route[pos - 1].stage), gradient_tag(mb, pos), p2p_bytes(pos - 1)};
+  }
+  throw std::logic_error("training step: an unknown pipeline transfer");
 }
 
 double RankStep::p2p_bytes(int hop) const {
@@ -269,10 +287,10 @@ void RankStep::write_forward(const Visit& v) {
     write_steps(v.chain, v.streams, s_.head.forward, tag);
   }
   if (!v.last() && !s_.plan.training.deepspeed_exchange) {
-    const double bytes = p2p_bytes(v.pos);
-    writer_.send(v.chain, v.streams.pp, "send.activation", rank_of_stage(v.route[v.pos + 1].stage),
-                 activation_tag(mb, v.pos + 1), bytes, CommDim::kPp, blocking_sends(), tag);
-    write_handoff(v.chain, v.streams.compute, bytes, tag);
+    const PipelineHop hop = pipeline_hop(PipelineTransfer::kSendActivation, v.route, v.pos, mb);
+    writer_.send(v.chain, v.streams.pp, "send.activation", hop.peer, hop.tag, hop.bytes,
+                 CommDim::kPp, blocking_sends(), tag);
+    write_handoff(v.chain, v.streams.compute, hop.bytes, tag);
   }
 }
 
@@ -320,10 +338,10 @@ void RankStep::write_backward(const Visit& v) {
     head_or_embedding_backward(v, s_.embedding, steps_of(s_.embedding), split,
                                previous_layer_start);
   if (!v.first() && !s_.plan.training.deepspeed_exchange) {
-    const double bytes = p2p_bytes(v.pos - 1);
-    writer_.send(v.chain, v.streams.pp, "send.gradient", rank_of_stage(v.route[v.pos - 1].stage),
-                 gradient_tag(mb, v.pos), bytes, CommDim::kPp, blocking_sends(), tag);
-    write_handoff(v.chain, v.streams.compute, bytes, tag);
+    const PipelineHop hop = pipeline_hop(PipelineTransfer::kSendGradient, v.route, v.pos, mb);
+    writer_.send(v.chain, v.streams.pp, "send.gradient", hop.peer, hop.tag, hop.bytes, CommDim::kPp,
+                 blocking_sends(), tag);
+    write_handoff(v.chain, v.streams.compute, hop.bytes, tag);
   }
   if (!split) sync_.backward_done(v.chain, tag);
 }

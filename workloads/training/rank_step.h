@@ -36,11 +36,6 @@ struct RingLink {
 // The stream a collective or ring transfer along `dim` runs on (TP's for anything not EP or CP).
 StreamId comm_stream(const PassStreams& streams, CommDim dim);
 
-// Send/recv tags between two stages: the activation entering route position `pos`, or the
-// gradient leaving it, of one micro-batch.
-uint32_t activation_tag(int micro_batch, int pos);
-uint32_t gradient_tag(int micro_batch, int pos);
-
 class RankStep {
  public:
   struct Shared {
@@ -82,13 +77,6 @@ class RankStep {
   // each transfer on its own where DeepSpeed issues it (deepspeed_schedule.h).
   void write_deepspeed_passes(const PassOrder& order);
   void write_deepspeed_transfer(const PipelineInstruction& instruction);
-  // A transfer both sides wait for: the receiver tells the sender it has reached the transfer (a
-  // message of no bytes back, as NCCL's receiver posts its buffer) and the data follows; each
-  // side's next kernel waits for the transfer's end.
-  void receive_when_posted(RankId from, uint32_t tag, double bytes, const char* name,
-                           const OpTag& op_tag);
-  void send_when_posted(RankId to, uint32_t tag, double bytes, const char* name,
-                        const OpTag& op_tag);
   // The data a pass needs from a neighbouring stage: the activation entering a forward, the
   // gradient entering a backward.
   void write_pass_input(ComputeChain& chain, const PassStreams& streams, const PipelinePass& pass);
@@ -115,6 +103,20 @@ class RankStep {
   // Each TP (and CP) rank sends its slice of the [micro-batch, sequence, hidden] activation.
   // What a pipeline transfer between route positions `hop` and `hop` + 1 carries.
   double p2p_bytes(int hop) const;
+  // One pipeline transfer of micro-batch `mb` seen from route position `pos`: the neighbouring
+  // stage's rank, the tag both sides match it by, the bytes it carries.
+  struct PipelineHop {
+    RankId peer;
+    uint32_t tag;
+    double bytes;
+  };
+  PipelineHop pipeline_hop(PipelineTransfer transfer, const std::vector<ChunkRef>& route, int pos,
+                           int mb) const;
+  // A transfer both sides wait for (DeepSpeed's): the receiver tells the sender it has reached the
+  // transfer (a message of no bytes back, as NCCL's receiver posts its buffer) and the data
+  // follows; each side's next kernel waits for the transfer's end.
+  void receive_when_posted(const PipelineHop& hop, const char* name, const OpTag& op_tag);
+  void send_when_posted(const PipelineHop& hop, const char* name, const OpTag& op_tag);
   bool blocking_sends() const;
   // What a pipeline hand-off of `bytes` costs this stage's compute stream beyond the transfer
   // (hardware.host.pipeline_handoff_bytes_per_s): an operation the chain's next kernel waits for.

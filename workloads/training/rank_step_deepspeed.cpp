@@ -8,7 +8,7 @@ namespace racksim {
 namespace {
 
 // The tag of a transfer's "ready" message, which travels the other way: above every data tag
-// (activation_tag stays under 2^29 for the micro-batch counts a step holds) and under the ring
+// (a data tag stays under 2^29 for the micro-batch counts a step holds) and under the ring
 // exchanges' tags.
 uint32_t ready_tag(uint32_t data_tag) {
   return 0x20000000u | data_tag;
@@ -40,41 +40,38 @@ void RankStep::write_deepspeed_transfer(const PipelineInstruction& instruction) 
   const int mb = instruction.micro_batch;
   const auto& route = s_.plan.map.route(mb, s_.plan.micro_batches);
   const int pos = s_.plan.map.position(mb, s_.plan.micro_batches, {coords_.pp, 0});
+  const PipelineHop hop = pipeline_hop(instruction.transfer, route, pos, mb);
   const OpTag forward{Phase::kForward, mb, -1};
   const OpTag backward{Phase::kBackward, mb, -1};
   switch (instruction.transfer) {
     case PipelineTransfer::kRecvActivation:
-      receive_when_posted(rank_of_stage(route[pos - 1].stage), activation_tag(mb, pos),
-                          p2p_bytes(pos - 1), "recv.activation", forward);
+      receive_when_posted(hop, "recv.activation", forward);
       break;
     case PipelineTransfer::kSendActivation:
-      send_when_posted(rank_of_stage(route[pos + 1].stage), activation_tag(mb, pos + 1),
-                       p2p_bytes(pos), "send.activation", forward);
+      send_when_posted(hop, "send.activation", forward);
       break;
     case PipelineTransfer::kRecvGradient:
-      receive_when_posted(rank_of_stage(route[pos + 1].stage), gradient_tag(mb, pos + 1),
-                          p2p_bytes(pos), "recv.gradient", backward);
+      receive_when_posted(hop, "recv.gradient", backward);
       break;
     case PipelineTransfer::kSendGradient:
-      send_when_posted(rank_of_stage(route[pos - 1].stage), gradient_tag(mb, pos),
-                       p2p_bytes(pos - 1), "send.gradient", backward);
+      send_when_posted(hop, "send.gradient", backward);
       break;
   }
 }
 
-void RankStep::receive_when_posted(RankId from, uint32_t tag, double bytes, const char* name,
-                                   const OpTag& op_tag) {
-  writer_.send(main_, s_.main.pp, "pp.ready", from, ready_tag(tag), 0, CommDim::kPp,
+void RankStep::receive_when_posted(const PipelineHop& hop, const char* name, const OpTag& op_tag) {
+  writer_.send(main_, s_.main.pp, "pp.ready", hop.peer, ready_tag(hop.tag), 0, CommDim::kPp,
                /*blocking=*/true, op_tag);
-  writer_.recv(main_, s_.main.pp, name, from, tag, bytes, CommDim::kPp, op_tag);
-  write_handoff(main_, s_.main.compute, bytes, op_tag);
+  writer_.recv(main_, s_.main.pp, name, hop.peer, hop.tag, hop.bytes, CommDim::kPp, op_tag);
+  write_handoff(main_, s_.main.compute, hop.bytes, op_tag);
 }
 
-void RankStep::send_when_posted(RankId to, uint32_t tag, double bytes, const char* name,
-                                const OpTag& op_tag) {
-  writer_.recv(main_, s_.main.pp, "pp.ready", to, ready_tag(tag), 0, CommDim::kPp, op_tag);
-  writer_.send(main_, s_.main.pp, name, to, tag, bytes, CommDim::kPp, /*blocking=*/true, op_tag);
-  write_handoff(main_, s_.main.compute, bytes, op_tag);
+void RankStep::send_when_posted(const PipelineHop& hop, const char* name, const OpTag& op_tag) {
+  writer_.recv(main_, s_.main.pp, "pp.ready", hop.peer, ready_tag(hop.tag), 0, CommDim::kPp,
+               op_tag);
+  writer_.send(main_, s_.main.pp, name, hop.peer, hop.tag, hop.bytes, CommDim::kPp,
+               /*blocking=*/true, op_tag);
+  write_handoff(main_, s_.main.compute, hop.bytes, op_tag);
 }
 
 }  // namespace racksim
