@@ -96,6 +96,9 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   r->validation.own_model_fields = c.own_model_fields;
   r->validation.nearest =
       nearest_checked_run(r->validation, r->mfu.total_params, static_cast<int>(r->mfu.gpus));
+  r->validation.layout_kind =
+      layout_kind(plan.layout.tp(), plan.layout.pp(), c.nodes, c.gpus_per_node);
+  r->validation.same_layout_kind = same_layout_kind(r->validation, r->validation.layout_kind);
 }
 
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
@@ -384,6 +387,7 @@ std::string validation_text(const ValidationEvidence& v) {
                     c.mape_percent, c.worst_percent, c.in_sample ? "  (fitted on them)" : "");
   }
   if (v.nearest) out += fmt::format("  nearest checked run: {}\n", describe_nearest(*v.nearest));
+  out += describe_same_layout_kind(v);
   if (!v.own_model_fields.empty()) {
     out += fmt::format(
         "  This scenario sets {} itself: the rows checked the configuration with their own "

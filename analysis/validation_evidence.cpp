@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,20 +32,68 @@ CheckedRun run_of(const nlohmann::json& r) {
           r.at("mean_error_percent").get<double>()};
 }
 
+CheckedLayout layout_of(const nlohmann::json& l) {
+  return {run_of(l),
+          l.at("tp").get<int>(),
+          l.at("pp").get<int>(),
+          l.at("nodes").get<int>(),
+          l.at("gpus_per_node").get<int>(),
+          l.at("worst_percent").get<double>()};
+}
+
 ValidationCheck check_of(const nlohmann::json& c) {
-  ValidationCheck check{c.at("what").get<std::string>(),    c.at("rows").get<int>(),
-                        c.at("mape_percent").get<double>(), c.at("worst_percent").get<double>(),
-                        c.at("in_sample").get<bool>(),      {}};
+  ValidationCheck check{c.at("what").get<std::string>(),
+                        c.at("rows").get<int>(),
+                        c.at("mape_percent").get<double>(),
+                        c.at("worst_percent").get<double>(),
+                        c.at("in_sample").get<bool>(),
+                        {},
+                        {}};
   if (c.contains("runs")) {
     for (const nlohmann::json& r : c.at("runs")) check.runs.push_back(run_of(r));
   }
+  if (c.contains("layouts")) {
+    for (const nlohmann::json& l : c.at("layouts")) check.layouts.push_back(layout_of(l));
+  }
   return check;
+}
+
+nlohmann::ordered_json run_json(const CheckedRun& r) {
+  return {{"run", r.run},
+          {"parameters_b", r.parameters_b},
+          {"gpus", r.gpus},
+          {"rows", r.rows},
+          {"mape_percent", r.mape_percent},
+          {"mean_error_percent", r.mean_error_percent}};
+}
+
+nlohmann::ordered_json layout_kind_json(const LayoutKindEvidence& k) {
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const CheckedRun& r : k.runs) runs.push_back(run_json(r));
+  return {{"kind", k.kind},
+          {"rows", k.rows},
+          {"mape_percent", k.mape_percent},
+          {"mean_error_percent", k.mean_error_percent},
+          {"worst_percent", k.worst_percent},
+          {"runs", std::move(runs)}};
+}
+
+LayoutKindEvidence layout_kind_of(const nlohmann::json& k) {
+  LayoutKindEvidence out{
+      k.at("kind").get<std::string>(),     k.at("rows").get<int>(),
+      k.at("mape_percent").get<double>(),  k.at("mean_error_percent").get<double>(),
+      k.at("worst_percent").get<double>(), {}};
+  for (const nlohmann::json& r : k.at("runs")) out.runs.push_back(run_of(r));
+  return out;
 }
 
 NearestCheckedRun nearest_of(const nlohmann::json& n) {
   return {n.at("what").get<std::string>(), run_of(n.at("run")),
           n.at("this_run_parameters_b").get<double>(), n.at("this_run_gpus").get<int>()};
 }
+
+// A report lists this many runs of its kind of layout, the nearest to it; report.json all.
+constexpr size_t kLayoutKindRunsShown = 4;
 
 // How far apart two runs are: model size and GPU count, each as a factor.
 double run_distance(double parameters_b, int gpus, const CheckedRun& run) {
@@ -81,17 +131,23 @@ std::string run_errors(const CheckedRun& r) {
 }
 
 nlohmann::ordered_json nearest_json(const NearestCheckedRun& n) {
-  const CheckedRun& r = n.run;
   return {{"what", n.what},
-          {"run",
-           {{"run", r.run},
-            {"parameters_b", r.parameters_b},
-            {"gpus", r.gpus},
-            {"rows", r.rows},
-            {"mape_percent", r.mape_percent},
-            {"mean_error_percent", r.mean_error_percent}}},
+          {"run", run_json(n.run)},
           {"this_run_parameters_b", n.parameters_b},
           {"this_run_gpus", n.gpus}};
+}
+
+// Adds one layout's rows to a sum over rows (MAPE and mean summed times rows; divided at the end).
+void add_rows(const CheckedRun& from, CheckedRun* to) {
+  to->rows += from.rows;
+  to->mape_percent += from.mape_percent * from.rows;
+  to->mean_error_percent += from.mean_error_percent * from.rows;
+}
+
+void average_rows(CheckedRun* sum) {
+  if (sum->rows == 0) return;
+  sum->mape_percent /= sum->rows;
+  sum->mean_error_percent /= sum->rows;
 }
 
 }  // namespace
@@ -125,6 +181,45 @@ std::optional<NearestCheckedRun> nearest_checked_run(const ValidationEvidence& e
   return nearest;
 }
 
+std::string layout_kind(int tp, int pp, int nodes, int gpus_per_node) {
+  const std::string tensor = tp <= 1               ? "no TP"
+                             : tp < gpus_per_node  ? "TP smaller than a node"
+                             : tp == gpus_per_node ? "TP a whole node"
+                                                   : "TP across nodes";
+  const std::string pipeline = pp <= 1      ? "no pipeline"
+                               : nodes <= 1 ? "pipeline stages inside one node"
+                                            : "pipeline stages across nodes";
+  return tensor + ", " + pipeline;
+}
+
+std::optional<LayoutKindEvidence> same_layout_kind(const ValidationEvidence& evidence,
+                                                   const std::string& kind) {
+  // Per model and GPU count, in (size, GPUs, name) order as the evidence file sorts its runs.
+  std::map<std::tuple<double, int, std::string>, CheckedRun> runs;
+  CheckedRun all;
+  double worst = 0;
+  for (const ValidationCheck& check : evidence.checks) {
+    for (const CheckedLayout& l : check.layouts) {
+      if (layout_kind(l.tp, l.pp, l.nodes, l.gpus_per_node) != kind) continue;
+      CheckedRun& run = runs[{l.run.parameters_b, l.run.gpus, l.run.run}];
+      run.run = l.run.run;
+      run.parameters_b = l.run.parameters_b;
+      run.gpus = l.run.gpus;
+      add_rows(l.run, &run);
+      add_rows(l.run, &all);
+      if (std::abs(l.worst_percent) > std::abs(worst)) worst = l.worst_percent;
+    }
+  }
+  if (all.rows == 0) return std::nullopt;
+  average_rows(&all);
+  LayoutKindEvidence out{kind, all.rows, all.mape_percent, all.mean_error_percent, worst, {}};
+  for (auto& [key, run] : runs) {
+    average_rows(&run);
+    out.runs.push_back(run);
+  }
+  return out;
+}
+
 std::string describe_nearest(const NearestCheckedRun& n) {
   const CheckedRun& r = n.run;
   return fmt::format(
@@ -132,6 +227,34 @@ std::string describe_nearest(const NearestCheckedRun& n) {
       "{:.2g}x the GPUs)",
       r.run, r.gpus, n.what, run_errors(r), n.parameters_b, n.gpus, n.parameters_b / r.parameters_b,
       static_cast<double>(n.gpus) / r.gpus);
+}
+
+std::string describe_same_layout_kind(const ValidationEvidence& evidence) {
+  if (evidence.layout_kind.empty()) return "";
+  const std::string head = fmt::format("  same kind of layout ({})", evidence.layout_kind);
+  if (!evidence.same_layout_kind) return head + ": no checked row\n";
+  const LayoutKindEvidence& k = *evidence.same_layout_kind;
+  std::string out =
+      fmt::format("{}: {} row{}, MAPE {:.1f} %, mean {:+.1f} %, worst {:+.1f} %\n", head, k.rows,
+                  k.rows == 1 ? "" : "s", k.mape_percent, k.mean_error_percent, k.worst_percent);
+  // The runs nearest this one first, as nearest_checked_run measures it, a few of them.
+  std::vector<CheckedRun> runs = k.runs;
+  if (evidence.nearest) {
+    const NearestCheckedRun& n = *evidence.nearest;
+    std::stable_sort(runs.begin(), runs.end(), [&](const CheckedRun& a, const CheckedRun& b) {
+      return run_distance(n.parameters_b, n.gpus, a) < run_distance(n.parameters_b, n.gpus, b);
+    });
+  }
+  const size_t shown = std::min(runs.size(), kLayoutKindRunsShown);
+  for (size_t i = 0; i < shown; ++i) {
+    out += fmt::format("    {} on {} GPUs: {}\n", runs[i].run, runs[i].gpus, run_errors(runs[i]));
+  }
+  if (runs.size() > shown) {
+    const size_t more = runs.size() - shown;
+    out += fmt::format("    and {} run{} further from this one (report.json lists them)\n", more,
+                       more == 1 ? "" : "s");
+  }
+  return out;
 }
 
 nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& v) {
@@ -149,7 +272,10 @@ nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& v) {
           {"training_dtype", v.configuration.training_dtype},
           {"checks", std::move(checks)},
           {"own_model_fields", v.own_model_fields},
-          {"nearest_run", v.nearest ? nearest_json(*v.nearest) : nlohmann::ordered_json()}};
+          {"nearest_run", v.nearest ? nearest_json(*v.nearest) : nlohmann::ordered_json()},
+          {"layout_kind", v.layout_kind},
+          {"same_layout_kind",
+           v.same_layout_kind ? layout_kind_json(*v.same_layout_kind) : nlohmann::ordered_json()}};
 }
 
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation) {
@@ -161,6 +287,12 @@ ValidationEvidence validation_evidence_from_json(const nlohmann::json& validatio
   }
   if (validation.contains("nearest_run") && !validation.at("nearest_run").is_null()) {
     evidence.nearest = nearest_of(validation.at("nearest_run"));
+  }
+  if (validation.contains("layout_kind")) {
+    evidence.layout_kind = validation.at("layout_kind").get<std::string>();
+  }
+  if (validation.contains("same_layout_kind") && !validation.at("same_layout_kind").is_null()) {
+    evidence.same_layout_kind = layout_kind_of(validation.at("same_layout_kind"));
   }
   return evidence;
 }
@@ -188,11 +320,19 @@ std::string validation_summary(const ValidationEvidence& evidence) {
           ? fmt::format("; nearest checked run {} on {} GPUs, {}", evidence.nearest->run.run,
                         evidence.nearest->run.gpus, run_errors(evidence.nearest->run))
           : "";
-  return fmt::format("checked: {}{}{}", checks_summary(evidence),
+  std::string kind;
+  if (evidence.same_layout_kind) {
+    const LayoutKindEvidence& k = *evidence.same_layout_kind;
+    kind = fmt::format("; {}: {} rows, MAPE {:.1f} %, mean {:+.1f} %", k.kind, k.rows,
+                       k.mape_percent, k.mean_error_percent);
+  } else if (!evidence.layout_kind.empty()) {
+    kind = fmt::format("; {}: no checked row", evidence.layout_kind);
+  }
+  return fmt::format("checked: {}{}{}{}", checks_summary(evidence),
                      own == 0 ? ""
                               : fmt::format(" (the scenario sets {} model field{} itself)", own,
                                             own == 1 ? "" : "s"),
-                     nearest);
+                     nearest, kind);
 }
 
 std::vector<HardwareConfiguration> validated_configurations() {

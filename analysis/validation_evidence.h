@@ -1,6 +1,8 @@
 // How far to trust a predicted step: the rows of racksim's validation (README, "How accurate it
-// is") that the scenario's hardware configuration was checked on, with their errors, and the
-// checked run nearest the predicted one in model size and GPU count.
+// is") that the scenario's hardware configuration was checked on, with their errors, the
+// checked run nearest the predicted one in model size and GPU count, and the checked rows of the
+// same kind of layout (where its tensor-parallel and pipeline traffic runs), whose errors differ
+// more by kind than by model size on vTrain's A100 cluster (docs/validation.md).
 //
 // The rows are data/validation-evidence.json, which scripts/accuracy.py writes from the same
 // results files as the README's table and CMake compiles in. A configuration is a hardware
@@ -35,14 +37,25 @@ struct CheckedRun {
   double mean_error_percent = 0;  // signed
 };
 
+// The rows of one check that ran one model on one number of GPUs in one layout.
+struct CheckedLayout {
+  CheckedRun run;  // its rows, MAPE and mean are this layout's
+  int tp = 1;
+  int pp = 1;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  double worst_percent = 0;  // signed
+};
+
 // One table's rows for a configuration: predicted / measured step time - 1 over them.
 struct ValidationCheck {
   std::string what;  // the runs, as the README's table names them
   int rows = 0;
   double mape_percent = 0;
-  double worst_percent = 0;      // signed
-  bool in_sample = false;        // the configuration's fitted terms saw these rows
-  std::vector<CheckedRun> runs;  // from the evidence file; a report.json does not repeat them
+  double worst_percent = 0;            // signed
+  bool in_sample = false;              // the configuration's fitted terms saw these rows
+  std::vector<CheckedRun> runs;        // from the evidence file; a report.json does not repeat them
+  std::vector<CheckedLayout> layouts;  // likewise
 };
 
 // The checked run closest to a predicted one in model size and GPU count, both on a log scale
@@ -54,14 +67,37 @@ struct NearestCheckedRun {
   int gpus = 0;             // the predicted run's
 };
 
+// The checked rows of a configuration whose layouts are of one kind (layout_kind), over all its
+// checks: their count, MAPE, signed mean and worst, and per model and GPU count.
+struct LayoutKindEvidence {
+  std::string kind;
+  int rows = 0;
+  double mape_percent = 0;
+  double mean_error_percent = 0;
+  double worst_percent = 0;
+  std::vector<CheckedRun> runs;  // smallest model first
+};
+
 struct ValidationEvidence {
   HardwareConfiguration configuration;
   std::vector<ValidationCheck> checks;  // empty: nothing in the validation checks it
   // Compute, GPU and collective fields the scenario sets itself: the rows checked the
   // configuration with their own scenarios' values of these, not necessarily the run's.
   std::vector<std::string> own_model_fields;
-  std::optional<NearestCheckedRun> nearest;  // none without checks
+  std::optional<NearestCheckedRun> nearest;            // none without checks
+  std::string layout_kind;                             // the predicted run's (empty: not drawn)
+  std::optional<LayoutKindEvidence> same_layout_kind;  // none: no checked row of that kind
 };
+
+// Where a layout's tensor-parallel and pipeline traffic runs, as one phrase: "TP smaller than a
+// node, pipeline stages across nodes". TP: none, smaller than a node (its all-reduces on part of
+// a node's switch), a whole node, or across nodes; pipeline: none, inside one node, or across
+// nodes (some stage hands its activations to another node).
+std::string layout_kind(int tp, int pp, int nodes, int gpus_per_node);
+
+// The checked rows of `evidence` whose layouts are of `kind`; none if no check holds one.
+std::optional<LayoutKindEvidence> same_layout_kind(const ValidationEvidence& evidence,
+                                                   const std::string& kind);
 
 // The checks of `configuration` (the clock ratio compared to within 1e-6).
 ValidationEvidence validation_evidence(const HardwareConfiguration& configuration);
@@ -91,9 +127,14 @@ nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& eviden
 // configuration of the evidence file, with its checks).
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation);
 
+// "  same kind of layout (<kind>): 35 rows, MAPE 10.6 %, mean -9.5 %, worst -38.3 %" and a line
+// per model and GPU count, the four nearest the run first (as nearest_checked_run measures it),
+// or "...: no checked row"; empty where the kind is not drawn.
+std::string describe_same_layout_kind(const ValidationEvidence& evidence);
+
 // One line for a table of runs: "checked: 16 rows in 2 tables, MAPE 4.53-5.53 %; nearest
-// checked run Llama 3.1 405B on 1024 GPUs, 2 rows, MAPE 1.9 %, mean -1.9 %", or that no row
-// checks it.
+// checked run Llama 3.1 405B on 1024 GPUs, 2 rows, MAPE 1.9 %, mean -1.9 %; TP a whole node,
+// pipeline stages across nodes: 3 rows, MAPE 4.0 %, mean -4.0 %", or that no row checks it.
 std::string validation_summary(const ValidationEvidence& evidence);
 
 // "16 rows in 2 tables, MAPE 4.53-5.53 %" ("no rows" without checks).

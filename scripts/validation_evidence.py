@@ -13,6 +13,9 @@ EVIDENCE = "data/validation-evidence.json"
 # ValidationEvidence.HeldRatiosAreThePresetsOwn checks it against the presets) and the burst
 # rate (1); the A100 calibration file sets 1 itself.
 HELD, BURST_RATIO = 0.862, 1.0
+# Every checked cluster is built of 8-GPU servers (DGX/HGX A100, H100, H800; vTrain's nodes);
+# vTrain's single-node rows set how many of a server's GPUs they use.
+GPUS_PER_NODE = 8
 
 
 def size_b(label):
@@ -35,17 +38,41 @@ def checked_runs(labelled):
             for (size, gpus, label), e in sorted(groups.items())]
 
 
-def check_of(what, errors, labels, gpus, in_sample):
+def checked_layouts(labelled):
+    """The rows of one check grouped by model, GPU count and layout (TP, pipeline stages, nodes,
+    GPUs per node), for racksim to gather the rows of a scenario's kind of layout
+    (analysis/validation_evidence.h): [(label, gpus, layout, error in per cent)] -> their rows,
+    MAPE, mean and worst."""
+    groups = {}
+    for label, gpus, layout, error in labelled:
+        groups.setdefault((size_b(label), int(gpus)) + layout + (label,), []).append(error)
+    return [{"run": label, "parameters_b": size, "gpus": gpus, "tp": tp, "pp": pp, "nodes": nodes,
+             "gpus_per_node": per_node, "rows": len(e), "mape_percent": round(mape(e), 2),
+             "mean_error_percent": round(sum(e) / len(e), 2), "worst_percent": round(worst(e), 1)}
+            for (size, gpus, tp, pp, nodes, per_node, label), e in sorted(groups.items())]
+
+
+def check_of(what, errors, labels, gpus, layouts, in_sample):
     return {"what": what, "rows": len(errors), "mape_percent": round(mape(errors), 2),
             "worst_percent": round(worst(errors), 1), "in_sample": in_sample,
-            "runs": checked_runs(zip(labels, gpus, errors))}
+            "runs": checked_runs(zip(labels, gpus, errors)),
+            "layouts": checked_layouts(zip(labels, gpus, layouts, errors))}
 
 
-def evidence_check(what, rows, column, reference, label, in_sample=False):
+def layout_of(fields):
+    """(TP, pipeline stages, nodes, GPUs per node) from a row's scenario fields; the single-node
+    fits set hardware.nodes=1 on their command line, not per row."""
+    return (int(fields["layout.tp"]), int(fields["layout.pp"]),
+            int(fields.get("hardware.nodes", 1)),
+            int(fields.get("hardware.gpus_per_node", GPUS_PER_NODE)))
+
+
+def evidence_check(what, rows, column, reference, label, layout, in_sample=False):
     """One check of the evidence file: a configuration's errors over one table; `label` names
-    a row's model ('GPT 175B')."""
+    a row's model ('GPT 175B'), `layout` its layout_of."""
     e = errors_of(rows, f"{column}_step_time_s", reference)
-    return check_of(what, e, [label(r) for r in rows], [r["gpus"] for r in rows], in_sample)
+    return check_of(what, e, [label(r) for r in rows], [r["gpus"] for r in rows],
+                    [layout(r) for r in rows], in_sample)
 
 
 def overrides_of(row):
@@ -64,7 +91,7 @@ def fit_check(what, log, not_fitted, in_sample=False):
     rows = [r for r in report(json_of(log))["rows"] if not (not_fitted and r["fitted_on"])]
     e = [100 * r["fitted_error"] for r in rows]
     return check_of(what, e, [f"GPT {r['group']}" for r in rows], [gpus_of(r) for r in rows],
-                    in_sample)
+                    [layout_of(overrides_of(r)) for r in rows], in_sample)
 
 
 def label_by_name(path, label):
@@ -72,6 +99,11 @@ def label_by_name(path, label):
     hold no model): label(input row) for the input row of that name."""
     labels = {r["name"]: label(r) for r in results(path)}
     return lambda row: labels[row["name"]]
+
+
+def layout_by_name(path):
+    """A row's layout_of from the table's input file, by the row's name."""
+    return label_by_name(path, layout_of)
 
 
 def gpt_label(row):
@@ -94,21 +126,27 @@ def evidence():
                                  lambda r: {"llama3-70b": "Llama 3 70B",
                                             "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
 
+    nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
+    large_layout = layout_by_name("data/measured/vtrain-a100-multi-node-large.csv")
+    bridge_layout = layout_by_name("data/published/megatron-bridge-h100.csv")
+    nemo_layout = layout_by_name("data/published/nemo-24.07-h100.csv")
+    dsv3_layout = layout_by_name("data/published/deepseek-v3-h800.csv")
+
     def a100(column):
         return [evidence_check("Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100",
-                               nar, column, published, gpt_label),
+                               nar, column, published, gpt_label, nar_layout),
                 evidence_check("vTrain's 39.1B and 175B runs on 512 A100", large, column,
-                               measured, gpt_label)]
+                               measured, gpt_label, large_layout)]
 
     def h100(column):
         return [evidence_check("NVIDIA's Llama 3 70B and 3.1 405B FP8 rows on 64-1,024 H100",
-                               bridge, column, published, bridge_label),
+                               bridge, column, published, bridge_label, bridge_layout),
                 evidence_check("NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100", nemo, column,
-                               published, nemo_label)]
+                               published, nemo_label, nemo_layout)]
 
     def h800(column):
         return [evidence_check("DeepSeek-V3 on 2,048 H800 (a whole-run average)", dsv3, column,
-                               published, lambda row: "DeepSeek-V3 671B")]
+                               published, lambda row: "DeepSeek-V3 671B", dsv3_layout)]
 
     configs = [
         ("dgx-a100", "", HELD, "16-bit", a100("datasheet")),

@@ -360,7 +360,7 @@ constexpr std::string_view kMi300x = R"pb(
 // DGX A100-like nodes with 800 Gb/s of InfiniBand per node, and the dgx-a100 kernel compute model
 // with the terms racksim calibrate fitted on those measurements (docs/validation.md, "Calibration
 // that extrapolates": the two GEMM regimes under the flow model of the collectives; refitted on
-// 5 December). The adopted
+// 6 December under DeepSpeed's pipeline order). The adopted
 // calibration, scenarios/calibration/a100-kernel-calibration.textproto, refits the same terms with
 // the cluster's measured all-reduce tables, which a preset cannot carry; include it to get them.
 constexpr std::string_view kA100VtrainCluster = R"pb(
@@ -370,20 +370,21 @@ constexpr std::string_view kA100VtrainCluster = R"pb(
     nics_per_gpu: 1
     # Fitted on the 41 multi-node rows with the terms below held: what a step across nodes
     # costs beyond its kernels and collectives (measured as a term, not explained).
-    step_overhead_s: 0.6841
+    step_overhead_s: 0.6798
   }
   compute {
     # Fitted on every tenth of the 1,440 single-node rows (docs/validation.md, "A fourth: a
-    # GEMM's two regimes"; refitted on 5 December, when every layer gained its second residual
-    # add): a GEMM that fills every SM capped at 0.7827 of the peak (the clocks the 400 W limit
-    # holds), one SM's GEMM main loop at its whole share of the peak (the fit stops at that
-    # bound, 1), split-K up to 8, and 69.05 us of host time per operation. The calibration file
+    # GEMM's two regimes"; refitted on 6 December, when megatron-deepspeed's pipelines took
+    # DeepSpeed's TrainSchedule): a GEMM that fills every SM capped at 0.7831 of the peak (the
+    # clocks the 400 W limit holds), one SM's GEMM main loop at its whole share of the peak (the
+    # fit stops at that bound, 1), split-K up to 8, and 69.03 us of host time per operation.
+    # scenarios/calibration/a100-vtrain-cluster-fit.log.txt has both fits. The calibration file
     # (scenarios/calibration/a100-kernel-calibration.textproto) fits the same terms with the
     # cluster's measured all-reduce tables, which a preset cannot carry.
     gemm: 1
-    gemm_sustained: 0.7827
+    gemm_sustained: 0.7831
     gemm_split_k_max: 8
-    cpu_launch_floor_s: 6.905e-05
+    cpu_launch_floor_s: 6.903e-05
     # The fitted ceiling holds this cluster's power-limit drop: dgx-a100's borrowed one is off.
     sustained_clock_ratio: 1
   }

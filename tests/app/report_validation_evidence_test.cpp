@@ -2,6 +2,7 @@
 // rows match the README's table for the configurations it validates, nothing else matches, and
 // each configuration's clock ratio is the one its preset or calibration file actually runs at,
 // so a report never shows rows of another configuration.
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -138,7 +139,7 @@ TEST(ValidationEvidence, TheReportNamesTheModelFieldsTheScenarioSetsItself) {
 
 analysis::ValidationEvidence two_runs() {
   analysis::ValidationEvidence evidence;
-  analysis::ValidationCheck check{"table", 2, 5, -7, false, {}};
+  analysis::ValidationCheck check{"table", 2, 5, -7, false, {}, {}};
   check.runs = {{"GPT 10B", 10, 64, 1, 7, -7}, {"GPT 40B", 40, 256, 1, 3, +3}};
   evidence.checks = {check};
   return evidence;
@@ -194,6 +195,76 @@ TEST(ValidationEvidence, TheReportNamesTheNearestCheckedRun) {
   ASSERT_TRUE(evidence.nearest.has_value());
   EXPECT_EQ(evidence.nearest->gpus, report.at("mfu").at("gpus").get<int>());
   EXPECT_NE(run.out.find(analysis::describe_nearest(*evidence.nearest)), std::string::npos);
+  // The scenario's kind of layout travels the same way; no H100 row has TP8 on one node.
+  EXPECT_EQ(evidence.layout_kind, "TP a whole node, no pipeline");
+  EXPECT_FALSE(evidence.same_layout_kind.has_value());
+  EXPECT_NE(run.out.find("  same kind of layout (TP a whole node, no pipeline): no checked row\n"),
+            std::string::npos)
+      << run.out;
+}
+
+// Where a layout's tensor-parallel and pipeline traffic runs, on 8-GPU servers.
+TEST(ValidationEvidence, ALayoutsKindSaysWhereItsTensorAndPipelineTrafficRuns) {
+  using analysis::layout_kind;
+  EXPECT_EQ(layout_kind(1, 1, 4, 8), "no TP, no pipeline");
+  EXPECT_EQ(layout_kind(2, 2, 1, 8), "TP smaller than a node, pipeline stages inside one node");
+  EXPECT_EQ(layout_kind(4, 16, 64, 8), "TP smaller than a node, pipeline stages across nodes");
+  EXPECT_EQ(layout_kind(8, 8, 64, 8), "TP a whole node, pipeline stages across nodes");
+  EXPECT_EQ(layout_kind(16, 1, 32, 8), "TP across nodes, no pipeline");
+  EXPECT_EQ(layout_kind(4, 1, 1, 4), "TP a whole node, no pipeline");  // a 4-GPU server
+}
+
+// The rows of one kind, gathered over every check of a configuration: counts add, MAPE and mean
+// are the rows' (weighted by rows), the worst is the largest |error| with its sign, and one
+// model on one GPU count is one run.
+TEST(ValidationEvidence, TheRowsOfOneKindOfLayoutAddUpOverTheChecks) {
+  analysis::ValidationEvidence evidence;
+  analysis::ValidationCheck first{"first", 4, 0, 0, false, {}, {}};
+  first.layouts = {{{"GPT 40B", 40, 512, 3, 10, -10}, 4, 16, 64, 8, -20},
+                   {{"GPT 40B", 40, 512, 1, 2, +2}, 8, 8, 64, 8, +2},
+                   {{"GPT 10B", 10, 256, 1, 4, -4}, 2, 8, 32, 8, -4}};
+  analysis::ValidationCheck second{"second", 1, 0, 0, false, {}, {}};
+  second.layouts = {{{"GPT 40B", 40, 512, 1, 6, +6}, 2, 4, 64, 8, +6}};
+  evidence.checks = {first, second};
+  const std::string kind = "TP smaller than a node, pipeline stages across nodes";
+  const auto rows = analysis::same_layout_kind(evidence, kind);
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->rows, 5);
+  EXPECT_DOUBLE_EQ(rows->mape_percent, (3 * 10 + 4 + 6) / 5.0);
+  EXPECT_DOUBLE_EQ(rows->mean_error_percent, (3 * -10 - 4 + 6) / 5.0);
+  EXPECT_DOUBLE_EQ(rows->worst_percent, -20);
+  ASSERT_EQ(rows->runs.size(), 2u);  // smallest model first
+  EXPECT_EQ(rows->runs[0].run, "GPT 10B");
+  EXPECT_EQ(rows->runs[1].rows, 4);
+  EXPECT_DOUBLE_EQ(rows->runs[1].mean_error_percent, (3 * -10 + 6) / 4.0);
+  EXPECT_FALSE(analysis::same_layout_kind(evidence, "TP across nodes, no pipeline").has_value());
+  evidence.layout_kind = kind;
+  evidence.same_layout_kind = rows;
+  const auto back =
+      analysis::validation_evidence_from_json(analysis::validation_evidence_json(evidence));
+  ASSERT_TRUE(back.same_layout_kind.has_value());
+  EXPECT_EQ(back.layout_kind, kind);
+  EXPECT_EQ(back.same_layout_kind->runs.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.same_layout_kind->worst_percent, -20);
+}
+
+// The kind of layout vTrain's cluster runs worst (docs/validation.md, "6 December, morning"):
+// TP2 and TP4 with pipeline stages across nodes, too fast on 18.4B and 39.1B and not on 175B.
+// A report of such a layout on the A100 calibration shows it.
+TEST(ValidationEvidence, TheA100CalibrationShowsWhereItsLayoutKindMisses) {
+  const auto a100 =
+      validation_evidence({"dgx-a100", "a100-kernel-calibration.textproto", 1, "16-bit"});
+  const auto misses = analysis::same_layout_kind(
+      a100, analysis::layout_kind(4, 8, 64, 8));  // TP smaller than a node, across nodes
+  ASSERT_TRUE(misses.has_value());
+  EXPECT_EQ(misses->rows, 5 + 20 + 10);  // 18.4B, 39.1B, 175B
+  EXPECT_LT(misses->mean_error_percent, -5);
+  ASSERT_EQ(misses->runs.size(), 3u);
+  EXPECT_LT(misses->runs[1].mean_error_percent, -10);          // 39.1B
+  EXPECT_LT(std::abs(misses->runs[2].mean_error_percent), 3);  // 175B
+  const auto whole_node = analysis::same_layout_kind(a100, analysis::layout_kind(8, 8, 64, 8));
+  ASSERT_TRUE(whole_node.has_value());
+  EXPECT_LT(whole_node->mape_percent, 5);
 }
 
 }  // namespace
