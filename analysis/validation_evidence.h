@@ -127,7 +127,7 @@ nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& eviden
 // configuration of the evidence file, with its checks).
 ValidationEvidence validation_evidence_from_json(const nlohmann::json& validation);
 
-// "  same kind of layout (<kind>): 35 rows, MAPE 10.6 %, mean -9.5 %, worst -38.3 %" and a line
+// "  same kind of layout (<kind>): 35 rows, MAPE 10.6 %, mean -9.5 %, worst -37.8 %" and a line
 // per model and GPU count, the four nearest the run first (as nearest_checked_run measures it),
 // or "...: no checked row"; empty where the kind is not drawn.
 std::string describe_same_layout_kind(const ValidationEvidence& evidence);

@@ -259,6 +259,7 @@ TEST(ValidationEvidence, TheA100CalibrationShowsWhereItsLayoutKindMisses) {
   ASSERT_TRUE(misses.has_value());
   EXPECT_EQ(misses->rows, 5 + 20 + 10);  // 18.4B, 39.1B, 175B
   EXPECT_LT(misses->mean_error_percent, -5);
+  EXPECT_NEAR(misses->worst_percent, -37.8, 0.05);  // 39.1B TP2 PP16, micro-batch 3
   ASSERT_EQ(misses->runs.size(), 3u);
   EXPECT_LT(misses->runs[1].mean_error_percent, -10);          // 39.1B
   EXPECT_LT(std::abs(misses->runs[2].mean_error_percent), 3);  // 175B
