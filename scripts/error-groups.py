@@ -12,6 +12,9 @@ mean |error| it holds (its rows' |errors| summed over all the rows). Nothing is 
   scripts/error-groups.py --pairs      # single-node rows whose doubled micro-batch measured
                                        # under half the step: a micro-batch of 2b sequences
                                        # faster than one of b
+  scripts/error-groups.py --kinds      # the A100 calibration's checked rows by kind of layout,
+                                       # as every report gathers them (docs/validation.md,
+                                       # "6 December, night"), from data/validation-evidence.json
 
 Groups (the rest is every other row):
 - single-node (scenarios/calibration/a100-single-node-all-rows.json, the three terms fitted on
@@ -145,8 +148,66 @@ def print_pairs():
     print(f"forced onto the 1,440 rows' mean |error|: at least {100 * forced / len(rows):.2f} points")
 
 
-def check():
+EVIDENCE = "data/validation-evidence.json"
+CALIBRATION = "a100-kernel-calibration.textproto"
+# The kinds in racksim's order of tensor parallelism, then pipeline (analysis/validation_evidence.h).
+TP_KINDS = ["no TP", "TP smaller than a node", "TP a whole node", "TP across nodes"]
+PP_KINDS = ["no pipeline", "pipeline stages inside one node", "pipeline stages across nodes"]
+
+
+def layout_kind(layout):
+    """racksim's layout_kind (analysis/validation_evidence.cpp) of one evidence layout: where its
+    TP and pipeline traffic runs. ValidationEvidence.TheA100CalibrationShowsWhereItsLayoutKindMisses
+    pins the C++ side's count for one kind, which --check compares with this one's."""
+    tp, pp, nodes, per_node = layout["tp"], layout["pp"], layout["nodes"], layout["gpus_per_node"]
+    tensor = 0 if tp <= 1 else 1 if tp < per_node else 2 if tp == per_node else 3
+    pipeline = 0 if pp <= 1 else 1 if nodes <= 1 else 2
+    return tensor, pipeline
+
+
+def kinds_table():
+    """The A100 calibration's checked rows per kind of layout: {kind: (rows, MAPE, mean)}, the
+    MAPE and mean weighted by rows as racksim adds them."""
+    with open(os.path.join(ROOT, EVIDENCE)) as f:
+        evidence = json.load(f)
+    config = next(c for c in evidence["configurations"] if c["calibration"] == CALIBRATION)
+    sums = {}
+    for check in config["checks"]:
+        for layout in check["layouts"]:
+            s = sums.setdefault(layout_kind(layout), [0, 0.0, 0.0])
+            s[0] += layout["rows"]
+            s[1] += layout["rows"] * layout["mape_percent"]
+            s[2] += layout["rows"] * layout["mean_error_percent"]
+    return config, {k: (n, a / n, m / n) for k, (n, a, m) in sorted(sums.items())}
+
+
+def print_kinds():
+    _, kinds = kinds_table()
+    print(f"The A100 calibration's checked rows by kind of layout ({EVIDENCE})")
+    print("| kind of layout | rows | MAPE | mean |")
+    print("|---|---|---|---|")
+    for (tensor, pipeline), (n, mape_percent, mean) in kinds.items():
+        print(f"| {TP_KINDS[tensor]}, {PP_KINDS[pipeline]} | {n} | {mape_percent:.1f} % "
+              f"| {mean:+.1f} % |")
+
+
+def check_kinds():
+    """The kinds cover every checked row once, and the worst kind holds the 35 rows the C++ test
+    pins."""
+    config, kinds = kinds_table()
     failures = []
+    rows = sum(n for n, _, _ in kinds.values())
+    checked = sum(c["rows"] for c in config["checks"])
+    if rows != checked:
+        failures.append(f"{EVIDENCE}: the kinds hold {rows} rows, the checks {checked}")
+    if kinds.get((1, 2), (0,))[0] != 35:
+        failures.append(f"{EVIDENCE}: TP smaller than a node with pipeline stages across nodes "
+                        f"holds {kinds.get((1, 2), (0,))[0]} rows, the C++ test pins 35")
+    return failures
+
+
+def check():
+    failures = check_kinds()
     for path, grouping in ((SINGLE, single_node_group), (MULTI, multi_node_group)):
         report, groups = table(path, grouping)
         total = sum(g[4] for g in groups)
@@ -168,6 +229,9 @@ def main(argv):
         return check()
     if "--pairs" in argv:
         print_pairs()
+        return 0
+    if "--kinds" in argv:
+        print_kinds()
         return 0
     print_table("Single-node rows, the three terms fitted on all of them", SINGLE, single_node_group)
     print_table("Multi-node rows, the step cost fitted on all of them", MULTI, multi_node_group)
