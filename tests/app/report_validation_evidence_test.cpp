@@ -240,6 +240,12 @@ TEST(ValidationEvidence, TheRowsOfOneKindOfLayoutAddUpOverTheChecks) {
   EXPECT_FALSE(analysis::same_layout_kind(evidence, "TP across nodes, no pipeline").has_value());
   evidence.layout_kind = kind;
   evidence.same_layout_kind = rows;
+  // A plan's table row says the same in one line.
+  EXPECT_NE(analysis::validation_summary(evidence).find(
+                "; TP smaller than a node, pipeline stages across nodes: 5 rows, MAPE 8.0 %, "
+                "mean -5.6 %"),
+            std::string::npos)
+      << analysis::validation_summary(evidence);
   const auto back =
       analysis::validation_evidence_from_json(analysis::validation_evidence_json(evidence));
   ASSERT_TRUE(back.same_layout_kind.has_value());
