@@ -96,8 +96,8 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   r->validation.own_model_fields = c.own_model_fields;
   r->validation.nearest =
       nearest_checked_run(r->validation, r->mfu.total_params, static_cast<int>(r->mfu.gpus));
-  r->validation.layout_kind =
-      layout_kind(plan.layout.tp(), plan.layout.pp(), c.nodes, c.gpus_per_node);
+  r->validation.layout_kind = layout_kind(plan.layout.tp(), plan.layout.pp(),
+                                          static_cast<int>(c.gpus()), c.scale_up_domain_gpus);
   r->validation.same_layout_kind = same_layout_kind(r->validation, r->validation.layout_kind);
 }
 

@@ -181,14 +181,14 @@ std::optional<NearestCheckedRun> nearest_checked_run(const ValidationEvidence& e
   return nearest;
 }
 
-std::string layout_kind(int tp, int pp, int nodes, int gpus_per_node) {
-  const std::string tensor = tp <= 1               ? "no TP"
-                             : tp < gpus_per_node  ? "TP smaller than a node"
-                             : tp == gpus_per_node ? "TP a whole node"
-                                                   : "TP across nodes";
-  const std::string pipeline = pp <= 1      ? "no pipeline"
-                               : nodes <= 1 ? "pipeline stages inside one node"
-                                            : "pipeline stages across nodes";
+std::string layout_kind(int tp, int pp, int gpus, int domain_gpus) {
+  const std::string tensor = tp <= 1             ? "no TP"
+                             : tp < domain_gpus  ? "TP smaller than a scale-up domain"
+                             : tp == domain_gpus ? "TP a whole scale-up domain"
+                                                 : "TP across scale-up domains";
+  const std::string pipeline = pp <= 1               ? "no pipeline"
+                               : gpus <= domain_gpus ? "pipeline stages inside one scale-up domain"
+                                                     : "pipeline stages across scale-up domains";
   return tensor + ", " + pipeline;
 }
 
@@ -200,7 +200,8 @@ std::optional<LayoutKindEvidence> same_layout_kind(const ValidationEvidence& evi
   double worst = 0;
   for (const ValidationCheck& check : evidence.checks) {
     for (const CheckedLayout& l : check.layouts) {
-      if (layout_kind(l.tp, l.pp, l.nodes, l.gpus_per_node) != kind) continue;
+      // Every checked cluster's scale-up domain is its server (data/validation-evidence.json).
+      if (layout_kind(l.tp, l.pp, l.nodes * l.gpus_per_node, l.gpus_per_node) != kind) continue;
       CheckedRun& run = runs[{l.run.parameters_b, l.run.gpus, l.run.run}];
       run.run = l.run.run;
       run.parameters_b = l.run.parameters_b;

@@ -90,10 +90,12 @@ struct ValidationEvidence {
 };
 
 // Where a layout's tensor-parallel and pipeline traffic runs, as one phrase: "TP smaller than a
-// node, pipeline stages across nodes". TP: none, smaller than a node (its all-reduces on part of
-// a node's switch), a whole node, or across nodes; pipeline: none, inside one node, or across
-// nodes (some stage hands its activations to another node).
-std::string layout_kind(int tp, int pp, int nodes, int gpus_per_node);
+// scale-up domain, pipeline stages across scale-up domains". TP: none, smaller than a scale-up
+// domain (several TP groups share its switch and its NICs), a whole domain, or across domains;
+// pipeline: none, inside one domain, or across domains (some stage hands its activations to
+// another domain, over the scale-out network). `gpus` is the run's, `domain_gpus` the GPUs of one
+// scale-up domain (a DGX server's 8, an NVL72 rack's 72).
+std::string layout_kind(int tp, int pp, int gpus, int domain_gpus);
 
 // The checked rows of `evidence` whose layouts are of `kind`; none if no check holds one.
 std::optional<LayoutKindEvidence> same_layout_kind(const ValidationEvidence& evidence,
@@ -133,8 +135,9 @@ ValidationEvidence validation_evidence_from_json(const nlohmann::json& validatio
 std::string describe_same_layout_kind(const ValidationEvidence& evidence);
 
 // One line for a table of runs: "checked: 16 rows in 2 tables, MAPE 4.53-5.53 %; nearest
-// checked run Llama 3.1 405B on 1024 GPUs, 2 rows, MAPE 1.9 %, mean -1.9 %; TP a whole node,
-// pipeline stages across nodes: 3 rows, MAPE 4.0 %, mean -4.0 %", or that no row checks it.
+// checked run Llama 3.1 405B on 1024 GPUs, 2 rows, MAPE 1.9 %, mean -1.9 %; TP a whole scale-up
+// domain, pipeline stages across scale-up domains: 3 rows, MAPE 4.0 %, mean -4.0 %", or that no
+// row checks it.
 std::string validation_summary(const ValidationEvidence& evidence);
 
 // "16 rows in 2 tables, MAPE 4.53-5.53 %" ("no rows" without checks).

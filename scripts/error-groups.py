@@ -151,16 +151,19 @@ def print_pairs():
 EVIDENCE = "data/validation-evidence.json"
 CALIBRATION = "a100-kernel-calibration.textproto"
 # The kinds in racksim's order of tensor parallelism, then pipeline (analysis/validation_evidence.h).
-TP_KINDS = ["no TP", "TP smaller than a node", "TP a whole node", "TP across nodes"]
-PP_KINDS = ["no pipeline", "pipeline stages inside one node", "pipeline stages across nodes"]
+TP_KINDS = ["no TP", "TP smaller than a scale-up domain", "TP a whole scale-up domain",
+            "TP across scale-up domains"]
+PP_KINDS = ["no pipeline", "pipeline stages inside one scale-up domain",
+            "pipeline stages across scale-up domains"]
 
 
 def layout_kind(layout):
     """racksim's layout_kind (analysis/validation_evidence.cpp) of one evidence layout: where its
-    TP and pipeline traffic runs. ValidationEvidence.TheA100CalibrationShowsWhereItsLayoutKindMisses
-    pins the C++ side's count for one kind, which --check compares with this one's."""
-    tp, pp, nodes, per_node = layout["tp"], layout["pp"], layout["nodes"], layout["gpus_per_node"]
-    tensor = 0 if tp <= 1 else 1 if tp < per_node else 2 if tp == per_node else 3
+    TP and pipeline traffic runs, every checked cluster's scale-up domain being its server.
+    ValidationEvidence.TheA100CalibrationShowsWhereItsLayoutKindMisses pins the C++ side's count
+    for one kind, which --check compares with this one's."""
+    tp, pp, nodes, domain = layout["tp"], layout["pp"], layout["nodes"], layout["gpus_per_node"]
+    tensor = 0 if tp <= 1 else 1 if tp < domain else 2 if tp == domain else 3
     pipeline = 0 if pp <= 1 else 1 if nodes <= 1 else 2
     return tensor, pipeline
 
@@ -201,7 +204,7 @@ def check_kinds():
     if rows != checked:
         failures.append(f"{EVIDENCE}: the kinds hold {rows} rows, the checks {checked}")
     if kinds.get((1, 2), (0,))[0] != 35:
-        failures.append(f"{EVIDENCE}: TP smaller than a node with pipeline stages across nodes "
+        failures.append(f"{EVIDENCE}: TP smaller than a server with pipeline stages across servers "
                         f"holds {kinds.get((1, 2), (0,))[0]} rows, the C++ test pins 35")
     return failures
 

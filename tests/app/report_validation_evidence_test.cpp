@@ -195,23 +195,33 @@ TEST(ValidationEvidence, TheReportNamesTheNearestCheckedRun) {
   ASSERT_TRUE(evidence.nearest.has_value());
   EXPECT_EQ(evidence.nearest->gpus, report.at("mfu").at("gpus").get<int>());
   EXPECT_NE(run.out.find(analysis::describe_nearest(*evidence.nearest)), std::string::npos);
-  // The scenario's kind of layout travels the same way; no H100 row has TP8 on one node.
-  EXPECT_EQ(evidence.layout_kind, "TP a whole node, no pipeline");
+  // The scenario's kind of layout travels the same way; no H100 row has TP8 on one server.
+  EXPECT_EQ(evidence.layout_kind, "TP a whole scale-up domain, no pipeline");
   EXPECT_FALSE(evidence.same_layout_kind.has_value());
-  EXPECT_NE(run.out.find("  same kind of layout (TP a whole node, no pipeline): no checked row\n"),
+  EXPECT_NE(run.out.find("  same kind of layout (TP a whole scale-up domain, no pipeline): no "
+                         "checked row\n"),
             std::string::npos)
       << run.out;
 }
 
-// Where a layout's tensor-parallel and pipeline traffic runs, on 8-GPU servers.
+// Where a layout's tensor-parallel and pipeline traffic runs, against its scale-up domain: an
+// 8-GPU server's, a 4-GPU one's, an NVL72 rack's.
 TEST(ValidationEvidence, ALayoutsKindSaysWhereItsTensorAndPipelineTrafficRuns) {
   using analysis::layout_kind;
-  EXPECT_EQ(layout_kind(1, 1, 4, 8), "no TP, no pipeline");
-  EXPECT_EQ(layout_kind(2, 2, 1, 8), "TP smaller than a node, pipeline stages inside one node");
-  EXPECT_EQ(layout_kind(4, 16, 64, 8), "TP smaller than a node, pipeline stages across nodes");
-  EXPECT_EQ(layout_kind(8, 8, 64, 8), "TP a whole node, pipeline stages across nodes");
-  EXPECT_EQ(layout_kind(16, 1, 32, 8), "TP across nodes, no pipeline");
-  EXPECT_EQ(layout_kind(4, 1, 1, 4), "TP a whole node, no pipeline");  // a 4-GPU server
+  EXPECT_EQ(layout_kind(1, 1, 32, 8), "no TP, no pipeline");
+  EXPECT_EQ(layout_kind(2, 2, 8, 8),
+            "TP smaller than a scale-up domain, pipeline stages inside one scale-up domain");
+  EXPECT_EQ(layout_kind(4, 16, 512, 8),
+            "TP smaller than a scale-up domain, pipeline stages across scale-up domains");
+  EXPECT_EQ(layout_kind(8, 8, 512, 8),
+            "TP a whole scale-up domain, pipeline stages across scale-up domains");
+  EXPECT_EQ(layout_kind(16, 1, 256, 8), "TP across scale-up domains, no pipeline");
+  EXPECT_EQ(layout_kind(4, 1, 4, 4), "TP a whole scale-up domain, no pipeline");
+  // On NVL72 racks TP16 stays on NVLink, and a pipeline crosses racks only beyond 72 GPUs.
+  EXPECT_EQ(layout_kind(16, 4, 72, 72),
+            "TP smaller than a scale-up domain, pipeline stages inside one scale-up domain");
+  EXPECT_EQ(layout_kind(8, 4, 144, 72),
+            "TP smaller than a scale-up domain, pipeline stages across scale-up domains");
 }
 
 // The rows of one kind, gathered over every check of a configuration: counts add, MAPE and mean
@@ -226,7 +236,8 @@ TEST(ValidationEvidence, TheRowsOfOneKindOfLayoutAddUpOverTheChecks) {
   analysis::ValidationCheck second{"second", 1, 0, 0, false, {}, {}};
   second.layouts = {{{"GPT 40B", 40, 512, 1, 6, +6}, 2, 4, 64, 8, +6}};
   evidence.checks = {first, second};
-  const std::string kind = "TP smaller than a node, pipeline stages across nodes";
+  const std::string kind =
+      "TP smaller than a scale-up domain, pipeline stages across scale-up domains";
   const auto rows = analysis::same_layout_kind(evidence, kind);
   ASSERT_TRUE(rows.has_value());
   EXPECT_EQ(rows->rows, 5);
@@ -237,13 +248,14 @@ TEST(ValidationEvidence, TheRowsOfOneKindOfLayoutAddUpOverTheChecks) {
   EXPECT_EQ(rows->runs[0].run, "GPT 10B");
   EXPECT_EQ(rows->runs[1].rows, 4);
   EXPECT_DOUBLE_EQ(rows->runs[1].mean_error_percent, (3 * -10 + 6) / 4.0);
-  EXPECT_FALSE(analysis::same_layout_kind(evidence, "TP across nodes, no pipeline").has_value());
+  EXPECT_FALSE(
+      analysis::same_layout_kind(evidence, "TP across scale-up domains, no pipeline").has_value());
   evidence.layout_kind = kind;
   evidence.same_layout_kind = rows;
   // A plan's table row says the same in one line.
   EXPECT_NE(analysis::validation_summary(evidence).find(
-                "; TP smaller than a node, pipeline stages across nodes: 5 rows, MAPE 8.0 %, "
-                "mean -5.6 %"),
+                "; TP smaller than a scale-up domain, pipeline stages across scale-up domains: 5 "
+                "rows, MAPE 8.0 %, mean -5.6 %"),
             std::string::npos)
       << analysis::validation_summary(evidence);
   const auto back =
@@ -261,7 +273,7 @@ TEST(ValidationEvidence, TheA100CalibrationShowsWhereItsLayoutKindMisses) {
   const auto a100 =
       validation_evidence({"dgx-a100", "a100-kernel-calibration.textproto", 1, "16-bit"});
   const auto misses = analysis::same_layout_kind(
-      a100, analysis::layout_kind(4, 8, 64, 8));  // TP smaller than a node, across nodes
+      a100, analysis::layout_kind(4, 8, 512, 8));  // TP smaller than a server, PP across
   ASSERT_TRUE(misses.has_value());
   EXPECT_EQ(misses->rows, 5 + 20 + 10);  // 18.4B, 39.1B, 175B
   EXPECT_LT(misses->mean_error_percent, -5);
@@ -269,7 +281,7 @@ TEST(ValidationEvidence, TheA100CalibrationShowsWhereItsLayoutKindMisses) {
   ASSERT_EQ(misses->runs.size(), 3u);
   EXPECT_LT(misses->runs[1].mean_error_percent, -10);          // 39.1B
   EXPECT_LT(std::abs(misses->runs[2].mean_error_percent), 3);  // 175B
-  const auto whole_node = analysis::same_layout_kind(a100, analysis::layout_kind(8, 8, 64, 8));
+  const auto whole_node = analysis::same_layout_kind(a100, analysis::layout_kind(8, 8, 512, 8));
   ASSERT_TRUE(whole_node.has_value());
   EXPECT_LT(whole_node->mape_percent, 5);
 }

@@ -81,6 +81,9 @@ ClusterFigures cluster_figures(const config::Scenario& s) {
   }
   c.nodes = hw.nodes();
   c.gpus_per_node = hw.gpus_per_node();
+  c.scale_up_domain_gpus = hw.scale_up().has_domain_size() && hw.scale_up().domain_size() > 0
+                               ? hw.scale_up().domain_size()
+                               : hw.gpus_per_node();
   c.hbm_bytes = hw.gpu().hbm_bytes();
   c.peak_flops_per_gpu = peak_flops(hw.gpu(), s.training().dtype());
   return c;

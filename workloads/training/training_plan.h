@@ -82,6 +82,7 @@ struct ClusterFigures {
   std::vector<std::string> own_model_fields;
   int nodes = 1;
   int gpus_per_node = 1;
+  int scale_up_domain_gpus = 1;  // hardware.scale_up.domain_size, else the node's GPUs
   double hbm_bytes = 0;
   double peak_flops_per_gpu = 0;  // at the training dtype
   uint32_t gpus() const { return static_cast<uint32_t>(nodes * gpus_per_node); }
