@@ -81,6 +81,11 @@ MfuFigures mfu_figures(const TrainingPlan& p, double step_time_s) {
   return m;
 }
 
+std::string plan_layout_kind(const TrainingPlan& plan) {
+  return layout_kind(plan.layout.tp(), plan.layout.pp(), static_cast<int>(plan.cluster.gpus()),
+                     plan.cluster.scale_up_domain_gpus);
+}
+
 void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* r) {
   r->scenario = plan.name;
   r->description = describe(plan);
@@ -96,8 +101,7 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   r->validation.own_model_fields = c.own_model_fields;
   r->validation.nearest =
       nearest_checked_run(r->validation, r->mfu.total_params, static_cast<int>(r->mfu.gpus));
-  r->validation.layout_kind = layout_kind(plan.layout.tp(), plan.layout.pp(),
-                                          static_cast<int>(c.gpus()), c.scale_up_domain_gpus);
+  r->validation.layout_kind = plan_layout_kind(plan);
   r->validation.same_layout_kind = same_layout_kind(r->validation, r->validation.layout_kind);
 }
 

@@ -105,6 +105,9 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving);
 void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* report);
 
 // The report of a simulated step; the critical path's `top_operations` longest operation groups.
+// The plan's kind of layout against its scale-up domain (validation_evidence.h, layout_kind).
+std::string plan_layout_kind(const TrainingPlan& plan);
+
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
                             const sim::SimResult& result, size_t top_operations = 10);
 

@@ -38,6 +38,7 @@ CheckedLayout layout_of(const nlohmann::json& l) {
           l.at("pp").get<int>(),
           l.at("nodes").get<int>(),
           l.at("gpus_per_node").get<int>(),
+          l.at("scale_up_domain_gpus").get<int>(),
           l.at("worst_percent").get<double>()};
 }
 
@@ -200,8 +201,9 @@ std::optional<LayoutKindEvidence> same_layout_kind(const ValidationEvidence& evi
   double worst = 0;
   for (const ValidationCheck& check : evidence.checks) {
     for (const CheckedLayout& l : check.layouts) {
-      // Every checked cluster's scale-up domain is its server (data/validation-evidence.json).
-      if (layout_kind(l.tp, l.pp, l.nodes * l.gpus_per_node, l.gpus_per_node) != kind) continue;
+      if (layout_kind(l.tp, l.pp, l.nodes * l.gpus_per_node, l.scale_up_domain_gpus) != kind) {
+        continue;
+      }
       CheckedRun& run = runs[{l.run.parameters_b, l.run.gpus, l.run.run}];
       run.run = l.run.run;
       run.parameters_b = l.run.parameters_b;

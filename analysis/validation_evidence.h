@@ -44,7 +44,8 @@ struct CheckedLayout {
   int pp = 1;
   int nodes = 1;
   int gpus_per_node = 1;
-  double worst_percent = 0;  // signed
+  int scale_up_domain_gpus = 1;  // the checked cluster's, whatever share of it the rows used
+  double worst_percent = 0;      // signed
 };
 
 // One table's rows for a configuration: predicted / measured step time - 1 over them.

@@ -159,12 +159,13 @@ PP_KINDS = ["no pipeline", "pipeline stages inside one scale-up domain",
 
 def layout_kind(layout):
     """racksim's layout_kind (analysis/validation_evidence.cpp) of one evidence layout: where its
-    TP and pipeline traffic runs, every checked cluster's scale-up domain being its server.
+    TP and pipeline traffic runs against its cluster's scale-up domain.
     ValidationEvidence.TheA100CalibrationShowsWhereItsLayoutKindMisses pins the C++ side's count
     for one kind, which --check compares with this one's."""
-    tp, pp, nodes, domain = layout["tp"], layout["pp"], layout["nodes"], layout["gpus_per_node"]
+    tp, pp, domain = layout["tp"], layout["pp"], layout["scale_up_domain_gpus"]
+    gpus = layout["nodes"] * layout["gpus_per_node"]
     tensor = 0 if tp <= 1 else 1 if tp < domain else 2 if tp == domain else 3
-    pipeline = 0 if pp <= 1 else 1 if nodes <= 1 else 2
+    pipeline = 0 if pp <= 1 else 1 if gpus <= domain else 2
     return tensor, pipeline
 
 

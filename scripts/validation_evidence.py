@@ -13,9 +13,9 @@ EVIDENCE = "data/validation-evidence.json"
 # ValidationEvidence.HeldRatiosAreThePresetsOwn checks it against the presets) and the burst
 # rate (1); the A100 calibration file sets 1 itself.
 HELD, BURST_RATIO = 0.862, 1.0
-# Every checked cluster is built of 8-GPU servers (DGX/HGX A100, H100, H800; vTrain's nodes);
-# vTrain's single-node rows set how many of a server's GPUs they use.
-GPUS_PER_NODE = 8
+# Every checked cluster is built of 8-GPU servers, each one NVLink domain (DGX/HGX A100, H100,
+# H800; vTrain's nodes); vTrain's single-node rows set how many of a server's GPUs they use.
+GPUS_PER_NODE = SCALE_UP_DOMAIN_GPUS = 8
 
 
 def size_b(label):
@@ -47,7 +47,8 @@ def checked_layouts(labelled):
     for label, gpus, layout, error in labelled:
         groups.setdefault((size_b(label), int(gpus)) + layout + (label,), []).append(error)
     return [{"run": label, "parameters_b": size, "gpus": gpus, "tp": tp, "pp": pp, "nodes": nodes,
-             "gpus_per_node": per_node, "rows": len(e), "mape_percent": round(mape(e), 2),
+             "gpus_per_node": per_node, "scale_up_domain_gpus": SCALE_UP_DOMAIN_GPUS,
+             "rows": len(e), "mape_percent": round(mape(e), 2),
              "mean_error_percent": round(sum(e) / len(e), 2), "worst_percent": round(worst(e), 1)}
             for (size, gpus, tp, pp, nodes, per_node, label), e in sorted(groups.items())]
 

@@ -9,8 +9,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/report.h"
 #include "app/child_process.h"
 #include "app/studies/floor_rows.h"
+#include "app/studies/layout_kind_errors.h"
 #include "common/error.h"
 #include "config/field_path.h"
 #include "config/fraction_fields.h"
@@ -199,7 +201,10 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
   std::vector<analysis::MicroBatchRow> rows;
   for (const auto& point : spec.measured.points) {
     try {
-      rows.push_back(floor_row(point, load_point(spec, point, {}).scenario));
+      const config::Scenario scenario = load_point(spec, point, {}).scenario;
+      const TrainingPlan plan = resolve_training_plan(scenario);
+      rows.push_back(floor_row(point, scenario, plan));
+      result.layout_kinds.push_back(analysis::plan_layout_kind(plan));
     } catch (const InputError& e) {
       throw InputError({point.path, point.line, 0}, "",
                        fmt::format("this row's scenario is invalid: {}", e.what()));
@@ -532,6 +537,8 @@ std::string calibration_report(const CalibrationSpec& spec, const CalibrationRes
   if (!r.held_out_predicted.empty()) {
     out += rank_lines(spec, r.held_out_predicted, r.measured, "held out");
   }
+  out += layout_kind_lines(r.layout_kinds, r.predicted, r.measured,
+                           r.not_fitted.points > 0 ? "with the fit" : "in sample");
   out += floor_lines(spec, r);
   out += "\nPer point (seconds):\n";
   out += fmt::format("  {:>5} {:<10} {:>10} {:>10} {:>8} {:>10} {:>8}  overrides\n", "line",

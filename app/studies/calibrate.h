@@ -77,6 +77,8 @@ struct CalibrationResult {
   // The floor under any model of kernels and collectives (analysis/measurement_floor.h): rows
   // of the measurements that contradict every such model.
   analysis::MicroBatchFloor floor;
+  // Per point, its kind of layout (analysis::layout_kind): the errors are split by it too.
+  std::vector<std::string> layout_kinds;
   std::vector<std::string> warnings;
   int evaluations = 0;  // fit evaluations, all folds together
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "app/child_process.h"
+#include "app/studies/layout_kind_errors.h"
 
 namespace racksim::app {
 
@@ -144,6 +145,7 @@ void add_fit(const CalibrationSpec& spec, const CalibrationResult& r, Json& out)
     ranks["held_out"] = rank_json(spec, r.held_out_predicted, r.measured);
   }
   out["rank_correlation"] = ranks;
+  out["errors_by_layout_kind"] = layout_kind_json(r.layout_kinds, r.predicted, r.measured);
 }
 
 std::string indent(int depth) {

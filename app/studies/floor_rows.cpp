@@ -4,7 +4,6 @@
 
 #include "analysis/report.h"
 #include "topologies/cluster_spec.h"
-#include "workloads/training/training_plan.h"
 
 namespace racksim::app {
 
@@ -31,7 +30,8 @@ bool on_tensor_core_grain(const config::Model& model, int tp) {
 
 }  // namespace
 
-analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scenario& scenario) {
+analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scenario& scenario,
+                                  const TrainingPlan& plan) {
   analysis::MicroBatchRow row;
   auto starts = [](const std::string& o, const char* field) { return o.rfind(field, 0) == 0; };
   for (const auto& o : point.overrides) {
@@ -43,7 +43,6 @@ analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scen
       row.model_siblings += o + " ";
     }
   }
-  const TrainingPlan plan = resolve_training_plan(scenario);
   row.tp = plan.layout.tp();
   // Siblings are drawn for dense models only: an expert-parallel layout's TP changes what its
   // all-to-alls carry, which the siblings' bound does not cover.

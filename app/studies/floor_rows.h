@@ -6,10 +6,12 @@
 #include "analysis/measurement_floor.h"
 #include "app/studies/calibrate.h"
 #include "config/scenario_loader.h"
+#include "workloads/training/training_plan.h"
 
 namespace racksim::app {
 
-// `scenario` is the row's, loaded and validated with its overrides.
-analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scenario& scenario);
+// `scenario` is the row's, loaded and validated with its overrides; `plan` it resolved.
+analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scenario& scenario,
+                                  const TrainingPlan& plan);
 
 }  // namespace racksim::app

@@ -230,11 +230,11 @@ TEST(ValidationEvidence, ALayoutsKindSaysWhereItsTensorAndPipelineTrafficRuns) {
 TEST(ValidationEvidence, TheRowsOfOneKindOfLayoutAddUpOverTheChecks) {
   analysis::ValidationEvidence evidence;
   analysis::ValidationCheck first{"first", 4, 0, 0, false, {}, {}};
-  first.layouts = {{{"GPT 40B", 40, 512, 3, 10, -10}, 4, 16, 64, 8, -20},
-                   {{"GPT 40B", 40, 512, 1, 2, +2}, 8, 8, 64, 8, +2},
-                   {{"GPT 10B", 10, 256, 1, 4, -4}, 2, 8, 32, 8, -4}};
+  first.layouts = {{{"GPT 40B", 40, 512, 3, 10, -10}, 4, 16, 64, 8, 8, -20},
+                   {{"GPT 40B", 40, 512, 1, 2, +2}, 8, 8, 64, 8, 8, +2},
+                   {{"GPT 10B", 10, 256, 1, 4, -4}, 2, 8, 32, 8, 8, -4}};
   analysis::ValidationCheck second{"second", 1, 0, 0, false, {}, {}};
-  second.layouts = {{{"GPT 40B", 40, 512, 1, 6, +6}, 2, 4, 64, 8, +6}};
+  second.layouts = {{{"GPT 40B", 40, 512, 1, 6, +6}, 2, 4, 64, 8, 8, +6}};
   evidence.checks = {first, second};
   const std::string kind =
       "TP smaller than a scale-up domain, pipeline stages across scale-up domains";

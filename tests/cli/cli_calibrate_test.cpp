@@ -205,6 +205,19 @@ std::string one_evaluation_fit(const std::string& param, const std::vector<std::
   return r.out;
 }
 
+// The report splits the errors by kind of layout as well as by group: here TP1 and TP2 on one and
+// two GPUs of the preset's 8-GPU NVLink domain, "no TP" and "TP smaller than a scale-up domain".
+TEST(Calibrate, SplitsTheErrorsByKindOfLayout) {
+  const std::string out = one_evaluation_fit(
+      "hardware.compute.gemm", {},
+      "hardware.gpus_per_node,layout.tp,measured_step_time_s\n1,1,0.05\n2,2,0.05\n");
+  EXPECT_NE(out.find("  errors by kind of layout (in sample):\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    no TP, no pipeline: 1 point, mean |error| "), std::string::npos) << out;
+  EXPECT_NE(out.find("    TP smaller than a scale-up domain, no pipeline: 1 point"),
+            std::string::npos)
+      << out;
+}
+
 // A per-tile overhead is a size in K elements (64 for this preset): searched from a tenth to ten
 // times its start, not clamped into (0, 1] as an efficiency would be.
 TEST(Calibrate, BoundsAnOverheadAsASizeNotAFraction) {
