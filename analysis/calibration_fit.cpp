@@ -151,15 +151,31 @@ ErrorSummary error_summary(const std::vector<double>& predicted,
   if (e.points == 0) return e;
   double log_sq = 0;
   for (size_t i = 0; i < predicted.size(); ++i) {
-    const double rel = std::abs(predicted[i] / measured[i] - 1);
+    const double signed_rel = predicted[i] / measured[i] - 1;
+    const double rel = std::abs(signed_rel);
+    e.mean_relative += signed_rel;
     e.mean_abs_relative += rel;
     e.max_abs_relative = std::max(e.max_abs_relative, rel);
     const double l = std::log(predicted[i] / measured[i]);
     log_sq += l * l;
   }
   e.mean_abs_relative /= static_cast<double>(e.points);
+  e.mean_relative /= static_cast<double>(e.points);
   e.rms_log = std::sqrt(log_sq / static_cast<double>(e.points));
   return e;
+}
+
+GroupedValues group_by_key(const std::vector<std::string>& keys, const std::vector<double>& values,
+                           const std::vector<double>& reference) {
+  GroupedValues groups;
+  const size_t n = std::min({keys.size(), values.size(), reference.size()});
+  for (size_t i = 0; i < n; ++i) {
+    if (!(values[i] > 0) || !(reference[i] > 0)) continue;
+    auto& g = groups[keys[i]];
+    g.first.push_back(values[i]);
+    g.second.push_back(reference[i]);
+  }
+  return groups;
 }
 
 double rank_correlation(const std::vector<double>& a, const std::vector<double>& b) {

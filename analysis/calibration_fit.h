@@ -13,7 +13,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace racksim::analysis {
@@ -68,10 +70,17 @@ struct ErrorSummary {
   double max_abs_relative = 0;
   double rms_log = 0;  // root mean square of ln(predicted / measured)
   size_t points = 0;
+  double mean_relative = 0;  // mean of predicted / measured - 1, signed
 };
 
 ErrorSummary error_summary(const std::vector<double>& predicted,
                            const std::vector<double>& measured);
+
+// Per key (one per point), the points' values and their reference values, leaving out a point
+// whose value or reference is not positive (not simulated, or held out by no fold).
+using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
+GroupedValues group_by_key(const std::vector<std::string>& keys, const std::vector<double>& values,
+                           const std::vector<double>& reference);
 
 // Spearman's rank correlation (average ranks for ties); 0 for fewer than two points.
 double rank_correlation(const std::vector<double>& a, const std::vector<double>& b);

@@ -104,10 +104,10 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving);
 // throughput, MFU and the memory ledger.
 void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* report);
 
-// The report of a simulated step; the critical path's `top_operations` longest operation groups.
 // The plan's kind of layout against its scale-up domain (validation_evidence.h, layout_kind).
 std::string plan_layout_kind(const TrainingPlan& plan);
 
+// The report of a simulated step; the critical path's `top_operations` longest operation groups.
 StepReport make_step_report(const TrainingPlan& plan, const TrainingStep& step,
                             const sim::SimResult& result, size_t top_operations = 10);
 

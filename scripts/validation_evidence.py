@@ -26,16 +26,28 @@ def size_b(label):
     return float(m.group(1))
 
 
+def grouped(labelled):
+    """A check's rows grouped by model, GPU count and `extra` (a tuple, () for none), smallest
+    model first: [(label, gpus, extra, error in per cent)] -> [((size, gpus, extra, label),
+    errors)]."""
+    groups = {}
+    for label, gpus, extra, error in labelled:
+        groups.setdefault((size_b(label), int(gpus), extra, label), []).append(error)
+    return sorted(groups.items())
+
+
+def error_figures(errors):
+    """A group's rows, MAPE and mean signed error (per cent)."""
+    return {"rows": len(errors), "mape_percent": round(mape(errors), 2),
+            "mean_error_percent": round(sum(errors) / len(errors), 2)}
+
+
 def checked_runs(labelled):
     """The runs of one check, for racksim to name the one nearest a scenario: the rows grouped
     by model and GPU count, [(label, gpus, error in per cent)] -> their size, rows, MAPE and
     mean signed error, smallest model first."""
-    groups = {}
-    for label, gpus, error in labelled:
-        groups.setdefault((size_b(label), int(gpus), label), []).append(error)
-    return [{"run": label, "parameters_b": size, "gpus": gpus, "rows": len(e),
-             "mape_percent": round(mape(e), 2), "mean_error_percent": round(sum(e) / len(e), 2)}
-            for (size, gpus, label), e in sorted(groups.items())]
+    return [{"run": label, "parameters_b": size, "gpus": gpus, **error_figures(e)}
+            for (size, gpus, _, label), e in grouped((l, g, (), e) for l, g, e in labelled)]
 
 
 def checked_layouts(labelled):
@@ -43,14 +55,10 @@ def checked_layouts(labelled):
     GPUs per node), for racksim to gather the rows of a scenario's kind of layout
     (analysis/validation_evidence.h): [(label, gpus, layout, error in per cent)] -> their rows,
     MAPE, mean and worst."""
-    groups = {}
-    for label, gpus, layout, error in labelled:
-        groups.setdefault((size_b(label), int(gpus)) + layout + (label,), []).append(error)
     return [{"run": label, "parameters_b": size, "gpus": gpus, "tp": tp, "pp": pp, "nodes": nodes,
              "gpus_per_node": per_node, "scale_up_domain_gpus": SCALE_UP_DOMAIN_GPUS,
-             "rows": len(e), "mape_percent": round(mape(e), 2),
-             "mean_error_percent": round(sum(e) / len(e), 2), "worst_percent": round(worst(e), 1)}
-            for (size, gpus, tp, pp, nodes, per_node, label), e in sorted(groups.items())]
+             **error_figures(e), "worst_percent": round(worst(e), 1)}
+            for (size, gpus, (tp, pp, nodes, per_node), label), e in grouped(labelled)]
 
 
 def check_of(what, errors, labels, gpus, layouts, in_sample):

@@ -350,19 +350,12 @@ CalibrationResult calibrate(const CalibrationSpec& spec,
 
 namespace {
 
-// Per group: the points' `values` and their `reference` values, leaving out a point whose value
-// is not positive.
-using GroupedValues = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;
-GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
-                       const std::vector<double>& reference) {
-  GroupedValues groups;
-  for (size_t i = 0; i < reference.size(); ++i) {
-    if (values[i] <= 0) continue;
-    auto& g = groups[spec.measured.points[i].group];
-    g.first.push_back(values[i]);
-    g.second.push_back(reference[i]);
-  }
-  return groups;
+// Per group of the measured points (analysis::group_by_key).
+analysis::GroupedValues by_group(const CalibrationSpec& spec, const std::vector<double>& values,
+                                 const std::vector<double>& reference) {
+  std::vector<std::string> groups;
+  for (const auto& point : spec.measured.points) groups.push_back(point.group);
+  return analysis::group_by_key(groups, values, reference);
 }
 
 }  // namespace

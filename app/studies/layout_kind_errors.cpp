@@ -1,33 +1,21 @@
 #include "app/studies/layout_kind_errors.h"
 
 #include <algorithm>
-#include <cmath>
-#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "analysis/calibration_fit.h"
 
 namespace racksim::app {
 
 std::vector<LayoutKindErrors> errors_by_layout_kind(const std::vector<std::string>& kinds,
                                                     const std::vector<double>& predicted,
                                                     const std::vector<double>& measured) {
-  std::map<std::string, LayoutKindErrors> sums;
-  const size_t n = std::min({kinds.size(), predicted.size(), measured.size()});
-  for (size_t i = 0; i < n; ++i) {
-    if (!(predicted[i] > 0) || !(measured[i] > 0)) continue;
-    const double error = predicted[i] / measured[i] - 1;
-    LayoutKindErrors& k = sums[kinds[i]];
-    k.kind = kinds[i];
-    ++k.points;
-    k.mean_abs_relative += std::abs(error);
-    k.mean_relative += error;
-  }
   std::vector<LayoutKindErrors> out;
-  for (auto& [kind, k] : sums) {
-    k.mean_abs_relative /= k.points;
-    k.mean_relative /= k.points;
-    out.push_back(k);
+  for (const auto& [kind, g] : analysis::group_by_key(kinds, predicted, measured)) {
+    const analysis::ErrorSummary e = analysis::error_summary(g.first, g.second);
+    out.push_back({kind, static_cast<int>(e.points), e.mean_abs_relative, e.mean_relative});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const LayoutKindErrors& a, const LayoutKindErrors& b) {

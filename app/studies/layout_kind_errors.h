@@ -19,7 +19,8 @@ struct LayoutKindErrors {
 };
 
 // Per kind of the points' `kinds` (one per point, as `predicted` and `measured`), the largest
-// mean |error| first (ties by name). Points without a prediction (<= 0) are left out.
+// mean |error| first (ties by name). Points without a prediction or a measurement (<= 0) are left
+// out, as analysis::group_by_key leaves them.
 std::vector<LayoutKindErrors> errors_by_layout_kind(const std::vector<std::string>& kinds,
                                                     const std::vector<double>& predicted,
                                                     const std::vector<double>& measured);
