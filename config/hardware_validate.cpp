@@ -214,6 +214,7 @@ void check_hardware(const config::Hardware& hw, const Checker& check) {
 
   check_compute(hw, check);
   check.latency("hardware.collectives.base_latency_s", hw.collectives().base_latency_s());
+  check.latency("hardware.collectives.host_skew_s", hw.collectives().host_skew_s());
   check_scale_up_shape(hw, check);
   check_host(hw, check);
   check.latency("hardware.scale_out.step_overhead_s", hw.scale_out().step_overhead_s());

@@ -70,6 +70,7 @@ double fidelity_error_budget(config::Simulation::Fidelity fidelity) {
 SimOptions sim_options(const config::Hardware& hardware, topo::MeasuredCollectives measured) {
   SimOptions options;
   options.collective_base_latency_s = hardware.collectives().base_latency_s();
+  options.collective_host_skew_s = hardware.collectives().host_skew_s();
   options.algorithm = to_algorithm(hardware.collectives().algorithm());
   options.measured_collectives = std::move(measured);
   return options;

@@ -48,6 +48,9 @@ struct SimProgress {
 struct SimOptions {
   config::Simulation::Fidelity fidelity = config::Simulation::FULL;  // what tests pin
   double collective_base_latency_s = 0;
+  // hardware.collectives.host_skew_s: a collective after a host-bound kernel waits for the
+  // last of its members' hosts (sim/host_skew.h).
+  double collective_host_skew_s = 0;
   Algorithm algorithm = Algorithm::kAuto;  // hardware.collectives.algorithm
   // hardware.collectives.measured_table: collectives inside one scale-up domain that it holds
   // take its times (analytic fidelities) or last at least that long (flows). Empty: none.

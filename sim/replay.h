@@ -90,6 +90,11 @@ class Replay {
   void execute_send(OpId op);
   void execute_collective(size_t actor, OpId op, double ready_s);
   double collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank);
+  // Whether `op` is issued right after a kernel that lasted its host's issue time
+  // (KernelBound::kHost): its host, not its GPU, sets when it starts.
+  bool follows_host_bound_kernel(OpId op) const;
+  // hardware.collectives.host_skew_s times E[max of `members` normals], cached per size.
+  double host_skew_s(uint32_t members);
   void run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor);
   void log_analytic_traffic(const CollectiveRun& run, uint32_t member, double end_s);
   void arrive(CollectiveRun& run, uint32_t member, int phase);
@@ -127,7 +132,8 @@ class Replay {
   std::vector<OpId> dependents_;
   std::vector<OpId> matched_recv_;
   std::vector<OpTiming> timing_;
-  std::vector<double> host_issued_s_;  // per rank: when its host issued its last kernel
+  std::vector<double> host_issued_s_;    // per rank: when its host issued its last kernel
+  std::vector<double> skew_by_members_;  // host_skew_s(n) by n, -1 until first asked
   // Per operation: the dependency that ends last so far (its release once all are done).
   std::vector<OpId> released_by_;
   std::vector<std::unique_ptr<StreamActor>> actors_;

@@ -8,6 +8,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "sim/aggregated_plan.h"
+#include "sim/host_skew.h"
 #include "sim/replay_state.h"
 
 namespace racksim::sim {
@@ -71,6 +72,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
   uint32_t member = 0;
   CollectiveRun& run = join(op, &member, index);
   run.start_s = std::max(run.start_s, arrival);
+  run.host_bound = run.host_bound || follows_host_bound_kernel(op);
   if (run.joined < run.expected) {
     // Wait for the last member: NCCL kernels on a communicator meet before data moves.
     while (!run.started) {
@@ -78,6 +80,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
       actor.wake->acquire();
     }
   } else {
+    if (run.host_bound) run.skew_s = host_skew_s(run.members);
     choose_execution(run, o);
     run.started = true;
     for (uint32_t m = 0; m < run.members; ++m) {
@@ -98,7 +101,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
       s4u::this_actor::sleep_for(delay);
     }
     run_phases(run, member, actor);
-    if (run.measured_s >= 0) last_until_measured(run.start_s, run.measured_s);
+    if (run.measured_s >= 0) last_until_measured(run.start_s + run.skew_s, run.measured_s);
     actor.clock = s4u::Engine::get_clock();
   }
   const uint64_t key = run_key(o);
@@ -112,6 +115,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
 // analytically it is the whole delay, and its flows start without the base latency.
 double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, RankId rank) {
   double delay = run.members > 1 && run.measured_s < 0 ? options_.collective_base_latency_s : 0;
+  delay += run.skew_s;
   if (run.analytic_s >= 0) return delay + run.analytic_s;
   if (run.extra_latency_steps > 0) {
     std::vector<Transfer> out;
@@ -124,6 +128,21 @@ double Replay::collective_delay_s(const CollectiveRun& run, uint32_t member, Ran
     delay += run.extra_latency_steps * latency;
   }
   return delay;
+}
+
+bool Replay::follows_host_bound_kernel(OpId op) const {
+  const OpId by = released_by_[op];
+  if (by == kNoOp || options_.collective_host_skew_s <= 0) return false;
+  const Op& kernel = graph_.op(by);
+  return kernel.kind == OpKind::kCompute &&
+         compute_.timed(kernel, graph_.shape(kernel.shape)).bound == KernelBound::kHost;
+}
+
+double Replay::host_skew_s(uint32_t members) {
+  if (skew_by_members_.size() <= members) skew_by_members_.resize(members + 1, -1);
+  double& skew = skew_by_members_[members];
+  if (skew < 0) skew = collective_host_skew_s(options_.collective_host_skew_s, members);
+  return skew;
 }
 
 void Replay::run_phases(CollectiveRun& run, uint32_t member, StreamActor& actor) {
