@@ -1,7 +1,6 @@
 #include "sim/host_skew.h"
 
 #include <cmath>
-#include <vector>
 
 namespace racksim::sim {
 
