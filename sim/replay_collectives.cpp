@@ -72,7 +72,7 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
   uint32_t member = 0;
   CollectiveRun& run = join(op, &member, index);
   run.start_s = std::max(run.start_s, arrival);
-  run.host_bound = run.host_bound || follows_host_bound_kernel(op);
+  if (follows_host_bound_kernel(op)) run.skew_s = host_skew_s(run.members);
   if (run.joined < run.expected) {
     // Wait for the last member: NCCL kernels on a communicator meet before data moves.
     while (!run.started) {
@@ -80,7 +80,6 @@ void Replay::execute_collective(size_t index, OpId op, double ready_s) {
       actor.wake->acquire();
     }
   } else {
-    if (run.host_bound) run.skew_s = host_skew_s(run.members);
     choose_execution(run, o);
     run.started = true;
     for (uint32_t m = 0; m < run.members; ++m) {

@@ -52,8 +52,9 @@ struct Replay::CollectiveRun {
   // latency included. Timed analytically it is the duration; run as flows, the least it takes.
   double measured_s = -1;
   double bytes = 0;
-  bool host_bound = false;  // some member issued it right after a host-bound kernel
-  double skew_s = 0;        // the wait for the last member's host (sim/host_skew.h)
+  // The wait for the last member's host (sim/host_skew.h): set when some member issued it right
+  // after a host-bound kernel.
+  double skew_s = 0;
 };
 
 }  // namespace racksim::sim
