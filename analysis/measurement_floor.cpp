@@ -16,6 +16,7 @@ struct Position {
   double micro_batch = 0;
   double micro_batches = 0;
   std::vector<size_t> rows;
+  std::string kernels;  // the first row's (MicroBatchRow::kernels)
 };
 
 // A relative error below this is the solver's tolerance (Clp's primal tolerance is 1e-7 in
@@ -34,6 +35,7 @@ struct Family {
   std::vector<Position> positions;
   int stages = 1;
   size_t rows = 0;
+  bool step_costs_fixed = false;  // its rows' framework fixes c (MicroBatchRow)
 };
 
 // Two families that differ only in the TP size (`small`'s is `ratio` times smaller), or only in
@@ -61,9 +63,15 @@ void add_error(LinearProgram& lp, const StepColumns& step, double measured_s) {
   lp.rows.push_back({below, measured_s, kUnbounded});
 }
 
+// Whether c is held fixed from position i to i + 1 of `family` (measurement_floor.h).
+bool holds_costs_fixed(const Family& family, size_t i, FloorOptions options) {
+  return options.framework_step_costs && family.step_costs_fixed &&
+         family.positions[i].kernels == family.positions[i + 1].kernels;
+}
+
 // One family's columns and the rows that bind them across its micro-batches.
 std::vector<StepColumns> add_family(LinearProgram& lp, const Family& family,
-                                    const std::vector<MicroBatchRow>& rows) {
+                                    const std::vector<MicroBatchRow>& rows, FloorOptions options) {
   std::vector<StepColumns> steps;
   for (const Position& p : family.positions) {
     StepColumns s;
@@ -85,7 +93,8 @@ std::vector<StepColumns> add_family(LinearProgram& lp, const Family& family,
       add_difference(lp, next, now, 1, 0, kUnbounded);        // does not fall
       add_difference(lp, next, now, growth, -kUnbounded, 0);  // grows no faster than the batch
     }
-    add_difference(lp, steps[i + 1].c, steps[i].c, 1, -kUnbounded, 0);  // does not grow
+    const double least = holds_costs_fixed(family, i, options) ? 0 : -kUnbounded;
+    add_difference(lp, steps[i + 1].c, steps[i].c, 1, least, 0);  // does not grow (nor fall)
   }
   return steps;
 }
@@ -113,10 +122,11 @@ struct Closest {
 };
 
 Closest closest_steps(const std::vector<size_t>& members, const std::vector<SiblingLink>& links,
-                      const std::vector<Family>& families, const std::vector<MicroBatchRow>& rows) {
+                      const std::vector<Family>& families, const std::vector<MicroBatchRow>& rows,
+                      FloorOptions options) {
   LinearProgram lp;
   std::vector<std::vector<StepColumns>> steps(families.size());
-  for (size_t f : members) steps[f] = add_family(lp, families[f], rows);
+  for (size_t f : members) steps[f] = add_family(lp, families[f], rows, options);
   for (const SiblingLink& link : links) add_link(lp, link, families, steps);
   const size_t first_row = families[members[0]].positions[0].rows[0];
   const LinearOptimum optimum = minimise(lp, "measurement floor of " + rows[first_row].family);
@@ -137,10 +147,11 @@ Family family_of(std::vector<size_t> members, const std::vector<MicroBatchRow>& 
   Family family;
   family.stages = rows[members[0]].stages;
   family.rows = members.size();
+  family.step_costs_fixed = rows[members[0]].step_costs_fixed;
   for (size_t r : members) {
     std::vector<Position>& positions = family.positions;
     if (positions.empty() || positions.back().micro_batch != rows[r].micro_batch) {
-      positions.push_back({rows[r].micro_batch, rows[r].micro_batches, {}});
+      positions.push_back({rows[r].micro_batch, rows[r].micro_batches, {}, rows[r].kernels});
     }
     positions.back().rows.push_back(r);
   }
@@ -238,7 +249,7 @@ double record(const Closest& closest, const std::vector<Family>& families,
 
 }  // namespace
 
-MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
+MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows, FloorOptions options) {
   MicroBatchFloor floor;
   floor.closest_s.resize(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) floor.closest_s[i] = rows[i].measured_s;
@@ -249,7 +260,13 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
   for (size_t f = 0; f < families.size(); ++f) {
     if (families[f].rows < 2) continue;
     ++floor.families;
-    alone[f] = closest_steps({f}, {}, families, rows);
+    alone[f] = closest_steps({f}, {}, families, rows, options);
+    for (size_t i = 0; i + 1 < families[f].positions.size(); ++i) {
+      if (holds_costs_fixed(families[f], i, options)) {
+        ++floor.fixed_cost_families;
+        break;
+      }
+    }
     if (alone[f].summed_error > kSolverTolerance * static_cast<double>(families[f].rows)) {
       ++floor.families_broken;
     }
@@ -258,7 +275,7 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
   for (const SiblingLink& link : links) {
     ++(link.model ? floor.model_pairs : floor.sibling_pairs);
     const double both =
-        closest_steps({link.small, link.large}, {link}, families, rows).summed_error;
+        closest_steps({link.small, link.large}, {link}, families, rows, options).summed_error;
     const double rows_in_pair =
         static_cast<double>(families[link.small].rows + families[link.large].rows);
     if (both > alone[link.small].summed_error + alone[link.large].summed_error +
@@ -279,7 +296,8 @@ MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows) {
     for (const SiblingLink& link : links) {
       if (std::binary_search(set.begin(), set.end(), link.small)) inside.push_back(link);
     }
-    error += record(closest_steps(set, inside, families, rows), families, rows, floor.closest_s);
+    error += record(closest_steps(set, inside, families, rows, options), families, rows,
+                    floor.closest_s);
   }
   if (!rows.empty()) floor.mean_abs_relative = error / static_cast<double>(rows.size());
   return floor;

@@ -46,6 +46,17 @@
 // least the step's FLOPs per GPU at the GPU's peak (a stage does no less than the average).
 // Without it the step's own costs c could take up any share of a step.
 //
+// One bound ties the step's own costs to the framework, where it says how it reduces the
+// gradients. When they are reduced after the last backward (no bucket overlaps it: DeepSpeed's
+// engine, Megatron without --overlap-grad-reduce) and there are no pipeline stages (whose drain
+// can hide a later stage's reduction, by more with a longer micro-batch), c is the reduction
+// and the optimizer, the same at every micro-batch: doubling the micro-batch then halves
+// m and leaves c, so the step falls at most to half. That holds where the micro-batches run the
+// same kernels; where a framework picks another kernel for the larger one (Megatron's fused
+// softmax takes a micro-batch x heads per rank that is a multiple of 4), the looser bound stays.
+// The floor drawn with it (`FloorOptions::framework_step_costs`) is the closest a model of the
+// named framework can come; the one without it, the closest any framework can.
+//
 // What the bounds assume that a GPU may break: a GEMM's last partial wave can make a larger
 // micro-batch's time per sequence rise by up to one wave in its number of waves; a library's
 // heuristics can pick a slower kernel for a smaller shape.
@@ -77,6 +88,15 @@ struct MicroBatchRow {
   // larger in width or in depth alone.
   std::string model_siblings;
   double hidden = 0, ffn = 0, layers = 0;
+  // The framework reduces the gradients after the last backward and the layout has no pipeline
+  // stages: c is the same at every micro-batch of the family whose `kernels` are the same.
+  bool step_costs_fixed = false;
+  std::string kernels;  // what tells one micro-batch's kernels from another's (their names)
+};
+
+struct FloorOptions {
+  // Hold c fixed where a row says its framework does (`MicroBatchRow::step_costs_fixed`).
+  bool framework_step_costs = false;
 };
 
 struct MicroBatchFloor {
@@ -99,11 +119,15 @@ struct MicroBatchFloor {
   size_t model_pairs = 0;
   size_t model_pairs_broken = 0;
   std::vector<std::pair<size_t, size_t>> broken_model_rows;
+  // With FloorOptions::framework_step_costs: the families whose c was held fixed between two
+  // micro-batches or more.
+  size_t fixed_cost_families = 0;
 };
 
 // The closest step times minimise the sum of |closest / measured - 1| within each family and its
 // TP and model siblings: a linear program over u, v and c per family and micro-batch
 // (analysis/linear_program.h), exact.
-MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows);
+MicroBatchFloor micro_batch_floor(const std::vector<MicroBatchRow>& rows,
+                                  FloorOptions options = {});
 
 }  // namespace racksim::analysis

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "proto/scale_up_domain.h"
+
 namespace racksim::config {
 
 namespace {
@@ -50,9 +52,7 @@ std::optional<std::string> fold_refusal(const config::Scenario& scenario) {
   // A replica's stage holds tp x cp GPUs; they must tile the scale-up domains the same way in
   // every replica.
   const int stage_gpus = layout.tp() * std::max(1, layout.cp());
-  const int domain = scenario.hardware().scale_up().domain_size() > 0
-                         ? scenario.hardware().scale_up().domain_size()
-                         : scenario.hardware().gpus_per_node();
+  const int domain = scale_up_domain_gpus(scenario.hardware());
   if (domain > 0 && stage_gpus % domain != 0 && domain % stage_gpus != 0) {
     return fmt::format(
         "uneven placement: a replica's tp x cp = {} GPUs per stage straddle the {}-GPU scale-up "

@@ -11,6 +11,7 @@
 
 #include "analysis/report.h"
 #include "app/child_process.h"
+#include "app/studies/floor_report.h"
 #include "app/studies/floor_rows.h"
 #include "app/studies/layout_kind_errors.h"
 #include "common/error.h"
@@ -196,8 +197,10 @@ std::vector<std::vector<size_t>> folds_for(const CalibrationSpec& spec, std::str
   return folds;
 }
 
-// Every measured row's scenario loads and validates before anything is simulated.
-void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result) {
+// Every measured row's scenario loads and validates before anything is simulated. Returns the
+// rows as the measurement floor sees them.
+std::vector<analysis::MicroBatchRow> check_measured_rows(const CalibrationSpec& spec,
+                                                         CalibrationResult& result) {
   std::vector<analysis::MicroBatchRow> rows;
   for (const auto& point : spec.measured.points) {
     try {
@@ -219,6 +222,7 @@ void check_measured_rows(const CalibrationSpec& spec, CalibrationResult& result)
         "the model's faults; only the held-out error says whether it is right",
         result.params.size(), n));
   }
+  return rows;
 }
 
 size_t fit_stride(const CalibrationSpec& spec) {
@@ -399,17 +403,6 @@ std::string rank_lines(const CalibrationSpec& spec, const std::vector<double>& p
   return out;
 }
 
-// The floor within each group (the model sizes): mean |closest / measured - 1| over its rows.
-std::string group_floor_line(const CalibrationSpec& spec, const CalibrationResult& r) {
-  if (!spec.measured.has_groups) return "";
-  std::string out = "    the floor per group:";
-  for (const auto& [name, e] : errors_by_group(spec, r.floor.closest_s, r.measured)) {
-    out += fmt::format(" {} {:.2f} % ({} points);", name, 100 * e.mean_abs_relative, e.points);
-  }
-  out.back() = '\n';
-  return out;
-}
-
 // How close any model can come to these measurements (analysis/measurement_floor.h).
 std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r) {
   const analysis::MicroBatchFloor& f = r.floor;
@@ -453,7 +446,7 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
                        point_source(spec.measured, spec.measured.points[small]),
                        point_source(spec.measured, spec.measured.points[large]));
   }
-  if (broken) out += group_floor_line(spec, r);
+  if (broken) out += floor_per_group_line(spec, f.closest_s, r.measured);
   // The model's own error, the measurements' inconsistency taken out: the fit against those
   // closest times in place of the rows that break the property.
   if (broken && r.predicted.size() == f.closest_s.size()) {
@@ -468,7 +461,8 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
 
 CalibrationResult measurement_floor(const CalibrationSpec& spec) {
   CalibrationResult result;
-  check_measured_rows(spec, result);
+  const std::vector<analysis::MicroBatchRow> rows = check_measured_rows(spec, result);
+  result.framework_floor = analysis::micro_batch_floor(rows, {.framework_step_costs = true});
   return result;
 }
 
@@ -478,7 +472,7 @@ std::string measurement_floor_report(const CalibrationSpec& spec, const Calibrat
   if (result.floor.families == 0) {
     return out + "  no two rows differ only in the micro-batch: nothing to bound\n";
   }
-  return out + floor_lines(spec, result);
+  return out + floor_lines(spec, result) + framework_floor_lines(spec, result);
 }
 
 // A fit whose parameters never moved a prediction fitted nothing; say so where the values are.

@@ -77,6 +77,9 @@ struct CalibrationResult {
   // The floor under any model of kernels and collectives (analysis/measurement_floor.h): rows
   // of the measurements that contradict every such model.
   analysis::MicroBatchFloor floor;
+  // --floor-only: the same with the step's own costs as each row's framework runs them
+  // (analysis::FloorOptions::framework_step_costs); families 0 otherwise.
+  analysis::MicroBatchFloor framework_floor;
   // Per point, its kind of layout (analysis::layout_kind): the errors are split by it too.
   std::vector<std::string> layout_kinds;
   std::vector<std::string> warnings;
@@ -95,7 +98,7 @@ bool fitted_on(const CalibrationSpec& spec, size_t row);
 // `racksim calibrate --floor-only`: the floor the measurements put under any model of kernels
 // and collectives, and the rows that set it (analysis/measurement_floor.h). Loads and checks
 // every row's scenario; simulates nothing and fits nothing (spec.params may be empty). The
-// result holds the measured times and the floor alone.
+// result holds the measured times and the two floors alone.
 CalibrationResult measurement_floor(const CalibrationSpec& spec);
 std::string measurement_floor_report(const CalibrationSpec& spec, const CalibrationResult& floor);
 

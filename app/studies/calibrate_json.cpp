@@ -84,6 +84,13 @@ Json floor_json(const CalibrationSpec& spec, const CalibrationResult& r) {
     }
   }
   out["per_group"] = groups;
+  // --floor-only: the floor with the step's own costs as each row's framework runs them.
+  const analysis::MicroBatchFloor& own = r.framework_floor;
+  if (own.families > 0 && own.closest_s.size() == r.measured.size()) {
+    out["framework_step_costs"] = Json{{"mean_abs_relative", own.mean_abs_relative},
+                                       {"fixed_cost_families", own.fixed_cost_families},
+                                       {"closest_step_time_s", own.closest_s}};
+  }
   // The model's own error with the measurements' inconsistency taken out.
   if (!r.predicted.empty() && r.predicted.size() == f.closest_s.size()) {
     out["fit_against_closest"] = error_json(analysis::error_summary(r.predicted, f.closest_s));

@@ -28,6 +28,21 @@ bool on_tensor_core_grain(const config::Model& model, int tp) {
          model.hidden_size() % (kGrain * heads) == 0;
 }
 
+// The names of the kernels and collectives each layer runs, forward and backward, in order: two
+// micro-batches that give the same ran the same kernels (a framework that switches kernels with
+// the shape, as Megatron's fused softmax does, names them differently).
+std::string kernel_names(const TrainingPlan& plan, int layers) {
+  std::string names;
+  for (int layer = 0; layer < layers; ++layer) {
+    const BlockSteps steps = plan.model.layer_steps(layer, plan.shape);
+    for (const auto* pass : {&steps.forward, &steps.backward}) {
+      for (const LayerStep& step : *pass) names += step.name + ' ';
+    }
+    names += '|';
+  }
+  return names;
+}
+
 }  // namespace
 
 analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scenario& scenario,
@@ -63,6 +78,10 @@ analysis::MicroBatchRow floor_row(const MeasuredPoint& point, const config::Scen
   // DualPipe feeds micro-batches from both ends: the floor's step formula is not drawn for it.
   row.bounded = training.schedule() != config::Training::DUALPIPE;
   row.measured_s = point.step_time_s;
+  // Gradients reduced after the last backward, no pipeline drain to hide them behind: the
+  // step's own costs do not change with the micro-batch (measurement_floor.h).
+  row.step_costs_fixed = !plan.training.overlap_grad_reduce && row.stages == 1;
+  row.kernels = kernel_names(plan, model.num_layers());
   return row;
 }
 

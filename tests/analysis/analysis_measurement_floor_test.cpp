@@ -235,5 +235,36 @@ TEST(MicroBatchFloor, ModelsAreLinkedOnlyWhereTheBoundHolds) {
   EXPECT_EQ(pairs(base, base), 0u);  // the same model: no pair
 }
 
+// A framework that reduces the gradients after the last backward keeps the step's own costs c at
+// every micro-batch, so doubling the micro-batch (half the micro-batches, none cheaper) leaves the
+// step at least half as long: 0.724 s at micro-batch 2 and 0.336 s at 4 (vTrain's hidden 1,024
+// TP2 rows look like this) cannot both be right. Closest: lower the first to 2 x 0.336 = 0.672 s
+// (7.18 % of it; raising the second to 0.362 s would cost 7.74 %), 3.59 % over the two rows. Any
+// framework (c may fall, as an overlapped reduction's does), a micro-batch that runs other kernels,
+// or a pipelined family (FloorOptions off, or step_costs_fixed false) allows both.
+TEST(MicroBatchFloor, StepCostsTheFrameworkFixesHoldAHalvedStepToHalf) {
+  auto family = [](bool fixed, const std::string& larger_kernels) {
+    std::vector<MicroBatchRow> rows = {row("tp2", 2, 0.724, 1, 16), row("tp2", 4, 0.336, 1, 16)};
+    for (MicroBatchRow& r : rows) {
+      r.step_costs_fixed = fixed;
+      r.kernels = "gemm softmax gemm";
+    }
+    rows[1].kernels = larger_kernels;
+    return rows;
+  };
+  const auto own = micro_batch_floor(family(true, "gemm softmax gemm"), {true});
+  EXPECT_EQ(own.families_broken, 1u);
+  EXPECT_EQ(own.fixed_cost_families, 1u);
+  EXPECT_NEAR(own.mean_abs_relative, (1 - 0.672 / 0.724) / 2, 1e-6);
+  EXPECT_NEAR(own.closest_s[0], 0.672, 1e-6);
+  EXPECT_DOUBLE_EQ(own.closest_s[1], 0.336);
+
+  EXPECT_EQ(micro_batch_floor(family(true, "gemm softmax gemm")).mean_abs_relative, 0);
+  const auto switched = micro_batch_floor(family(true, "gemm fused_softmax gemm"), {true});
+  EXPECT_EQ(switched.mean_abs_relative, 0);
+  EXPECT_EQ(switched.fixed_cost_families, 0u);
+  EXPECT_EQ(micro_batch_floor(family(false, "gemm softmax gemm"), {true}).mean_abs_relative, 0);
+}
+
 }  // namespace
 }  // namespace racksim

@@ -322,6 +322,49 @@ TEST(Calibrate, FloorOnlyLinksModelsThatDifferOnlyInSize) {
       << r.out;
   EXPECT_NE(r.out.find("0.35B 1.46 % (180 points); 0.71B 0.00 % (180 points)"), std::string::npos)
       << r.out;
+  // vTrain ran DeepSpeed's engine, which reduces the gradients after the last backward: in the
+  // 208 families without pipeline stages a doubled micro-batch leaves the step at least half as
+  // long. 0.35B TP2 DP4, global batch 32: 366.9 ms at micro-batch 2 (line 524), 172.7 ms at 4
+  // (line 1274), so the first is at best 2 x 172.7 ms.
+  const size_t own = r.out.find("with the step's own costs as each row's framework runs them");
+  ASSERT_NE(own, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("every micro-batch of 208 families", own), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("floor 0.79 % mean |error|", own), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("line 524: measured 0.3669 s, at best 0.3454 s (-5.9 %)", own),
+            std::string::npos)
+      << r.out;
+}
+
+// racksim's own single-node predictions (the all-rows fit's, committed beside the measurements) as
+// the measurements: steps every bound allows, the framework's fixed step costs included, so both
+// floors are zero. A model whose micro-batches got cheaper with more rows, or whose step costs
+// moved with the micro-batch under DeepSpeed's reduction, would fail here.
+TEST(Calibrate, RacksimsOwnSingleNodeStepsKeepTheFrameworksFloor) {
+  const auto fit = nlohmann::json::parse(
+      read_file(kRoot + "/scenarios/calibration/a100-single-node-all-rows.json"));
+  std::map<int, double> predicted_s;
+  for (const auto& row : fit.at("rows")) {
+    predicted_s[row.at("line").get<int>()] = row.at("fitted_step_time_s").get<double>();
+  }
+  ASSERT_EQ(predicted_s.size(), 1440u);
+  std::istringstream rows(read_file(kRoot + "/scenarios/calibration/a100-single-node.csv"));
+  std::string line, rewritten;
+  for (int number = 1; std::getline(rows, line); ++number) {
+    if (predicted_s.count(number)) {
+      line =
+          line.substr(0, line.rfind(',') + 1) + fmt::format("{:.6f}", 1000 * predicted_s[number]);
+    }
+    rewritten += line + "\n";
+  }
+  TempDir dir;
+  const auto r = vtrain_floor(dir.write("own.csv", rewritten),
+                              {"--set", "sim.fold_replicas=false", "--set", "hardware.nodes=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measurement floor 0.00 % mean |error| (1440 points)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("every micro-batch of 208 families"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("floor 0.00 % mean |error|; it moves no row further"), std::string::npos)
+      << r.out;
 }
 
 // `--floor-only` on vTrain's 41 multi-node rows: the floor alone, no --params, nothing simulated.
@@ -355,6 +398,10 @@ TEST(Calibrate, FloorOnlyBoundsPipelinedFamiliesAndSimulatesNothing) {
   EXPECT_NEAR(doc.at("floor").at("mean_abs_relative").get<double>(), 0.0152, 5e-5);
   EXPECT_EQ(doc.at("floor").at("families_broken"), 4);
   EXPECT_EQ(doc.at("floor").at("families"), 9);
+  // Six families without pipeline stages hold their costs; none of their rows moves further.
+  const auto& own = doc.at("floor").at("framework_step_costs");
+  EXPECT_EQ(own.at("fixed_cost_families"), 6);
+  EXPECT_NEAR(own.at("mean_abs_relative").get<double>(), 0.0152, 5e-5);
   EXPECT_FALSE(doc.contains("parameters"));
   ASSERT_EQ(doc.at("rows").size(), 41u);
   const auto& line34 = doc.at("rows").at(31);

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "proto/scale_up_domain.h"
 #include "workloads/moe/expert_routing.h"
 
 namespace racksim {
@@ -101,9 +102,7 @@ TokenRouting read_token_routing(const std::string& path, int64_t experts, int to
 }
 
 int expert_domain_size(const config::Scenario& scenario) {
-  const auto& hw = scenario.hardware();
-  const int domain =
-      hw.scale_up().has_domain_size() ? hw.scale_up().domain_size() : hw.gpus_per_node();
+  const int domain = scale_up_domain_gpus(scenario.hardware());
   return std::max(1, std::min(domain, std::max(1, scenario.layout().ep())));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "proto/scale_up_domain.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/step_shape.h"
 
@@ -81,9 +82,7 @@ ClusterFigures cluster_figures(const config::Scenario& s) {
   }
   c.nodes = hw.nodes();
   c.gpus_per_node = hw.gpus_per_node();
-  c.scale_up_domain_gpus = hw.scale_up().has_domain_size() && hw.scale_up().domain_size() > 0
-                               ? hw.scale_up().domain_size()
-                               : hw.gpus_per_node();
+  c.scale_up_domain_gpus = scale_up_domain_gpus(hw);
   c.hbm_bytes = hw.gpu().hbm_bytes();
   c.peak_flops_per_gpu = peak_flops(hw.gpu(), s.training().dtype());
   return c;
