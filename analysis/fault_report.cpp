@@ -92,6 +92,35 @@ FaultImpact comm_impact(std::string kind, std::string description, std::vector<R
   return f;
 }
 
+// The spread's impact: the critical path's GPU kernels on ranks slower than the median (a
+// pipeline's path need not pass the slowest GPU of the cluster, which the description names).
+FaultImpact spread_impact(const topo::GpuSpread& spread, const EventGraph& graph,
+                          const CriticalPath& path) {
+  uint32_t slowest = 0, fastest = 0;
+  for (uint32_t g = 1; g < graph.num_ranks(); ++g) {
+    if (spread.factor(g) > spread.factor(slowest)) slowest = g;
+    if (spread.factor(g) < spread.factor(fastest)) fastest = g;
+  }
+  FaultImpact f{"gpu_spread",
+                fmt::format("every GPU's kernels x(1 + {:g} z), seed {}: the slowest, rank {}, "
+                            "x{:.4f}; the fastest, rank {}, x{:.4f}",
+                            spread.relative_sd, spread.seed, slowest, spread.factor(slowest),
+                            fastest, spread.factor(fastest)),
+                {},
+                {},
+                {}};
+  const auto slowed = [&](const PathSegment& seg) {
+    return is_compute(seg.kind) && !on_host(graph, seg.op) && spread.factor(seg.rank) > 1;
+  };
+  for (const PathSegment& seg : path.segments) {
+    if (seg.op != kNoOp && slowed(seg)) f.ranks.push_back(seg.rank);
+  }
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.ranks.erase(std::unique(f.ranks.begin(), f.ranks.end()), f.ranks.end());
+  f.stretches = stretches(path, slowed);
+  return f;
+}
+
 }  // namespace
 
 std::string FaultImpact::lands_on() const {
@@ -146,6 +175,7 @@ FaultsReport fault_report(const topo::Faults& faults, int gpus_per_node, int dom
     }
     r.faults.push_back(std::move(f));
   }
+  if (faults.spread) r.faults.push_back(spread_impact(*faults.spread, graph, path));
   return r;
 }
 

@@ -5,8 +5,9 @@
 // fault the report names the ranks it touches and the critical-path stretch of the faulted step
 // on those ranks that the fault slows: GPU kernels for a straggler, communication for a degraded
 // NVLink port, communication that leaves the scale-up domain for a degraded or dead NIC, host
-// work for a slow host, each grouped by path kind ("backward", "comm.dp"). A fault whose stretches
-// are not on the critical path costs nothing unless it moves the path.
+// work for a slow host, GPU kernels on ranks slower than the median for a spread, each grouped by
+// path kind ("backward", "comm.dp"). A fault whose stretches are not on the critical path costs
+// nothing unless it moves the path.
 #pragma once
 
 #include <array>
@@ -28,7 +29,7 @@ struct BaselineStep {
 };
 
 struct FaultImpact {
-  std::string kind;         // straggler, degraded_link, dead_nic, slow_host
+  std::string kind;         // straggler, degraded_link, dead_nic, slow_host, gpu_spread
   std::string description;  // e.g. "rank 3: GPU kernels x1.2"
   std::vector<RankId> ranks;
   // The faulted step's critical-path seconds on `ranks` that the fault slows, by stretch

@@ -24,7 +24,10 @@ class FaultChecker {
         gpus_(int64_t{spec_.nodes} * spec_.node.gpus) {}
 
   [[noreturn]] void fail(const std::string& field, int entry, const std::string& detail) const {
-    throw InputError(sources_.find(field), field, fmt::format("entry {}: {}", entry, detail));
+    fail(field, fmt::format("entry {}: {}", entry, detail));
+  }
+  [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
+    throw InputError(sources_.find(field), field, detail);
   }
 
   void rank(const std::string& field, int entry, bool present, int64_t rank) const {
@@ -127,6 +130,24 @@ void check_slow_hosts(const config::Faults& faults, const FaultChecker& check) {
   }
 }
 
+// Wider than Sinha et al.'s clusters (SC'22) by far: a 20 % spread puts a 1,000-GPU step's
+// slowest GPU about 65 % behind the median.
+constexpr double kMaxRelativeSd = 0.2;
+
+void check_gpu_spread(const config::Faults& faults, const FaultChecker& check) {
+  if (!faults.has_gpu_spread()) return;
+  const auto& spread = faults.gpu_spread();
+  const std::string field = "faults.gpu_spread.relative_sd";
+  if (!spread.has_relative_sd()) {
+    check.fail(field,
+               "missing: the spread of the GPUs' kernel times around the median (0.03: 3 %)");
+  }
+  const double sd = spread.relative_sd();
+  if (!(sd >= 0 && sd <= kMaxRelativeSd)) {
+    check.fail(field, fmt::format("must be in [0, {}], got {}", kMaxRelativeSd, sd));
+  }
+}
+
 }  // namespace
 
 void validate_faults(const config::Scenario& scenario, const SourceMap& sources) {
@@ -136,6 +157,7 @@ void validate_faults(const config::Scenario& scenario, const SourceMap& sources)
   check_degraded_links(scenario.faults(), check);
   check_dead_nics(scenario.faults(), check);
   check_slow_hosts(scenario.faults(), check);
+  check_gpu_spread(scenario.faults(), check);
 }
 
 }  // namespace racksim::config

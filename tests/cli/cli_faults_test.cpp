@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_racksim.h"
+#include "topologies/faults.h"
 
 namespace racksim {
 namespace {
@@ -80,6 +82,37 @@ TEST(CliFaults, SlowHostWithoutHostWorkCostsNothingAndSaysSo) {
   EXPECT_NE(faults["list"][0].value("note", "").find("no host work"), std::string::npos);
 }
 
+// Every GPU drawn around the median: the step waits for the slowest, so it costs what a
+// straggler with the slowest GPU's factor costs, and lands on that GPU. A spread of 0 costs
+// nothing.
+TEST(CliFaults, GpuSpreadCostsWhatItsSlowestGpuCosts) {
+  nlohmann::json report;
+  const auto faults = faults_report("gpu_spread { relative_sd: 0.04 seed: 11 }", &report);
+  ASSERT_TRUE(faults.is_object());
+  const topo::GpuSpread spread{0.04, 11};
+  uint32_t slowest = 0;
+  for (uint32_t g = 1; g < 8; ++g) {
+    if (spread.factor(g) > spread.factor(slowest)) slowest = g;
+  }
+  ASSERT_GT(spread.factor(slowest), 1);
+  const double faulted_compute = compute_on_path(report["critical_path"]["by_kind_s"]);
+  const double baseline_compute =
+      faulted_compute - compute_on_path(faults["critical_path_delta_s"]);
+  const double cost_s = faults["cost_s"].get<double>();
+  EXPECT_NEAR(cost_s, (spread.factor(slowest) - 1) * baseline_compute, 1e-3 * cost_s);
+  ASSERT_EQ(faults["list"].size(), 1u);
+  EXPECT_EQ(faults["list"][0]["kind"], "gpu_spread");
+  EXPECT_EQ(faults["list"][0]["ranks"], nlohmann::json::array({slowest}));
+  EXPECT_NE(faults["list"][0]["description"].get<std::string>().find(
+                fmt::format("the slowest, rank {}, x{:.4f}", slowest, spread.factor(slowest))),
+            std::string::npos)
+      << faults["list"][0]["description"];
+
+  const auto none = faults_report("gpu_spread { relative_sd: 0 }", &report);
+  ASSERT_TRUE(none.is_object());
+  EXPECT_DOUBLE_EQ(none["cost_s"].get<double>(), 0);
+}
+
 struct BadFault {
   std::string faults;
   std::string field;
@@ -110,17 +143,20 @@ std::string entry_name(const ::testing::TestParamInfo<BadFault>& info) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, CliFaultErrors,
-    ::testing::Values(BadFault{"straggler { rank: 8 slowdown: 0.2 }", "faults.straggler", "rank 8"},
-                      BadFault{"straggler { rank: 1 }", "faults.straggler", "missing slowdown"},
-                      BadFault{"straggler { rank: 1 slowdown: 500 }", "faults.straggler",
-                               "slowdown"},
-                      BadFault{"degraded_link { rank: 0 bandwidth_factor: 1.5 }",
-                               "faults.degraded_link", "bandwidth_factor"},
-                      BadFault{"degraded_link { rank: 0 bandwidth_factor: 0 }",
-                               "faults.degraded_link", "bandwidth_factor"},
-                      BadFault{"dead_nic { node: 1 port: 0 }", "faults.dead_nic", "node 1"},
-                      BadFault{"dead_nic { node: 0 port: 8 }", "faults.dead_nic", "port 8"},
-                      BadFault{"slow_host { node: 0 factor: 0.5 }", "faults.slow_host", "factor"}),
+    ::testing::Values(
+        BadFault{"straggler { rank: 8 slowdown: 0.2 }", "faults.straggler", "rank 8"},
+        BadFault{"straggler { rank: 1 }", "faults.straggler", "missing slowdown"},
+        BadFault{"straggler { rank: 1 slowdown: 500 }", "faults.straggler", "slowdown"},
+        BadFault{"degraded_link { rank: 0 bandwidth_factor: 1.5 }", "faults.degraded_link",
+                 "bandwidth_factor"},
+        BadFault{"degraded_link { rank: 0 bandwidth_factor: 0 }", "faults.degraded_link",
+                 "bandwidth_factor"},
+        BadFault{"dead_nic { node: 1 port: 0 }", "faults.dead_nic", "node 1"},
+        BadFault{"dead_nic { node: 0 port: 8 }", "faults.dead_nic", "port 8"},
+        BadFault{"slow_host { node: 0 factor: 0.5 }", "faults.slow_host", "factor"},
+        BadFault{"gpu_spread { relative_sd: 0.5 }", "faults.gpu_spread.relative_sd",
+                 "must be in [0, 0.2], got 0.5"},
+        BadFault{"gpu_spread { seed: 3 }", "faults.gpu_spread.relative_sd", "missing"}),
     entry_name);
 
 TEST(CliFaults, FaultsCannotBeFolded) {
