@@ -42,7 +42,7 @@ TEST(GpuSpread, DrawsAreStandardNormalsOfTheSeedAndTheGpuAlone) {
 }
 
 // Over 4,000 seeds, the slowest of n GPUs averages E[max of n standard normals] deviations above
-// the median (1.4236 for 8, 2.4175 for 64; sim/host_skew.h integrates it), within four standard
+// the median (1.4236 for 8, 2.3437 for 64; sim/host_skew.h integrates it), within four standard
 // errors (about 0.01 for 8 GPUs).
 TEST(GpuSpread, TheSlowestOfNGpusIsTheExpectedMaxOfNNormals) {
   constexpr int kSeeds = 4000;
