@@ -1,6 +1,7 @@
 #include "app/studies/floor_rows.h"
 
 #include <algorithm>
+#include <string>
 
 #include "analysis/report.h"
 #include "topologies/cluster_spec.h"
@@ -28,18 +29,28 @@ bool on_tensor_core_grain(const config::Model& model, int tp) {
          model.hidden_size() % (kGrain * heads) == 0;
 }
 
-// The names of the kernels and collectives each layer runs, forward and backward, in order: two
-// micro-batches that give the same ran the same kernels (a framework that switches kernels with
-// the shape, as Megatron's fused softmax does, names them differently).
+// The names of the kernels and collectives each layer runs, forward and backward, in order, with
+// runs of identical layers written once with their count (a dense model's signature is one
+// layer's): two micro-batches that give the same ran the same kernels (a framework that switches
+// kernels with the shape, as Megatron's fused softmax does, names them differently).
 std::string kernel_names(const TrainingPlan& plan, int layers) {
-  std::string names;
+  std::string names, run;
+  int count = 0;
   for (int layer = 0; layer < layers; ++layer) {
     const BlockSteps steps = plan.model.layer_steps(layer, plan.shape);
+    std::string this_layer;
     for (const auto* pass : {&steps.forward, &steps.backward}) {
-      for (const LayerStep& step : *pass) names += step.name + ' ';
+      for (const LayerStep& step : *pass) this_layer += step.name + ' ';
     }
-    names += '|';
+    if (count > 0 && this_layer == run) {
+      ++count;
+      continue;
+    }
+    if (count > 0) names += std::to_string(count) + " x " + run + '|';
+    run = std::move(this_layer);
+    count = 1;
   }
+  if (count > 0) names += std::to_string(count) + " x " + run + '|';
   return names;
 }
 
