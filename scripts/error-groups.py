@@ -12,6 +12,10 @@ mean |error| it holds (its rows' |errors| summed over all the rows). Nothing is 
   scripts/error-groups.py --pairs      # single-node rows whose doubled micro-batch measured
                                        # under half the step: a micro-batch of 2b sequences
                                        # faster than one of b
+  scripts/error-groups.py --twins      # single-node rows that differ only in the data-parallel
+                                       # size (same micro-batches per rank): the DP variants
+                                       # differ by one constant per model, TP, PP and DP pair,
+                                       # and what that does to the every-tenth fit's figure
   scripts/error-groups.py --kinds      # the A100 calibration's checked rows by kind of layout,
                                        # as every report gathers them (docs/validation.md,
                                        # "6 December, night"), from data/validation-evidence.json
@@ -210,8 +214,73 @@ def check_kinds():
     return failures
 
 
+FIT_EVERY_TENTH = "scenarios/calibration/a100-single-node-fit.json"
+# The largest spread, in seconds, of one DP pair's offset across its configurations that still
+# counts as one constant (the CSV's times have 6 decimals of a millisecond).
+TWIN_TOLERANCE_S = 1e-8
+
+
+def twins():
+    """Single-node rows grouped by all but the data-parallel size, with the same micro-batches
+    per rank: ({base: {dp: (line, measured s)}}, {(model, TP, PP, dp, next dp): [offsets, s]})."""
+    report, rows = rows_of(SINGLE)
+    bases = {}
+    for row, (fields, _group, _error, measured) in zip(report["rows"], rows):
+        dp, mb = fields["dp"], fields["micro_batch_size"]
+        key = tuple(sorted((k, v) for k, v in fields.items()
+                           if k not in ("dp", "global_batch_size", "gpus_per_node")))
+        key += (("micro_batches", fields["global_batch_size"] // (dp * mb)),)
+        bases.setdefault(key, {})[dp] = (row["line"], measured)
+    offsets = {}
+    for key, by_dp in bases.items():
+        fields = dict(key)
+        dps = sorted(by_dp)
+        for a, b in zip(dps, dps[1:]):
+            name = (fields["hidden_size"], fields["num_layers"], fields["tp"], fields["pp"], a, b)
+            offsets.setdefault(name, []).append(by_dp[b][1] - by_dp[a][1])
+    return bases, offsets
+
+
+def twin_leak(bases):
+    """The every-tenth fit's rows not fitted: (n, mean |error|) of those with no DP twin fitted,
+    and of those with one."""
+    with open(os.path.join(ROOT, FIT_EVERY_TENTH)) as f:
+        rows = {r["line"]: r for r in json.load(f)["rows"]}
+    split = {False: [], True: []}
+    for by_dp in bases.values():
+        lines = [line for line, _ in by_dp.values()]
+        for line in lines:
+            if rows[line]["fitted_on"]:
+                continue
+            leaked = any(rows[other]["fitted_on"] for other in lines if other != line)
+            split[leaked].append(abs(rows[line]["fitted_error"]))
+    return {k: (len(v), sum(v) / len(v) if v else 0) for k, v in split.items()}
+
+
+def print_twins():
+    bases, offsets = twins()
+    spread = max(max(o) - min(o) for o in offsets.values())
+    negative = sum(1 for o in offsets.values() if o[0] < 0)
+    rows = sum(len(b) for b in bases.values())
+    print(f"Single-node rows: {rows} in {len(bases)} configurations that differ only in the DP size")
+    print(f"DP pairs (model, TP, PP, DP -> next DP): {len(offsets)}; the step differs by one constant "
+          f"per pair, the same over every micro-batch and micro-batch count to {spread:.1e} s; "
+          f"{negative} of the constants are negative (the larger DP group faster)")
+    leak = twin_leak(bases)
+    print(f"Every-tenth fit ({FIT_EVERY_TENTH}), rows not fitted: {leak[False][0]} with no DP twin "
+          f"fitted, {100 * leak[False][1]:.2f} %; {leak[True][0]} with a twin fitted, "
+          f"{100 * leak[True][1]:.2f} %")
+
+
+def check_twins():
+    """The DP variants differ by one constant per DP pair (docs/validation.md states it)."""
+    _, offsets = twins()
+    return [f"{SINGLE}: the DP pair {name} differs by {min(o):.9f} to {max(o):.9f} s, not one "
+            f"constant" for name, o in offsets.items() if max(o) - min(o) > TWIN_TOLERANCE_S]
+
+
 def check():
-    failures = check_kinds()
+    failures = check_kinds() + check_twins()
     for path, grouping in ((SINGLE, single_node_group), (MULTI, multi_node_group)):
         report, groups = table(path, grouping)
         total = sum(g[4] for g in groups)
@@ -236,6 +305,9 @@ def main(argv):
         return 0
     if "--kinds" in argv:
         print_kinds()
+        return 0
+    if "--twins" in argv:
+        print_twins()
         return 0
     print_table("Single-node rows, the three terms fitted on all of them", SINGLE, single_node_group)
     print_table("Multi-node rows, the step cost fitted on all of them", MULTI, multi_node_group)
