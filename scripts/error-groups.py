@@ -257,6 +257,30 @@ def twin_leak(bases):
     return {k: (len(v), sum(v) / len(v) if v else 0) for k, v in split.items()}
 
 
+KFOLD = "scenarios/calibration/a100-single-node-kfold.json"
+
+
+def kfold_twin_leak(bases, folds=5, fit_every=10):
+    """The 5-fold's held-out rows (contiguous folds in file order, each fitted on every tenth
+    row outside it): (n, mean |error|) of those whose DP twin no fold's fit saw, and of those
+    whose twin the fit that predicted them saw."""
+    with open(os.path.join(ROOT, KFOLD)) as f:
+        rows = json.load(f)["rows"]
+    index = {r["line"]: i for i, r in enumerate(rows)}
+    fold = lambda i: i * folds // len(rows)
+    split = {False: [], True: []}
+    for by_dp in bases.values():
+        lines = [line for line, _ in by_dp.values()]
+        for line in lines:
+            i = index[line]
+            if "held_out_error" not in rows[i]:
+                continue
+            seen = any(index[o] % fit_every == 0 and fold(index[o]) != fold(i)
+                       for o in lines if o != line)
+            split[seen].append(abs(rows[i]["held_out_error"]))
+    return {k: (len(v), sum(v) / len(v) if v else 0) for k, v in split.items()}
+
+
 def print_twins():
     bases, offsets = twins()
     spread = max(max(o) - min(o) for o in offsets.values())
@@ -269,6 +293,10 @@ def print_twins():
     leak = twin_leak(bases)
     print(f"Every-tenth fit ({FIT_EVERY_TENTH}), rows not fitted: {leak[False][0]} with no DP twin "
           f"fitted, {100 * leak[False][1]:.2f} %; {leak[True][0]} with a twin fitted, "
+          f"{100 * leak[True][1]:.2f} %")
+    leak = kfold_twin_leak(bases)
+    print(f"5-fold ({KFOLD}), held-out rows: {leak[False][0]} whose DP twin the predicting fit did "
+          f"not see, {100 * leak[False][1]:.2f} %; {leak[True][0]} whose twin it saw, "
           f"{100 * leak[True][1]:.2f} %")
 
 
