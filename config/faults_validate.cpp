@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@ namespace {
 
 constexpr double kMaxSlowdown = 100;     // kernels 101 x as long: far past any real straggler
 constexpr double kMaxHostFactor = 1000;  // host work 1000 x as long
+
+// What is wrong with a value that must lie within [low, high] (or (low, high]), if anything.
+std::optional<std::string> range_error(const char* name, bool present, double value, double low,
+                                       double high, bool low_open) {
+  if (!present) return fmt::format("missing {}", name);
+  const bool above_low = low_open ? value > low : value >= low;
+  if (above_low && value <= high) return std::nullopt;
+  return fmt::format("{} must be in {}{}, {}], got {}", name, low_open ? "(" : "[", low, high,
+                     value);
+}
 
 class FaultChecker {
  public:
@@ -48,15 +59,17 @@ class FaultChecker {
     }
   }
 
+  // An entry's value `name` (of a repeated fault) within [low, high], or (low, high].
   void in_range(const std::string& field, int entry, const char* name, bool present, double value,
                 double low, double high, bool low_open) const {
-    if (!present) fail(field, entry, fmt::format("missing {}", name));
-    const bool above_low = low_open ? value > low : value >= low;
-    if (!(above_low && value <= high)) {
-      fail(field, entry,
-           fmt::format("{} must be in {}{}, {}], got {}", name, low_open ? "(" : "[", low, high,
-                       value));
+    if (auto error = range_error(name, present, value, low, high, low_open)) {
+      fail(field, entry, *error);
     }
+  }
+  // A field of a single fault section within [low, high].
+  void in_range(const std::string& field, const char* name, bool present, double value, double low,
+                double high) const {
+    if (auto error = range_error(name, present, value, low, high, false)) fail(field, *error);
   }
 
   const topo::ClusterSpec& spec() const { return spec_; }
@@ -137,15 +150,8 @@ constexpr double kMaxRelativeSd = 0.2;
 void check_gpu_spread(const config::Faults& faults, const FaultChecker& check) {
   if (!faults.has_gpu_spread()) return;
   const auto& spread = faults.gpu_spread();
-  const std::string field = "faults.gpu_spread.relative_sd";
-  if (!spread.has_relative_sd()) {
-    check.fail(field,
-               "missing: the spread of the GPUs' kernel times around the median (0.03: 3 %)");
-  }
-  const double sd = spread.relative_sd();
-  if (!(sd >= 0 && sd <= kMaxRelativeSd)) {
-    check.fail(field, fmt::format("must be in [0, {}], got {}", kMaxRelativeSd, sd));
-  }
+  check.in_range("faults.gpu_spread.relative_sd", "relative_sd", spread.has_relative_sd(),
+                 spread.relative_sd(), 0, kMaxRelativeSd);
 }
 
 }  // namespace

@@ -241,20 +241,29 @@ def twins():
     return bases, offsets
 
 
+def leak_split(bases, error_of, seen_by):
+    """Over every row with an error (error_of(line) is not None): (n, mean |error|) of the rows
+    none of whose DP twins seen_by(line, twin) says the fit saw, and of the others."""
+    split = {False: [], True: []}
+    for by_dp in bases.values():
+        lines = [line for line, _ in by_dp.values()]
+        for line in lines:
+            error = error_of(line)
+            if error is None:
+                continue
+            seen = any(seen_by(line, other) for other in lines if other != line)
+            split[seen].append(abs(error))
+    return {k: (len(v), sum(v) / len(v) if v else 0) for k, v in split.items()}
+
+
 def twin_leak(bases):
     """The every-tenth fit's rows not fitted: (n, mean |error|) of those with no DP twin fitted,
     and of those with one."""
     with open(os.path.join(ROOT, FIT_EVERY_TENTH)) as f:
         rows = {r["line"]: r for r in json.load(f)["rows"]}
-    split = {False: [], True: []}
-    for by_dp in bases.values():
-        lines = [line for line, _ in by_dp.values()]
-        for line in lines:
-            if rows[line]["fitted_on"]:
-                continue
-            leaked = any(rows[other]["fitted_on"] for other in lines if other != line)
-            split[leaked].append(abs(rows[line]["fitted_error"]))
-    return {k: (len(v), sum(v) / len(v) if v else 0) for k, v in split.items()}
+    return leak_split(bases,
+                      lambda line: None if rows[line]["fitted_on"] else rows[line]["fitted_error"],
+                      lambda _line, twin: rows[twin]["fitted_on"])
 
 
 KFOLD = "scenarios/calibration/a100-single-node-kfold.json"
@@ -267,18 +276,9 @@ def kfold_twin_leak(bases, folds=5, fit_every=10):
     with open(os.path.join(ROOT, KFOLD)) as f:
         rows = json.load(f)["rows"]
     index = {r["line"]: i for i, r in enumerate(rows)}
-    fold = lambda i: i * folds // len(rows)
-    split = {False: [], True: []}
-    for by_dp in bases.values():
-        lines = [line for line, _ in by_dp.values()]
-        for line in lines:
-            i = index[line]
-            if "held_out_error" not in rows[i]:
-                continue
-            seen = any(index[o] % fit_every == 0 and fold(index[o]) != fold(i)
-                       for o in lines if o != line)
-            split[seen].append(abs(rows[i]["held_out_error"]))
-    return {k: (len(v), sum(v) / len(v) if v else 0) for k, v in split.items()}
+    fold = lambda line: index[line] * folds // len(rows)
+    return leak_split(bases, lambda line: rows[index[line]].get("held_out_error"),
+                      lambda line, twin: index[twin] % fit_every == 0 and fold(twin) != fold(line))
 
 
 def print_twins():

@@ -431,9 +431,7 @@ std::string floor_lines(const CalibrationSpec& spec, const CalibrationResult& r)
       broken ? "; the closest such model:" : "");
   for (size_t i = 0; i < r.measured.size(); ++i) {
     if (f.closest_s[i] == r.measured[i]) continue;
-    out += fmt::format("    line {}: measured {:.4g} s, at best {:.4g} s ({:+.1f} %)\n",
-                       point_source(spec.measured, spec.measured.points[i]), r.measured[i],
-                       f.closest_s[i], 100 * (f.closest_s[i] / r.measured[i] - 1));
+    out += closest_step_line(spec, r, i, f.closest_s[i]);
   }
   for (const auto& [small, large] : f.broken_pair_rows) {
     out += fmt::format(

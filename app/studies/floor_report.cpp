@@ -17,6 +17,13 @@ std::string floor_per_group_line(const CalibrationSpec& spec, const std::vector<
   return out;
 }
 
+std::string closest_step_line(const CalibrationSpec& spec, const CalibrationResult& r, size_t row,
+                              double closest_s) {
+  return fmt::format("    line {}: measured {:.4g} s, at best {:.4g} s ({:+.1f} %)\n",
+                     point_source(spec.measured, spec.measured.points[row]), r.measured[row],
+                     closest_s, 100 * (closest_s / r.measured[row] - 1));
+}
+
 std::string framework_floor_lines(const CalibrationSpec& spec, const CalibrationResult& r) {
   const analysis::MicroBatchFloor &any = r.floor, &own = r.framework_floor;
   // No family held its costs: the stricter floor is the floor above by construction.
@@ -32,9 +39,7 @@ std::string framework_floor_lines(const CalibrationSpec& spec, const Calibration
   std::string moved;
   for (size_t i = 0; i < r.measured.size(); ++i) {
     if (std::abs(own.closest_s[i] / any.closest_s[i] - 1) < kMoved) continue;
-    moved += fmt::format("    line {}: measured {:.4g} s, at best {:.4g} s ({:+.1f} %)\n",
-                         point_source(spec.measured, spec.measured.points[i]), r.measured[i],
-                         own.closest_s[i], 100 * (own.closest_s[i] / r.measured[i] - 1));
+    moved += closest_step_line(spec, r, i, own.closest_s[i]);
   }
   if (moved.empty()) return out + "; it moves no row further\n";
   return out + "; the rows it moves further:\n" + moved +
