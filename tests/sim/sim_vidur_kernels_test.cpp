@@ -7,9 +7,10 @@
 //     fixed time per kernel, fitted on these kernels alone, come out with the SM's rate above the
 //     ceiling, as the fit on vTrain's step times does, at about the same ratio;
 //   - fitted on the 7B layer's GEMMs alone, the same terms carry to the 70B layer's;
-//   - the a100-vtrain-cluster preset's terms, fitted on vTrain's step times, carried to them.
+//   - the a100-vtrain-cluster preset's terms, fitted on vTrain's step times, carried to them;
+//   - the same for the 70B layer on Vidur's H100s (data/measured/vidur-h100/) and dgx-h100.
 // The table docs/validation.md shows:
-//   build/sim_a100_vidur_kernels_test --gtest_filter='*PrintsTheTable*'
+//   build/sim_vidur_kernels_test --gtest_filter='*PrintsTheTable*'
 #include <gtest/gtest.h>
 
 #include <algorithm>
