@@ -172,8 +172,9 @@ TEST(VidurA100Gemms, TheFilesHoldTheRowsTheirHeadersDescribe) {
 
 TEST(VidurA100Gemms, TheDatasheetPresetTimesThemWithinAFewPercentOnAverage) {
   // At burst the preset is 1.0 % fast on average (10.3 % mean |error|, the spread in the
-  // smallest GEMMs); at the held rate it borrows from a GH100 (0.862), 14.0 % slow: these
-  // kernels, each timed for a few milliseconds, run at the burst rate.
+  // smallest GEMMs); at the held rate it borrows from a GH100 (0.862) it is 14.0 % slow, most
+  // on the GEMMs that leave SMs idle: the held rate is a step's, and these kernels were timed one
+  // shape at a time.
   const Errors burst = errors(preset_model("dgx-a100", false), all_gemms());
   const Errors held = errors(preset_model("dgx-a100", true), all_gemms());
   EXPECT_EQ(burst.count, 812u);
@@ -211,7 +212,7 @@ TEST(VidurA100Gemms, FittedOnThe7bLayerTheTermsCarryToThe70bLayer) {
 }
 
 TEST(VidurA100Gemms, TheVtrainClustersTermsRunTheseGpusFaster) {
-  // The step-time fit's GEMMs are 7-12 % faster than these kernels where the ceiling holds
+  // The step-time fit's GEMMs are 5-10 % faster than these kernels where the ceiling holds
   // (large GEMMs), and faster still on the smallest, which the fit's terms time without a fixed
   // cost per kernel (the host's 69 us per operation stands in for it in a step).
   const ComputeModel vtrain = preset_model("a100-vtrain-cluster", true);
