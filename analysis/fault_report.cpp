@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -96,21 +97,22 @@ FaultImpact comm_impact(std::string kind, std::string description, std::vector<R
 // pipeline's path need not pass the slowest GPU of the cluster, which the description names).
 FaultImpact spread_impact(const topo::GpuSpread& spread, const EventGraph& graph,
                           const CriticalPath& path) {
-  uint32_t slowest = 0, fastest = 0;
-  for (uint32_t g = 1; g < graph.num_ranks(); ++g) {
-    if (spread.factor(g) > spread.factor(slowest)) slowest = g;
-    if (spread.factor(g) < spread.factor(fastest)) fastest = g;
-  }
+  // Each rank's factor drawn once: the path's segments look theirs up.
+  std::vector<double> factors(graph.num_ranks());
+  for (uint32_t g = 0; g < factors.size(); ++g) factors[g] = spread.factor(g);
+  // The first of equals, as a spread of 0 names rank 0 both ways.
+  const auto slowest = std::max_element(factors.begin(), factors.end());
+  const auto fastest = std::min_element(factors.begin(), factors.end());
   FaultImpact f{"gpu_spread",
                 fmt::format("every GPU's kernels x(1 + {:g} z), seed {}: the slowest, rank {}, "
                             "x{:.4f}; the fastest, rank {}, x{:.4f}",
-                            spread.relative_sd, spread.seed, slowest, spread.factor(slowest),
-                            fastest, spread.factor(fastest)),
+                            spread.relative_sd, spread.seed, slowest - factors.begin(), *slowest,
+                            fastest - factors.begin(), *fastest),
                 {},
                 {},
                 {}};
   const auto slowed = [&](const PathSegment& seg) {
-    return is_compute(seg.kind) && !on_host(graph, seg.op) && spread.factor(seg.rank) > 1;
+    return is_compute(seg.kind) && !on_host(graph, seg.op) && factors[seg.rank] > 1;
   };
   for (const PathSegment& seg : path.segments) {
     if (seg.op != kNoOp && slowed(seg)) f.ranks.push_back(seg.rank);
