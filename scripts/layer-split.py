@@ -16,10 +16,20 @@ a fraction of the step). --by groups by other override fields instead, e.g.
 
     scripts/layer-split.py LOG --by model.hidden_size,layout.tp,training.micro_batch_size
 
-Standard library only.
+--per-micro-batch splits each cost once more, over the series without pipeline stages that
+differ only in the global batch (so in the number of micro-batches n each rank runs): a line in
+n through their slopes gives a layer's cost per micro-batch and per step (the optimizer and
+gradient reduction of its parameters), one through their intercepts the cost outside the layers
+per micro-batch (embedding, output layer and loss) and per step. It prints both, measured and
+predicted, per hidden size, TP and micro-batch; --check asserts what docs/validation.md reads in
+the measured columns of the committed all-rows fit (ctest runs it).
+
+LOG may also be a `racksim calibrate --json` report (all digits of each time). Standard library
+only.
 """
 import argparse
 import collections
+import json
 import re
 import statistics
 import sys
@@ -30,6 +40,12 @@ LAYERS = "model.num_layers"
 
 
 def read_points(path):
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as f:
+            rows = json.load(f)["rows"]
+        return [(r["measured_step_time_s"], r["fitted_step_time_s"],
+                 dict(o.split("=", 1) for o in r["overrides"])) for r in rows
+                if any(o.startswith(LAYERS + "=") for o in r["overrides"])]
     points = []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -72,16 +88,102 @@ def split(series, by):
     return groups
 
 
+PER_MB_KEY = ("model.hidden_size", "layout.tp", "training.micro_batch_size")
+
+
+def per_micro_batch(series):
+    """{(hidden, TP, micro-batch): [(layer per micro-batch, layer per step, outside per
+    micro-batch, outside per step), measured then predicted, seconds]}: series without pipeline
+    stages grouped by all but the global batch, each group's slopes and intercepts fitted as a
+    line in the micro-batches per rank; one entry per group (data-parallel size)."""
+    families = collections.defaultdict(list)
+    for key, pts in series.items():
+        fields = dict(key)
+        if int(fields.get("layout.pp", 1)) != 1:
+            continue
+        layers = [p[0] for p in pts]
+        lines = [line_fit(layers, [p[i] for p in pts]) for i in (1, 2)]
+        n = int(fields["training.global_batch_size"]) // (
+            int(fields["layout.dp"]) * int(fields["training.micro_batch_size"]))
+        family = tuple(kv for kv in key if kv[0] != "training.global_batch_size")
+        families[family].append((n, lines))
+    out = collections.defaultdict(list)
+    for family, members in families.items():
+        if len({n for n, _ in members}) < 2:
+            continue
+        fields = dict(family)
+        ns = [n for n, _ in members]
+        costs = []
+        for which in (0, 1):  # measured, predicted
+            slope = line_fit(ns, [lines[which][0] for _, lines in members])
+            icpt = line_fit(ns, [lines[which][1] for _, lines in members])
+            costs.append((slope[0], slope[1], icpt[0], icpt[1]))
+        out[tuple(int(fields[f]) for f in PER_MB_KEY)].append(costs)
+    return out
+
+
+def mean_costs(entries, which):
+    return [statistics.mean(e[which][i] for e in entries) for i in range(4)]
+
+
+def print_per_micro_batch(groups):
+    print("| hidden | TP | micro-batch | families | a layer, per micro-batch (ms): measured / "
+          "predicted | outside the layers, per micro-batch (ms): measured / predicted | ratio |")
+    print("|---" * 7 + "|")
+    for (h, tp, mb), entries in sorted(groups.items()):
+        m, p = mean_costs(entries, 0), mean_costs(entries, 1)
+        print(f"| {h:,} | {tp} | {mb} | {len(entries)} | {1e3 * m[0]:.2f} / {1e3 * p[0]:.2f} "
+              f"| {1e3 * m[2]:.2f} / {1e3 * p[2]:.2f} | {p[2] / m[2]:.2f} |")
+
+
+# What docs/validation.md reads in the measured cost outside the layers ("Where a single-node
+# step's time goes"): from TP1 to TP2 it falls by more than FALL_TP1_TP2, from TP2 to TP4 by
+# less than FALL_TP2_TP4, at micro-batches 2 and 4 of both widths, where an output layer that
+# halves with TP would fall by about 2 at both (racksim's predictions: 1.8-1.9).
+FALL_TP1_TP2, FALL_TP2_TP4 = 2.5, 1.25
+
+
+def check_per_micro_batch(path, groups):
+    failures = []
+    outside = {k: mean_costs(v, 0)[2] for k, v in groups.items()}
+    for h in (1024, 2048):
+        for mb in (2, 4):
+            tp1, tp2, tp4 = (outside.get((h, tp, mb)) for tp in (1, 2, 4))
+            if None in (tp1, tp2, tp4):
+                failures.append(f"{path}: no families at hidden {h}, micro-batch {mb}")
+                continue
+            if tp1 / tp2 <= FALL_TP1_TP2 or tp2 / tp4 >= FALL_TP2_TP4:
+                failures.append(f"{path}: hidden {h}, micro-batch {mb}: outside the layers falls "
+                                f"{tp1 / tp2:.2f}x from TP1 to TP2 and {tp2 / tp4:.2f}x from TP2 "
+                                f"to TP4")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("log", help="a racksim calibrate log with its per-point table")
+    parser.add_argument("log", help="a racksim calibrate log with its per-point table, or its "
+                        "--json report")
     parser.add_argument("--by", default="model.hidden_size,layout.tp",
                         help="comma-separated override fields to group the series by")
+    parser.add_argument("--per-micro-batch", action="store_true",
+                        help="split each cost into its parts per micro-batch and per step")
+    parser.add_argument("--check", action="store_true",
+                        help="with --per-micro-batch: assert the measured TP pattern outside the "
+                        "layers (exit 1 if it does not hold)")
     args = parser.parse_args()
     by = args.by.split(",")
     series = series_of(read_points(args.log))
     if not series:
         sys.exit(f"{args.log}: no series of rows that differ only in {LAYERS}")
+    if args.per_micro_batch:
+        groups = per_micro_batch(series)
+        if not args.check:
+            print_per_micro_batch(groups)
+            return
+        failures = check_per_micro_batch(args.log, groups)
+        for failure in failures:
+            print("layer-split: " + failure, file=sys.stderr)
+        sys.exit(1 if failures else 0)
     groups = split(series, by)
     print("| " + " | ".join(by) + " | series | per-layer cost, predicted / measured | fixed cost, "
           "predicted / measured | fixed share of the measured step (most layers) | "
