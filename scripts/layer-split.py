@@ -20,9 +20,11 @@ a fraction of the step). --by groups by other override fields instead, e.g.
 differ only in the global batch (so in the number of micro-batches n each rank runs): a line in
 n through their slopes gives a layer's cost per micro-batch and per step (the optimizer and
 gradient reduction of its parameters), one through their intercepts the cost outside the layers
-per micro-batch (embedding, output layer and loss) and per step. It prints both, measured and
-predicted, per hidden size, TP and micro-batch; --check asserts what docs/validation.md reads in
-the measured columns of the committed all-rows fit (ctest runs it).
+per micro-batch (embedding, output layer and loss) and per step. It prints the four, measured and
+predicted, per hidden size, TP and micro-batch (a part per step may come out below 0 where the
+first micro-batch is cheaper than the others: racksim's first backward writes the gradients
+where later ones add to them); --check asserts what docs/validation.md reads in the measured
+columns of the committed all-rows fit (ctest runs it).
 
 LOG may also be a `racksim calibrate --json` report (all digits of each time). Standard library
 only.
@@ -127,13 +129,17 @@ def mean_costs(entries, which):
 
 
 def print_per_micro_batch(groups):
-    print("| hidden | TP | micro-batch | families | a layer, per micro-batch (ms): measured / "
-          "predicted | outside the layers, per micro-batch (ms): measured / predicted | ratio |")
-    print("|---" * 7 + "|")
+    print("Measured / predicted, ms; a family's parts are its lines' slopes and intercepts in the "
+          "micro-batches per rank, averaged over the families (one per data-parallel size)")
+    print("| hidden | TP | micro-batch | families | a layer, per micro-batch | a layer, per step "
+          "| outside the layers, per micro-batch | outside, predicted / measured "
+          "| outside the layers, per step |")
+    print("|---" * 9 + "|")
     for (h, tp, mb), entries in sorted(groups.items()):
         m, p = mean_costs(entries, 0), mean_costs(entries, 1)
-        print(f"| {h:,} | {tp} | {mb} | {len(entries)} | {1e3 * m[0]:.2f} / {1e3 * p[0]:.2f} "
-              f"| {1e3 * m[2]:.2f} / {1e3 * p[2]:.2f} | {p[2] / m[2]:.2f} |")
+        cells = [f"{1e3 * m[i]:.2f} / {1e3 * p[i]:.2f}" for i in range(4)]
+        print(f"| {h:,} | {tp} | {mb} | {len(entries)} | {cells[0]} | {cells[1]} | {cells[2]} "
+              f"| {p[2] / m[2]:.2f} | {cells[3]} |")
 
 
 # What docs/validation.md reads in the measured cost outside the layers ("Where a single-node
