@@ -145,7 +145,7 @@ def print_per_micro_batch(groups):
 # What docs/validation.md reads in the measured cost outside the layers ("Where a single-node
 # step's time goes"): from TP1 to TP2 it falls by more than FALL_TP1_TP2, from TP2 to TP4 by
 # less than FALL_TP2_TP4, at micro-batches 2 and 4 of both widths, where an output layer that
-# halves with TP would fall by about 2 at both (racksim's predictions: 1.8-1.9).
+# halves with TP would fall by about 2 at both (racksim's adopted predictions: 1.7-1.9).
 FALL_TP1_TP2, FALL_TP2_TP4 = 2.5, 1.25
 
 
@@ -177,6 +177,8 @@ def main():
                         help="with --per-micro-batch: assert the measured TP pattern outside the "
                         "layers (exit 1 if it does not hold)")
     args = parser.parse_args()
+    if args.check and not args.per_micro_batch:
+        parser.error("--check goes with --per-micro-batch")
     by = args.by.split(",")
     series = series_of(read_points(args.log))
     if not series:
