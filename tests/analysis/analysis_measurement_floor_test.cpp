@@ -16,7 +16,13 @@ using analysis::MicroBatchRow;
 // One row of a family whose pipelines take `sequences` per step over `stages` stages.
 MicroBatchRow row(const std::string& family, double micro_batch, double measured_s, int stages = 1,
                   double sequences = 512) {
-  return {family, micro_batch, stages, sequences / micro_batch, true, measured_s};
+  MicroBatchRow out;
+  out.family = family;
+  out.micro_batch = micro_batch;
+  out.stages = stages;
+  out.micro_batches = sequences / micro_batch;
+  out.measured_s = measured_s;
+  return out;
 }
 
 TEST(MicroBatchFloor, MeasurementsThatFallWithTheMicroBatchCostNothing) {
