@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/measurement_floor.h"
+#include "tests/support/micro_batch_row.h"
 
 #include <fmt/format.h>
 
@@ -16,13 +17,7 @@ using analysis::MicroBatchRow;
 // One row of a family whose pipelines take `sequences` per step over `stages` stages.
 MicroBatchRow row(const std::string& family, double micro_batch, double measured_s, int stages = 1,
                   double sequences = 512) {
-  MicroBatchRow out;
-  out.family = family;
-  out.micro_batch = micro_batch;
-  out.stages = stages;
-  out.micro_batches = sequences / micro_batch;
-  out.measured_s = measured_s;
-  return out;
+  return testing::micro_batch_row(family, micro_batch, stages, sequences / micro_batch, measured_s);
 }
 
 TEST(MicroBatchFloor, MeasurementsThatFallWithTheMicroBatchCostNothing) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/measurement_floor.h"
+#include "tests/support/micro_batch_row.h"
 #include "tests/support/run_racksim.h"
 
 namespace racksim {
@@ -286,8 +287,8 @@ TEST(VtrainMultiNode, PipelinedPredictionsAreStepsTheMeasurementFloorAllows) {
     for (int micro_batch : family.micro_batches) {
       const double step =
           vtrain_step_s(family.sets, {fmt::format("training.micro_batch_size={}", micro_batch)});
-      rows.push_back({"predicted", static_cast<double>(micro_batch), family.stages,
-                      family.sequences / micro_batch, true, step});
+      rows.push_back(testing::micro_batch_row("predicted", micro_batch, family.stages,
+                                              family.sequences / micro_batch, step));
     }
     const auto floor = analysis::micro_batch_floor(rows);
     EXPECT_EQ(floor.families_broken, 0u) << family.sets[0];
