@@ -298,9 +298,10 @@ TEST(VidurA100Gemms, ALayersFourGemmsTogetherMissByAFewPercentAtAThousandTokensO
 }
 
 TEST(VidurA100Gemms, Phi2LayersAtTheSizesOfVtrainsWideTp1MicroBatches) {
-  // phi-2's layer (hidden 2,560, TP1) at 1,552-2,464 tokens: the GEMM shapes nearest to vTrain's
-  // 2,048-wide TP1 layers at one and two sequences per micro-batch, where racksim's step is
-  // 13-24 % slow per layer (docs/validation.md). Fitted on the Llama-2 layers alone, the tile
+  // phi-2's layer (hidden 2,560, TP1) at 1,552-2,464 tokens: the GEMM shapes in Vidur's files
+  // nearest to vTrain's 2,048-wide TP1 layers at two sequences per micro-batch (2,048 tokens;
+  // racksim's step is 13-24 % slow per layer at one to four, docs/validation.md), with k 2,560
+  // where those have 2,048. Fitted on the Llama-2 layers alone, the tile
   // model times these layers 4.2 % fast on average (-12.3 to +2.0 %); the a100-vtrain-cluster
   // terms that racksim runs vTrain's rows with time every one of them fast (-11.5 %, -18.9 to
   // -6.0 %). So racksim's GEMMs on those shapes are, if anything, too fast: the rows' per-layer
