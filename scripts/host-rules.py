@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Ways for the host's time to meet the GPU's, tried on one layer against vTrain's single node.
+
+`scripts/layer-split.py --per-micro-batch` reads, from the measured single-node rows alone, what
+one more layer costs per micro-batch at each hidden size, TP degree and micro-batch. This script
+asks racksim for the same layer's kernels with no host time (`racksim run --timeline full` on the
+calibration base with the adopted GEMM terms and `cpu_launch_floor_s` at 1 ns: each kernel's GPU
+time, each all-reduce's time from vTrain's measured table), then combines them with a host time
+per kernel under several rules and prints each rule's layer cost beside the measured one:
+
+- GPU only, host only: the two bounds no rule goes under;
+- per-kernel floor (racksim's PER_KERNEL, the adopted rule): each kernel lasts at least the host's
+  time for it;
+- queue (racksim's AHEAD): the host issues kernels one host time apart and runs ahead of the GPU;
+- queue, collectives synchronous: the same, but the host waits for each all-reduce to end;
+- queue two deep: the host issues a kernel once the one two before it has ended.
+
+A rule is only worth building into the replay if it meets the measured layer costs; the fits
+that test a rule on whole steps take minutes, this takes seconds. --check exits 1 unless the
+per-kernel floor reproduces racksim's own per-layer costs (so the extraction is the replay's)
+and the measured 2,048-wide TP1 layer at micro-batch 4 stays under its GPU time alone (so no
+host rule can reach it: docs/validation.md, experiment log, "7 December").
+
+    scripts/host-rules.py build/racksim [--floor-us 67.8] [--check]
+
+Standard library only; about 5 seconds.
+"""
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CAL = os.path.join(ROOT, "scenarios", "calibration")
+ALL_ROWS = os.path.join(CAL, "a100-single-node-all-rows.json")
+# The adopted single-node terms (a100-kernel-calibration.textproto) but the host's.
+ADOPTED = ["hardware.nodes=1", "sim.fold_replicas=false", "hardware.compute.gemm_split_k_max=8",
+           "hardware.compute.gemm_sustained=0.802", "hardware.compute.gemm=1",
+           "hardware.collectives.base_latency_s=2.906e-05",
+           "hardware.collectives.measured_table=data/measured/vtrain-a100-nccl-allreduce.csv",
+           "hardware.compute.cpu_launch_floor_s=1e-9"]
+LAYER, MICRO_BATCH = 5, 1  # a layer and micro-batch in the middle of the step
+
+
+def layer_split():
+    spec = importlib.util.spec_from_file_location(
+        "layer_split", os.path.join(ROOT, "scripts", "layer-split.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def measured_cells():
+    """{(hidden, tp, micro-batch): (measured, racksim's) seconds per layer and micro-batch}."""
+    split = layer_split()
+    groups = split.per_micro_batch(split.series_of(split.read_points(ALL_ROWS)))
+    return {key: (split.mean_costs(entries, 0)[0], split.mean_costs(entries, 1)[0])
+            for key, entries in sorted(groups.items())}
+
+
+def layer_kernels(racksim, hidden, tp, mb, workdir):
+    """One layer's kernels in issue order: (host kernels, GPU seconds, is a collective)."""
+    out = os.path.join(workdir, f"{hidden}_{tp}_{mb}")
+    sets = ADOPTED + [f"model.hidden_size={hidden}", "model.num_heads=16", "model.num_layers=12",
+                      f"model.ffn_hidden_size={4 * hidden}", "training.seq_length=1024",
+                      "hardware.gpus_per_node=8", f"layout.tp={tp}", "layout.pp=1",
+                      f"training.micro_batch_size={mb}",
+                      f"training.global_batch_size={mb * 2 * (8 // tp)}"]
+    cmd = [racksim, "run", os.path.join(CAL, "a100-vtrain-kernel-base.textproto"), "--out", out,
+           "--timeline", "full"]
+    for s in sets:
+        cmd += ["--set", s]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    with gzip.open(os.path.join(out, "timeline.json.gz"), "rt", encoding="utf-8") as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    ops = sorted((e for e in events if e.get("pid") == 0 and e.get("ph") == "X"
+                  and e["args"].get("micro_batch") == MICRO_BATCH
+                  and e["args"].get("layer") == LAYER), key=lambda e: e["ts"])
+    kernels = []
+    for e in ops:
+        collective = e["args"]["kind"] == "collective"
+        backward_gemm = e["args"].get("class") == "gemm" and e["args"]["phase"] == "backward"
+        kernels.append((0 if collective else 2 if backward_gemm else 1, e["dur"] * 1e-6,
+                        collective))
+    return kernels
+
+
+def per_kernel_floor(kernels, host_s):
+    return sum(g if c else max(k * host_s, g) for k, g, c in kernels)
+
+
+def queue(kernels, host_s, depth=None, collectives_sync=False, layers=12):
+    """The step's layers one after another; the cost of one, once the queue is in its rhythm."""
+    issued = ended = 0.0
+    ends = []
+    for _ in range(layers):
+        for k, g, c in kernels:
+            issued += k * host_s
+            if depth is not None and len(ends) >= depth:
+                issued = max(issued, ends[-depth])
+            ended = max(issued, ended) + g
+            ends.append(ended)
+            if collectives_sync and c:
+                issued = max(issued, ended)
+    return ended / layers
+
+
+def rules(host_s):
+    return [
+        ("GPU only", lambda ks: sum(g for _, g, _ in ks)),
+        ("host only", lambda ks: sum(k * host_s for k, _, _ in ks)),
+        ("per-kernel floor", lambda ks: per_kernel_floor(ks, host_s)),
+        ("queue", lambda ks: queue(ks, host_s)),
+        ("queue, collectives synchronous", lambda ks: queue(ks, host_s, collectives_sync=True)),
+        ("queue two deep", lambda ks: queue(ks, host_s, depth=2)),
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("racksim")
+    parser.add_argument("--floor-us", type=float, default=67.8,
+                        help="the host's time per kernel, microseconds (the adopted 67.8)")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    host_s = args.floor_us * 1e-6
+    cells = measured_cells()
+    table = rules(host_s)
+    errors = {name: [] for name, _ in table}
+    floor_vs_racksim = []
+    print("ms per layer and micro-batch: measured; racksim's own (the whole steps' split); then "
+          "each rule on racksim's kernels with the host at %.1f us per kernel" % args.floor_us)
+    print("| hidden | TP | mb | measured | racksim | " + " | ".join(n for n, _ in table) + " |")
+    print("|---" * (5 + len(table)) + "|")
+    with tempfile.TemporaryDirectory() as workdir:
+        for (hidden, tp, mb), (measured, racksim_s) in cells.items():
+            kernels = layer_kernels(args.racksim, hidden, tp, mb, workdir)
+            costs = [rule(kernels) for _, rule in table]
+            for (name, _), cost in zip(table, costs):
+                errors[name].append(abs(cost / measured - 1))
+            floor_vs_racksim.append(abs(costs[2] / racksim_s - 1))
+            print(f"| {hidden:,} | {tp} | {mb} | {measured * 1e3:.2f} | {racksim_s * 1e3:.2f} | "
+                  + " | ".join(f"{c * 1e3:.2f}" for c in costs) + " |")
+            if (hidden, tp, mb) == (2048, 1, 4):
+                gpu_bound_of_wide_tp1 = (costs[0], measured)
+    print("| mean abs. error | | | | | " + " | ".join(
+        f"{100 * sum(e) / len(e):.1f} %" for e in errors.values()) + " |")
+    worst = max(floor_vs_racksim)
+    print(f"per-kernel floor against racksim's own split: worst {100 * worst:.1f} %")
+    if args.check:
+        failures = []
+        if worst > 0.08:
+            failures.append(f"the per-kernel floor misses racksim's own layer cost by {worst:.1%}")
+        if gpu_bound_of_wide_tp1[0] <= gpu_bound_of_wide_tp1[1]:
+            failures.append("hidden 2,048 TP1 micro-batch 4: the GPU time alone no longer exceeds "
+                            "the measured layer")
+        for failure in failures:
+            print("check failed:", failure, file=sys.stderr)
+        return 1 if failures else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
