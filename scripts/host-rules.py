@@ -21,7 +21,7 @@ per-kernel floor reproduces racksim's own per-layer costs (so the extraction is 
 and the measured 2,048-wide TP1 layer at micro-batch 4 stays under its GPU time alone (so no
 host rule can reach it: docs/validation.md, experiment log, "7 December").
 
-    scripts/host-rules.py build/racksim [--floor-us 67.8] [--check]
+    scripts/host-rules.py build/racksim [--floor-us 67.8] [--collective-us 0] [--check]
 
 Standard library only; about 5 seconds.
 """
@@ -94,13 +94,14 @@ def per_kernel_floor(kernels, host_s):
     return sum(g if c else max(k * host_s, g) for k, g, c in kernels)
 
 
-def queue(kernels, host_s, depth=None, collectives_sync=False, layers=12):
-    """The step's layers one after another; the cost of one, once the queue is in its rhythm."""
+def queue(kernels, host_s, call_s=0.0, depth=None, collectives_sync=False, layers=12):
+    """The step's layers one after another; the cost of one, once the queue is in its rhythm.
+    call_s: the host's time to issue a collective."""
     issued = ended = 0.0
     ends = []
     for _ in range(layers):
         for k, g, c in kernels:
-            issued += k * host_s
+            issued += call_s if c else k * host_s
             if depth is not None and len(ends) >= depth:
                 issued = max(issued, ends[-depth])
             ended = max(issued, ended) + g
@@ -110,14 +111,15 @@ def queue(kernels, host_s, depth=None, collectives_sync=False, layers=12):
     return ended / layers
 
 
-def rules(host_s):
+def rules(host_s, call_s):
     return [
         ("GPU only", lambda ks: sum(g for _, g, _ in ks)),
-        ("host only", lambda ks: sum(k * host_s for k, _, _ in ks)),
+        ("host only", lambda ks: sum(call_s if c else k * host_s for k, _, c in ks)),
         ("per-kernel floor", lambda ks: per_kernel_floor(ks, host_s)),
-        ("queue", lambda ks: queue(ks, host_s)),
-        ("queue, collectives synchronous", lambda ks: queue(ks, host_s, collectives_sync=True)),
-        ("queue two deep", lambda ks: queue(ks, host_s, depth=2)),
+        ("queue", lambda ks: queue(ks, host_s, call_s)),
+        ("queue, collectives synchronous",
+         lambda ks: queue(ks, host_s, call_s, collectives_sync=True)),
+        ("queue two deep", lambda ks: queue(ks, host_s, call_s, depth=2)),
     ]
 
 
@@ -126,11 +128,14 @@ def main():
     parser.add_argument("racksim")
     parser.add_argument("--floor-us", type=float, default=67.8,
                         help="the host's time per kernel, microseconds (the adopted 67.8)")
+    parser.add_argument("--collective-us", type=float, default=0.0,
+                        help="the host's time to issue a collective under the queues, "
+                             "microseconds (the per-kernel floor gives collectives none)")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     host_s = args.floor_us * 1e-6
     cells = measured_cells()
-    table = rules(host_s)
+    table = rules(host_s, args.collective_us * 1e-6)
     errors = {name: [] for name, _ in table}
     floor_vs_racksim = []
     print("ms per layer and micro-batch: measured; racksim's own (the whole steps' split); then "
