@@ -26,6 +26,14 @@ first micro-batch is cheaper than the others: racksim's first backward writes th
 where later ones add to them); --check asserts what docs/validation.md reads in the measured
 columns of the committed all-rows fit (ctest runs it).
 
+--pipeline pairs each series without pipeline stages with the series of two stages on the same
+GPUs (half the data-parallel size and the global batch, so the same micro-batches per rank n): under 1F1B, with every
+stage recomputing as the first does, a layer costs the one-stage step 2n / (n + 1) times what it
+costs the two-stage step; if the last stage did not recompute (as vTrain's own predictor assumes,
+`src/predictor.py`), 3n / (2n + 1.5): its one stage then runs three passes a layer, not four,
+and the two-stage step is n of the first stage's four passes plus the last stage's three once. It prints the measured and predicted ratios; --check asserts
+the measured ones lie nearer 2n / (n + 1) than 3n / (2n + 1.5) and the predicted within PIPELINE_TOLERANCE of them.
+
 LOG may also be a `racksim calibrate --json` report (all digits of each time). Standard library
 only.
 """
@@ -165,6 +173,57 @@ def check_per_micro_batch(path, groups):
     return failures
 
 
+PIPELINE_TOLERANCE = 0.06
+
+
+def pipeline_pairs(series):
+    """[(hidden, TP, micro-batch, n, measured ratio, predicted ratio)]: one-stage over two-stage
+    per-layer slopes, for series on the same GPUs that differ only in the pipeline's depth."""
+    slopes = {}
+    for key, pts in series.items():
+        layers = [p[0] for p in pts]
+        slopes[key] = tuple(line_fit(layers, [p[i] for p in pts])[0] for i in (1, 2))
+    pairs = []
+    for key, (m1, p1) in slopes.items():
+        fields = dict(key)
+        if int(fields.get("layout.pp", 1)) != 1 or int(fields["layout.dp"]) % 2:
+            continue
+        n = int(fields["training.global_batch_size"]) // (
+            int(fields["layout.dp"]) * int(fields["training.micro_batch_size"]))
+        fields.update({"layout.pp": "2", "layout.dp": str(int(fields["layout.dp"]) // 2),
+                       "training.global_batch_size":
+                           str(int(fields["training.global_batch_size"]) // 2)})
+        two = slopes.get(tuple(sorted(fields.items())))
+        if two is None:
+            continue
+        pairs.append((int(fields["model.hidden_size"]), int(fields["layout.tp"]),
+                      int(fields["training.micro_batch_size"]), n, m1 / two[0], p1 / two[1]))
+    return sorted(pairs)
+
+
+def check_pipeline_pairs(path, pairs):
+    failures = [] if pairs else [f"{path}: no pairs of one- and two-stage series"]
+    for h, tp, mb, n, measured, predicted in pairs:
+        every, not_last = 2 * n / (n + 1), 3 * n / (2 * n + 1.5)
+        if abs(measured - every) >= abs(measured - not_last):
+            failures.append(f"{path}: hidden {h} TP{tp} micro-batch {mb} n {n}: measured "
+                            f"{measured:.2f} is nearer 3n/(2n+1.5) {not_last:.2f}")
+        if abs(predicted - measured) > PIPELINE_TOLERANCE:
+            failures.append(f"{path}: hidden {h} TP{tp} micro-batch {mb} n {n}: predicted "
+                            f"{predicted:.2f} against measured {measured:.2f}")
+    return failures
+
+
+def print_pipeline_pairs(pairs):
+    print("| hidden | TP | micro-batch | n | measured | predicted | 2n/(n+1) | 3n/(2n+1.5) |")
+    print("|---" * 8 + "|")
+    for h, tp, mb, n, measured, predicted in pairs:
+        print(f"| {h:,} | {tp} | {mb} | {n} | {measured:.2f} | {predicted:.2f} "
+              f"| {2 * n / (n + 1):.2f} | {3 * n / (2 * n + 1.5):.2f} |")
+    worst = max(abs(p[5] - p[4]) for p in pairs)
+    print(f"\n{len(pairs)} pairs; predicted against measured: worst {worst:.3f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", help="a racksim calibrate log with its per-point table, or its "
@@ -173,16 +232,27 @@ def main():
                         help="comma-separated override fields to group the series by")
     parser.add_argument("--per-micro-batch", action="store_true",
                         help="split each cost into its parts per micro-batch and per step")
+    parser.add_argument("--pipeline", action="store_true",
+                        help="one-stage against two-stage per-layer costs on the same GPUs")
     parser.add_argument("--check", action="store_true",
                         help="with --per-micro-batch: assert the measured TP pattern outside the "
-                        "layers (exit 1 if it does not hold)")
+                        "layers; with --pipeline: the ratios (exit 1 if it does not hold)")
     args = parser.parse_args()
-    if args.check and not args.per_micro_batch:
-        parser.error("--check goes with --per-micro-batch")
+    if args.check and not (args.per_micro_batch or args.pipeline):
+        parser.error("--check goes with --per-micro-batch or --pipeline")
     by = args.by.split(",")
     series = series_of(read_points(args.log))
     if not series:
         sys.exit(f"{args.log}: no series of rows that differ only in {LAYERS}")
+    if args.pipeline:
+        pairs = pipeline_pairs(series)
+        if not args.check:
+            print_pipeline_pairs(pairs)
+            return
+        failures = check_pipeline_pairs(args.log, pairs)
+        for failure in failures:
+            print("layer-split: " + failure, file=sys.stderr)
+        sys.exit(1 if failures else 0)
     if args.per_micro_batch:
         groups = per_micro_batch(series)
         if not args.check:
