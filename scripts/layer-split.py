@@ -224,6 +224,17 @@ def print_pipeline_pairs(pairs):
     print(f"\n{len(pairs)} pairs; predicted against measured: worst {worst:.3f}")
 
 
+def print_or_check(args, found, print_it, check_it):
+    """Prints what one mode found, or with --check exits 1 on any failure of its check."""
+    if not args.check:
+        print_it(found)
+        sys.exit(0)
+    failures = check_it(args.log, found)
+    for failure in failures:
+        print("layer-split: " + failure, file=sys.stderr)
+    sys.exit(1 if failures else 0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", help="a racksim calibrate log with its per-point table, or its "
@@ -245,23 +256,10 @@ def main():
     if not series:
         sys.exit(f"{args.log}: no series of rows that differ only in {LAYERS}")
     if args.pipeline:
-        pairs = pipeline_pairs(series)
-        if not args.check:
-            print_pipeline_pairs(pairs)
-            return
-        failures = check_pipeline_pairs(args.log, pairs)
-        for failure in failures:
-            print("layer-split: " + failure, file=sys.stderr)
-        sys.exit(1 if failures else 0)
+        print_or_check(args, pipeline_pairs(series), print_pipeline_pairs, check_pipeline_pairs)
     if args.per_micro_batch:
-        groups = per_micro_batch(series)
-        if not args.check:
-            print_per_micro_batch(groups)
-            return
-        failures = check_per_micro_batch(args.log, groups)
-        for failure in failures:
-            print("layer-split: " + failure, file=sys.stderr)
-        sys.exit(1 if failures else 0)
+        print_or_check(args, per_micro_batch(series), print_per_micro_batch,
+                       check_per_micro_batch)
     groups = split(series, by)
     print("| " + " | ".join(by) + " | series | per-layer cost, predicted / measured | fixed cost, "
           "predicted / measured | fixed share of the measured step (most layers) | "
