@@ -138,6 +138,7 @@ def main():
     table = rules(host_s, args.collective_us * 1e-6)
     errors = {name: [] for name, _ in table}
     floor_vs_racksim = []
+    gpu_bound_of_wide_tp1 = None  # (GPU time alone, measured) of hidden 2,048 TP1 micro-batch 4
     print("ms per layer and micro-batch: measured; racksim's own (the whole steps' split); then "
           "each rule on racksim's kernels with the host at %.1f us per kernel" % args.floor_us)
     print("| hidden | TP | mb | measured | racksim | " + " | ".join(n for n, _ in table) + " |")
@@ -161,7 +162,9 @@ def main():
         failures = []
         if worst > 0.08:
             failures.append(f"the per-kernel floor misses racksim's own layer cost by {worst:.1%}")
-        if gpu_bound_of_wide_tp1[0] <= gpu_bound_of_wide_tp1[1]:
+        if gpu_bound_of_wide_tp1 is None:
+            failures.append("no measured cell at hidden 2,048 TP1 micro-batch 4")
+        elif gpu_bound_of_wide_tp1[0] <= gpu_bound_of_wide_tp1[1]:
             failures.append("hidden 2,048 TP1 micro-batch 4: the GPU time alone no longer exceeds "
                             "the measured layer")
         for failure in failures:

@@ -27,12 +27,14 @@ where later ones add to them); --check asserts what docs/validation.md reads in 
 columns of the committed all-rows fit (ctest runs it).
 
 --pipeline pairs each series without pipeline stages with the series of two stages on the same
-GPUs (half the data-parallel size and the global batch, so the same micro-batches per rank n): under 1F1B, with every
-stage recomputing as the first does, a layer costs the one-stage step 2n / (n + 1) times what it
-costs the two-stage step; if the last stage did not recompute (as vTrain's own predictor assumes,
-`src/predictor.py`), 3n / (2n + 1.5): its one stage then runs three passes a layer, not four,
-and the two-stage step is n of the first stage's four passes plus the last stage's three once. It prints the measured and predicted ratios; --check asserts
-the measured ones lie nearer 2n / (n + 1) than 3n / (2n + 1.5) and the predicted within PIPELINE_TOLERANCE of them.
+GPUs (half the data-parallel size and the global batch, so the same micro-batches per rank n).
+Under 1F1B, with every stage recomputing as the first does, a layer costs the one-stage step
+2n / (n + 1) times what it costs the two-stage step. If the last stage did not recompute (as
+vTrain's own predictor assumes, `src/predictor.py`), it would be 3n / (2n + 1.5): the one stage
+then runs three passes a layer, not four, and the two-stage step is n of the first stage's four
+passes plus the last stage's three once. It prints the measured and predicted ratios; --check
+asserts the measured ones lie nearer 2n / (n + 1) than 3n / (2n + 1.5) and the predicted within
+PIPELINE_TOLERANCE of them.
 
 LOG may also be a `racksim calibrate --json` report (all digits of each time). Standard library
 only.
@@ -220,7 +222,7 @@ def print_pipeline_pairs(pairs):
     for h, tp, mb, n, measured, predicted in pairs:
         print(f"| {h:,} | {tp} | {mb} | {n} | {measured:.2f} | {predicted:.2f} "
               f"| {2 * n / (n + 1):.2f} | {3 * n / (2 * n + 1.5):.2f} |")
-    worst = max(abs(p[5] - p[4]) for p in pairs)
+    worst = max((abs(p[5] - p[4]) for p in pairs), default=0.0)
     print(f"\n{len(pairs)} pairs; predicted against measured: worst {worst:.3f}")
 
 
@@ -241,10 +243,11 @@ def main():
                         "--json report")
     parser.add_argument("--by", default="model.hidden_size,layout.tp",
                         help="comma-separated override fields to group the series by")
-    parser.add_argument("--per-micro-batch", action="store_true",
-                        help="split each cost into its parts per micro-batch and per step")
-    parser.add_argument("--pipeline", action="store_true",
-                        help="one-stage against two-stage per-layer costs on the same GPUs")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--per-micro-batch", action="store_true",
+                      help="split each cost into its parts per micro-batch and per step")
+    mode.add_argument("--pipeline", action="store_true",
+                      help="one-stage against two-stage per-layer costs on the same GPUs")
     parser.add_argument("--check", action="store_true",
                         help="with --per-micro-batch: assert the measured TP pattern outside the "
                         "layers; with --pipeline: the ratios (exit 1 if it does not hold)")
