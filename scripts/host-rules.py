@@ -23,6 +23,15 @@ host rule can reach it: docs/validation.md, experiment log, "7 December").
 
     scripts/host-rules.py build/racksim [--floor-us 67.8] [--collective-us 0] [--check]
 
+--kineto TRACE [--check] reads a PyTorch profiler trace instead and says which rule its stack
+follows: for the kernels after each long one on the busiest stream, how long after its
+predecessor each starts (the GPU's gap) and how long after its launch (how far the host ran
+ahead). A queue shows as gaps near zero with long lags until the host's lead runs out; a
+per-kernel floor as gaps of a host time each. --check exits 1 unless the first kernel after a
+long one shows the queue (a trace whose events were sampled does not: its gaps hide kernels).
+
+    scripts/host-rules.py --kineto tests/data/kineto/hta-nccl-2ranks-rank0.json.gz
+
 Standard library only; about 5 seconds.
 """
 import argparse
@@ -30,6 +39,7 @@ import gzip
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,9 +133,52 @@ def rules(host_s, call_s):
     ]
 
 
+LONG_KERNEL_US, FOLLOWERS = 300, 5
+
+
+def kineto_followers(path, check):
+    """Prints, for the kernels after each one longer than LONG_KERNEL_US on the busiest GPU
+    stream, the median gap after the previous kernel and lag after its own launch. With `check`,
+    exits 1 unless the first of them shows a queue: a gap under 5 us, a lag over 50 us."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    launched = {e["args"]["correlation"]: e["ts"] for e in events
+                if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    streams = {}
+    for e in events:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            streams.setdefault(e.get("tid"), []).append(e)
+    work = sorted(max(streams.values(), key=len), key=lambda e: e["ts"])
+    rows = {j: [] for j in range(1, FOLLOWERS + 1)}
+    for i, long_one in enumerate(work[:-FOLLOWERS]):
+        if long_one["dur"] <= LONG_KERNEL_US:
+            continue
+        for j in range(1, FOLLOWERS + 1):
+            this, before = work[i + j], work[i + j - 1]
+            launch = launched.get(this.get("args", {}).get("correlation"))
+            if launch is not None:
+                rows[j].append((this["ts"] - before["ts"] - before["dur"], this["ts"] - launch))
+    print(f"{path}: kernels after each of the {len(rows[1])} kernels over {LONG_KERNEL_US} us")
+    print("| kernel after the long one | median gap after the previous, us | median lag after "
+          "its launch, us |")
+    print("|---|---|---|")
+    for j, found in rows.items():
+        if found:
+            print(f"| +{j} | {statistics.median(g for g, _ in found):.1f} "
+                  f"| {statistics.median(lag for _, lag in found):.1f} |")
+    first = rows[1]
+    if check and not (first and statistics.median(g for g, _ in first) < 5
+                      and statistics.median(lag for _, lag in first) > 50):
+        print("check failed: the kernel after a long one shows no queue", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("racksim")
+    parser.add_argument("racksim", nargs="?", default=None)
+    parser.add_argument("--kineto", metavar="TRACE",
+                        help="read a PyTorch profiler trace (.json.gz), not racksim's kernels")
     parser.add_argument("--floor-us", type=float, default=67.8,
                         help="the host's time per kernel, microseconds (the adopted 67.8)")
     parser.add_argument("--collective-us", type=float, default=0.0,
@@ -133,6 +186,10 @@ def main():
                              "microseconds (the per-kernel floor gives collectives none)")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    if args.kineto:
+        return kineto_followers(args.kineto, args.check)
+    if args.racksim is None:
+        parser.error("give the racksim binary, or --kineto TRACE")
     host_s = args.floor_us * 1e-6
     cells = measured_cells()
     table = rules(host_s, args.collective_us * 1e-6)
