@@ -13,7 +13,10 @@ per kernel under several rules and prints each rule's layer cost beside the meas
   time for it;
 - queue (racksim's AHEAD): the host issues kernels one host time apart and runs ahead of the GPU;
 - queue, collectives synchronous: the same, but the host waits for each all-reduce to end;
-- queue two deep: the host issues a kernel once the one two before it has ended.
+- queue two deep: the host issues a kernel once the one two before it has ended;
+- queue, synchronized per pass: the host also waits for the GPU at the end of each of a layer's
+  passes (its forward, its recomputation, its backward), as activation checkpointing that
+  synchronizes at its boundaries does (DeepSpeed's `synchronize_checkpoint_boundary`).
 
 A rule is only worth building into the replay if it meets the measured layer costs; the fits
 that test a rule on whole steps take minutes, this takes seconds. --check exits 1 unless the
@@ -73,7 +76,8 @@ def measured_cells():
 
 
 def layer_kernels(racksim, hidden, tp, mb, workdir):
-    """One layer's kernels in issue order: (host kernels, GPU seconds, is a collective)."""
+    """One layer's kernels in issue order: (host kernels, GPU seconds, is a collective, ends one
+    of the layer's passes: its forward, its recomputation or its backward)."""
     out = os.path.join(workdir, f"{hidden}_{tp}_{mb}")
     sets = ADOPTED + [f"model.hidden_size={hidden}", "model.num_heads=16", "model.num_layers=12",
                       f"model.ffn_hidden_size={4 * hidden}", "training.seq_length=1024",
@@ -92,44 +96,50 @@ def layer_kernels(racksim, hidden, tp, mb, workdir):
                   and e["args"].get("micro_batch") == MICRO_BATCH
                   and e["args"].get("layer") == LAYER), key=lambda e: e["ts"])
     kernels = []
-    for e in ops:
+    for i, e in enumerate(ops):
         collective = e["args"]["kind"] == "collective"
-        backward_gemm = e["args"].get("class") == "gemm" and e["args"]["phase"] == "backward"
+        phase = e["args"]["phase"]
+        backward_gemm = e["args"].get("class") == "gemm" and phase == "backward"
+        ends_pass = i + 1 == len(ops) or ops[i + 1]["args"]["phase"] != phase
         kernels.append((0 if collective else 2 if backward_gemm else 1, e["dur"] * 1e-6,
-                        collective))
+                        collective, ends_pass))
     return kernels
 
 
 def per_kernel_floor(kernels, host_s):
-    return sum(g if c else max(k * host_s, g) for k, g, c in kernels)
+    return sum(g if c else max(k * host_s, g) for k, g, c, _ in kernels)
 
 
-def queue(kernels, host_s, call_s=0.0, depth=None, collectives_sync=False, layers=12):
+def queue(kernels, host_s, call_s=0.0, depth=None, collectives_sync=False, pass_sync=False,
+          layers=12):
     """The step's layers one after another; the cost of one, once the queue is in its rhythm.
-    call_s: the host's time to issue a collective."""
+    call_s: the host's time to issue a collective; pass_sync: the host waits for the GPU at the
+    end of each of a layer's passes (as activation checkpointing that synchronizes at its
+    boundaries does)."""
     issued = ended = 0.0
     ends = []
     for _ in range(layers):
-        for k, g, c in kernels:
+        for k, g, c, ends_pass in kernels:
             issued += call_s if c else k * host_s
             if depth is not None and len(ends) >= depth:
                 issued = max(issued, ends[-depth])
             ended = max(issued, ended) + g
             ends.append(ended)
-            if collectives_sync and c:
+            if (collectives_sync and c) or (pass_sync and ends_pass):
                 issued = max(issued, ended)
     return ended / layers
 
 
 def rules(host_s, call_s):
     return [
-        ("GPU only", lambda ks: sum(g for _, g, _ in ks)),
-        ("host only", lambda ks: sum(call_s if c else k * host_s for k, _, c in ks)),
+        ("GPU only", lambda ks: sum(k[1] for k in ks)),
+        ("host only", lambda ks: sum(call_s if c else k * host_s for k, _, c, _ in ks)),
         ("per-kernel floor", lambda ks: per_kernel_floor(ks, host_s)),
         ("queue", lambda ks: queue(ks, host_s, call_s)),
         ("queue, collectives synchronous",
          lambda ks: queue(ks, host_s, call_s, collectives_sync=True)),
         ("queue two deep", lambda ks: queue(ks, host_s, call_s, depth=2)),
+        ("queue, synchronized per pass", lambda ks: queue(ks, host_s, call_s, pass_sync=True)),
     ]
 
 
