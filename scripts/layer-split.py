@@ -86,17 +86,26 @@ def series_of(points):
     return {k: sorted(v) for k, v in series.items() if len({p[0] for p in v}) >= 3}
 
 
+def layer_lines(pts):
+    """A series' measured and predicted lines in its layer count: [(slope, intercept)] x 2."""
+    layers = [p[0] for p in pts]
+    return [line_fit(layers, [p[i] for p in pts]) for i in (1, 2)]
+
+
+def micro_batches_per_rank(fields):
+    return int(fields["training.global_batch_size"]) // (
+        int(fields["layout.dp"]) * int(fields["training.micro_batch_size"]))
+
+
 def split(series, by):
     groups = collections.defaultdict(list)
     for key, pts in series.items():
         fields = dict(key)
-        layers = [p[0] for p in pts]
-        m_slope, m_icpt = line_fit(layers, [p[1] for p in pts])
-        p_slope, p_icpt = line_fit(layers, [p[2] for p in pts])
+        (m_slope, m_icpt), (p_slope, p_icpt) = layer_lines(pts)
         worst = max(abs(p[1] - (m_icpt + m_slope * p[0])) / p[1] for p in pts)
         group = tuple(int(fields.get(field, 0)) for field in by)
         groups[group].append((p_slope / m_slope, p_icpt / m_icpt if m_icpt > 0 else float("nan"),
-                              m_icpt / (m_icpt + m_slope * max(layers)), worst))
+                              m_icpt / (m_icpt + m_slope * pts[-1][0]), worst))
     return groups
 
 
@@ -113,12 +122,8 @@ def per_micro_batch(series):
         fields = dict(key)
         if int(fields.get("layout.pp", 1)) != 1:
             continue
-        layers = [p[0] for p in pts]
-        lines = [line_fit(layers, [p[i] for p in pts]) for i in (1, 2)]
-        n = int(fields["training.global_batch_size"]) // (
-            int(fields["layout.dp"]) * int(fields["training.micro_batch_size"]))
         family = tuple(kv for kv in key if kv[0] != "training.global_batch_size")
-        families[family].append((n, lines))
+        families[family].append((micro_batches_per_rank(fields), layer_lines(pts)))
     out = collections.defaultdict(list)
     for family, members in families.items():
         if len({n for n, _ in members}) < 2:
@@ -181,17 +186,13 @@ PIPELINE_TOLERANCE = 0.06
 def pipeline_pairs(series):
     """[(hidden, TP, micro-batch, n, measured ratio, predicted ratio)]: one-stage over two-stage
     per-layer slopes, for series on the same GPUs that differ only in the pipeline's depth."""
-    slopes = {}
-    for key, pts in series.items():
-        layers = [p[0] for p in pts]
-        slopes[key] = tuple(line_fit(layers, [p[i] for p in pts])[0] for i in (1, 2))
+    slopes = {key: tuple(line[0] for line in layer_lines(pts)) for key, pts in series.items()}
     pairs = []
     for key, (m1, p1) in slopes.items():
         fields = dict(key)
         if int(fields.get("layout.pp", 1)) != 1 or int(fields["layout.dp"]) % 2:
             continue
-        n = int(fields["training.global_batch_size"]) // (
-            int(fields["layout.dp"]) * int(fields["training.micro_batch_size"]))
+        n = micro_batches_per_rank(fields)
         fields.update({"layout.pp": "2", "layout.dp": str(int(fields["layout.dp"]) // 2),
                        "training.global_batch_size":
                            str(int(fields["training.global_batch_size"]) // 2)})
