@@ -4,9 +4,10 @@
 `scripts/layer-split.py --per-micro-batch` reads, from the measured single-node rows alone, what
 one more layer costs per micro-batch at each hidden size, TP degree and micro-batch. This script
 asks racksim for the same layer's kernels with no host time (`racksim run --timeline full` on the
-calibration base with the adopted GEMM terms and `cpu_launch_floor_s` at 1 ns: each kernel's GPU
-time, each all-reduce's time from vTrain's measured table), then combines them with a host time
-per kernel under several rules and prints each rule's layer cost beside the measured one:
+calibration base with the adopted `a100-kernel-calibration.textproto` and `cpu_launch_floor_s`
+at 1 ns: each kernel's GPU time, each all-reduce's time from vTrain's measured table), then
+combines them with a host time per kernel under several rules and prints each rule's layer cost
+beside the measured one:
 
 - GPU only, host only: the two bounds no rule goes under;
 - per-kernel floor (racksim's PER_KERNEL, the adopted rule): each kernel lasts at least the host's
@@ -50,11 +51,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAL = os.path.join(ROOT, "scenarios", "calibration")
 ALL_ROWS = os.path.join(CAL, "a100-single-node-all-rows.json")
-# The adopted single-node terms (a100-kernel-calibration.textproto) but the host's.
-ADOPTED = ["hardware.nodes=1", "sim.fold_replicas=false", "hardware.compute.gemm_split_k_max=8",
-           "hardware.compute.gemm_sustained=0.802", "hardware.compute.gemm=1",
-           "hardware.collectives.base_latency_s=2.906e-05",
-           "hardware.collectives.measured_table=data/measured/vtrain-a100-nccl-allreduce.csv",
+# The adopted calibration file itself, so the terms cannot drift from it; no host time.
+ADOPTED = ["calibration=scenarios/calibration/a100-kernel-calibration.textproto",
+           "hardware.nodes=1", "sim.fold_replicas=false",
            "hardware.compute.cpu_launch_floor_s=1e-9"]
 LAYER, MICRO_BATCH = 5, 1  # a layer and micro-batch in the middle of the step
 
