@@ -1,6 +1,7 @@
 #include "common/interrupt.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <mutex>
@@ -34,14 +35,32 @@ sigset_t interrupt_signals() {
   return set;
 }
 
+// Waits until `child` has ended but leaves it to be reaped by the thread that started it. Reaped
+// here, that thread's waitpid would fail, and the error would unwind it through the destructors
+// that remove the same temporaries this thread is removing (two removals of one tree each stop
+// at the other's deletions, and the tree outlives both).
+void wait_without_reaping(pid_t child) {
+  siginfo_t info;
+  while (waitid(P_PID, child, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+}
+
+// Removes `path` and all below it, trying again while it exists: an entry that vanishes during a
+// removal (a child's own clean-up) ends that attempt with an error.
+void remove_tree(const std::filesystem::path& path) {
+  std::error_code ignored;
+  for (int attempt = 0; attempt < 3 && std::filesystem::exists(path, ignored); ++attempt) {
+    std::filesystem::remove_all(path, ignored);
+  }
+}
+
 // Runs in the watcher thread, never in a signal handler, so it may lock and allocate.
 [[noreturn]] void handle_interrupt(int signal) {
   InterruptState& s = state();
   std::lock_guard lock(s.mutex);  // held until _exit: nothing registers new temporaries
   for (pid_t child : s.children) kill(child, SIGTERM);
-  for (pid_t child : s.children) waitpid(child, nullptr, 0);
-  std::error_code ignored;
-  for (const auto& path : s.paths) std::filesystem::remove_all(path, ignored);
+  for (pid_t child : s.children) wait_without_reaping(child);
+  for (const auto& path : s.paths) remove_tree(path);
   std::fprintf(stderr, "\nracksim: interrupted (%s) while %s; %s\n",
                signal == SIGINT ? "SIGINT" : "SIGTERM", s.activity.c_str(),
                s.paths.empty() ? "nothing was written"
