@@ -128,8 +128,13 @@ ScopedTempDir::ScopedTempDir(const std::string& prefix) {
 }
 
 ScopedTempDir::~ScopedTempDir() {
-  std::error_code ignored;
-  fs::remove_all(path_, ignored);
+  // Under the interrupt lock, and unregistered in the same step: an interrupt meanwhile would
+  // remove the same tree, and two removals of one tree can each stop at the other's deletions.
+  without_interrupts([&] {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+    on_interrupt_.reset();
+  });
 }
 
 std::string shell_quote(const std::string& s) {
