@@ -21,7 +21,8 @@ Runs, in order (about 20 minutes on 2 cores; 22 more with --kfold, 33 more with 
      Each fit also writes its report as JSON (`racksim calibrate --json`) beside the log, the
      .log.txt replaced by .json;
 then rebuilds the README's accuracy table (between the accuracy-table markers) from the results
-files and those JSON reports (the text logs are for reading; nothing is parsed out of them).
+files and those JSON reports (the text logs are for reading; nothing is parsed out of them), and
+the table of racksim against closed forms after it (scripts/analytical-baseline.py --write).
 It says when a fit lands on other values than scenarios/calibration/a100-kernel-calibration.textproto
 holds (the calibration file is written by hand, with its provenance; it is not rewritten).
 
@@ -435,6 +436,15 @@ def write_readme(check):
     print("accuracy: README.md's accuracy table rebuilt" + (" (unchanged)" if new == text else ""))
 
 
+def write_baseline():
+    """The README's table of racksim against closed forms, from the files just written (its own
+    ctest checks it)."""
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                 "analytical-baseline.py"), "--write"],
+                   cwd=ROOT, check=True)
+    print("accuracy: README.md's baseline table rebuilt")
+
+
 def main(argv):
     opts = {"jobs": "2", "kfold": False, "all_rows": False, "table_only": False, "check": False}
     args = []
@@ -449,6 +459,8 @@ def main(argv):
     if opts["check"] or opts["table_only"]:
         write_readme(opts["check"])
         write_evidence(opts["check"])
+        if opts["table_only"]:
+            write_baseline()
         return
     if len(args) != 1:
         sys.exit(__doc__)
@@ -469,6 +481,7 @@ def main(argv):
     compare_with_calibration()
     write_readme(False)
     write_evidence(False)
+    write_baseline()
 
 
 if __name__ == "__main__":
