@@ -13,13 +13,14 @@ racksim's vTrain base and Selene's table):
                     v virtual stages), plus a fixed cost per step for runs across nodes, as
                     racksim's calibration (c) has one: the strongest closed form a spreadsheet
                     holds, short of modelling collectives.
-eta is fitted as racksim's three single-node terms were: on every tenth of vTrain's 1,440
-single-node rows (the same rows, marked `fitted_on` in scenarios/calibration/a100-single-node-fit.json),
-minimising the mean |relative error|; the step cost on vTrain's 41 multi-node rows, as racksim's
-step cost was (in sample), or on the 3.6B rows alone when 18.4B is left out. Every other row is
-predicted unchanged. racksim's own predictions are read from the committed reports (the fits'
-JSON and the *-results.csv files of scripts/accuracy.py); nothing is simulated, so it takes a
-second.
+Each form is fitted, minimising the mean |relative error|, on the rows racksim's terms were
+fitted on for that check: every tenth of vTrain's 1,440 single-node rows (the rows marked
+`fitted_on` in scenarios/calibration/a100-single-node-fit.json; without 1.31B when that size is
+left out) for the single-node checks; vTrain's 41 multi-node rows, where racksim's step cost was
+fitted, for the multi-node checks (the 3.6B rows alone when 18.4B is left out) and for the runs
+never fitted (vTrain's 39.1B and 175B, Selene's). racksim's own predictions are read from the
+committed reports (the fits' JSON and the *-results.csv files of scripts/accuracy.py); nothing
+is simulated, so it takes a second or two.
 
 --write rewrites the README's table between the baseline-table markers; --check exits 1, changing
 nothing, when that table differs from what the files give, when racksim's mean |error| is not at
