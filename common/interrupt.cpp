@@ -35,16 +35,6 @@ sigset_t interrupt_signals() {
   return set;
 }
 
-// Waits until `child` has ended but leaves it to be reaped by the thread that started it. Reaped
-// here, that thread's waitpid would fail, and the error would unwind it through the destructors
-// that remove the same temporaries this thread is removing (two removals of one tree each stop
-// at the other's deletions, and the tree outlives both).
-void wait_without_reaping(pid_t child) {
-  siginfo_t info;
-  while (waitid(P_PID, child, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
-  }
-}
-
 // Removes `path` and all below it, trying again while it exists: an entry that vanishes during a
 // removal (a child's own clean-up) ends that attempt with an error.
 void remove_tree(const std::filesystem::path& path) {
@@ -114,6 +104,12 @@ void unregister_child_process(pid_t pid) {
   std::lock_guard lock(state().mutex);
   auto& children = state().children;
   children.erase(std::remove(children.begin(), children.end(), pid), children.end());
+}
+
+void wait_without_reaping(pid_t child) {
+  siginfo_t info;
+  while (waitid(P_PID, child, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
 }
 
 void unblock_interrupts_in_child() {

@@ -43,6 +43,11 @@ class RemoveOnInterrupt {
 void register_child_process(pid_t pid);
 void unregister_child_process(pid_t pid);
 
+// Returns once `child` has ended, leaving it to be reaped by whoever started it: how the watcher
+// waits for the children it stops. Reaped by the watcher, the starter's own waitpid would fail
+// and unwind it through the destructors that remove the temporaries the watcher is removing.
+void wait_without_reaping(pid_t child);
+
 // The signal mask a child process must start with (the watcher blocks the signals in this
 // process; a child that keeps them blocked could not be interrupted). Call in the child between
 // fork() and exec().
