@@ -36,7 +36,7 @@ regenerate the training goldens (scripts/update-goldens), whose reports print it
 import os, re, subprocess, sys
 
 from accuracy_files import (CAL, ROOT, errors_of, json_of, mape, model_label, read_lines, report,
-                            results, worst)
+                            results, with_table, worst)
 from rank_stats import spearman
 from validation_evidence import write_evidence
 
@@ -423,8 +423,7 @@ def write_readme(check):
         text = f.read()
     if BEGIN not in text or END not in text:
         sys.exit(f"accuracy: README.md lacks the markers {BEGIN} ... {END}")
-    start = text.index(BEGIN) + len(BEGIN)
-    new = text[:start] + "\n" + table() + "\n" + text[text.index(END):]
+    new = with_table(text, BEGIN, END, table())
     if check:
         if new != text:
             sys.exit("accuracy: README.md's accuracy table differs from the results files "

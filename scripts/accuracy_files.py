@@ -20,6 +20,12 @@ def json_of(log):
     return os.path.join(CAL, log.replace(".log.txt", ".json"))
 
 
+def with_table(text, begin, end, table):
+    """`text` with what stands between its `begin` and `end` markers replaced by `table`."""
+    start = text.index(begin) + len(begin)
+    return text[:start] + "\n" + table + "\n" + text[text.index(end):]
+
+
 def read_lines(path):
     with open(os.path.join(ROOT, path)) as f:
         return f.read().splitlines()

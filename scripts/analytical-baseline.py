@@ -31,9 +31,9 @@ nothing, when that table differs from what the files give, when racksim's mean |
 least 2 points under every form's on every check, or when a published step time of Selene's table
 is not its paper's work over its rate (which pins the work formula above).
 """
-import json, math, os, sys
+import math, os, sys
 
-from accuracy_files import CAL, ROOT, mape, results
+from accuracy_files import CAL, ROOT, mape, report, results, with_table
 from rank_stats import spearman
 
 README = os.path.join(ROOT, "README.md")
@@ -137,10 +137,8 @@ def _number(text):
 
 def calibrate_runs(path, predicted="fitted_step_time_s"):
     """The rows of a `racksim calibrate --json` report, with the prediction named."""
-    with open(os.path.join(ROOT, path)) as f:
-        rows = json.load(f)["rows"]
     runs = []
-    for r in rows:
+    for r in report(path)["rows"]:
         fields = dict(o.split("=", 1) for o in r["overrides"])
         fields.setdefault("layout.pp", "1")
         fields.setdefault("layout.dp", "1")
@@ -258,8 +256,7 @@ def cell(runs, predict, with_rank):
     return f"{text}; Spearman {rank} ({group})"
 
 
-def table():
-    checks, single, multi = check_rows()
+def table(checks, single, multi):
     lines = ["| rows | runs | racksim, A100 terms (c) | racksim, datasheet preset (a), nothing "
              "fitted | one utilisation | utilisation + bubble + step cost | the same + collectives |",
              "|---|---|---|---|---|---|---|"]
@@ -293,10 +290,10 @@ def published_work_holds():
     return ok
 
 
-def racksim_beats_every_form():
+def racksim_beats_every_form(checks):
     """racksim's mean |error| is under every closed form's on every check, by 2 points at least."""
     ok = True
-    for what, runs, racksim, *forms in check_rows()[0]:
+    for what, runs, racksim, *forms in checks:
         ours = mape(errors(runs, racksim))
         closest = min(mape(errors(runs, form)) for form in forms)
         if ours > closest - 2:
@@ -306,19 +303,19 @@ def racksim_beats_every_form():
 
 
 def main(argv):
-    text = table()
+    checks, single, multi = check_rows()  # the fits, once
+    text = table(checks, single, multi)
     if "--write" not in argv and "--check" not in argv:
         print(text)
         return 0
     with open(README) as f:
         readme = f.read()
-    start, end = readme.index(BEGIN) + len(BEGIN), readme.index(END)
-    updated = readme[:start] + "\n" + text + "\n" + readme[end:]
+    updated = with_table(readme, BEGIN, END, text)
     if "--check" in argv:
         same = updated == readme
         if not same:
             print("README's baseline table differs from the files: run scripts/analytical-baseline.py --write")
-        return 0 if published_work_holds() & racksim_beats_every_form() & same else 1
+        return 0 if published_work_holds() & racksim_beats_every_form(checks) & same else 1
     with open(README, "w") as f:
         f.write(updated)
     return 0

@@ -183,6 +183,16 @@ def check_per_micro_batch(path, groups):
 PIPELINE_TOLERANCE = 0.06
 
 
+def every_stage_recomputes(n):
+    """The one- over two-stage per-layer ratio at n micro-batches per rank under 1F1B."""
+    return 2 * n / (n + 1)
+
+
+def last_stage_does_not(n):
+    """The same ratio if the last stage did not recompute (vTrain's predictor's rule)."""
+    return 3 * n / (2 * n + 1.5)
+
+
 def pipeline_pairs(series):
     """[(hidden, TP, micro-batch, n, measured ratio, predicted ratio)]: one-stage over two-stage
     per-layer slopes, for series on the same GPUs that differ only in the pipeline's depth."""
@@ -207,7 +217,7 @@ def pipeline_pairs(series):
 def check_pipeline_pairs(path, pairs):
     failures = [] if pairs else [f"{path}: no pairs of one- and two-stage series"]
     for h, tp, mb, n, measured, predicted in pairs:
-        every, not_last = 2 * n / (n + 1), 3 * n / (2 * n + 1.5)
+        every, not_last = every_stage_recomputes(n), last_stage_does_not(n)
         if abs(measured - every) >= abs(measured - not_last):
             failures.append(f"{path}: hidden {h} TP{tp} micro-batch {mb} n {n}: measured "
                             f"{measured:.2f} is nearer 3n/(2n+1.5) {not_last:.2f}")
@@ -222,7 +232,7 @@ def print_pipeline_pairs(pairs):
     print("|---" * 8 + "|")
     for h, tp, mb, n, measured, predicted in pairs:
         print(f"| {h:,} | {tp} | {mb} | {n} | {measured:.2f} | {predicted:.2f} "
-              f"| {2 * n / (n + 1):.2f} | {3 * n / (2 * n + 1.5):.2f} |")
+              f"| {every_stage_recomputes(n):.2f} | {last_stage_does_not(n):.2f} |")
     worst = max((abs(p[5] - p[4]) for p in pairs), default=0.0)
     print(f"\n{len(pairs)} pairs; predicted against measured: worst {worst:.3f}")
 
