@@ -283,6 +283,23 @@ def nemo_rows():
     return out
 
 
+def mpt_rows():
+    """MosaicML's MPT rows on A100 in BF16: the preset and the A100 terms as they stand, then
+    with attention at the rate of the kernel those runs used (FlashAttention 1.x, half the
+    preset's FlashAttention-2 rate: docs/validation.md)."""
+    rows = results("data/published/llm-foundry-mpt-a100-results.csv")
+    published = "published_step_time_s"
+    return [headline_row("MosaicML's MPT benchmarks (llm-foundry): 125M-70B, 512-65,536 tokens, "
+                         "8-64 A100 80GB in BF16 with FSDP", DATASHEET, rows, "datasheet",
+                         published),
+            plain_row("", BURST, rows, "burst", published),
+            plain_row("", A100_TERMS, rows, "transfer", published),
+            plain_row("same rows, attention at FlashAttention 1.x's rate (the kernel they ran: "
+                      "half the preset's FlashAttention-2 rate)", DATASHEET, rows,
+                      "datasheet_fa1", published),
+            plain_row("", A100_TERMS, rows, "transfer_fa1", published)]
+
+
 def vtrain_large_rows():
     rows = results("data/measured/vtrain-a100-multi-node-large-results.csv")
     size = lambda r: r["name"].split("-")[1]
@@ -408,7 +425,7 @@ def calibration_rows():
 def table():
     head = ["| check | configuration | rows | MAPE | worst | within 10 % |",
             "|---|---|---|---|---|---|"]
-    published = published_rows() + vtrain_large_rows() + [nccl_row()]
+    published = published_rows() + mpt_rows() + vtrain_large_rows() + [nccl_row()]
     calibration = ["| check | configuration | rows | MAPE | worst | target |",
                    "|---|---|---|---|---|---|"]
     return "\n".join(head + published + ["", "Calibration that extrapolates, on vTrain's measured "
@@ -466,7 +483,8 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "nemo-24.07-h100",
-              "nemo-docs-24.12-h100", "deepseek-v3-h800", "vtrain-a100-large"):
+              "nemo-docs-24.12-h100", "deepseek-v3-h800", "llm-foundry-mpt-a100",
+              "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

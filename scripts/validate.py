@@ -14,7 +14,10 @@ deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
 scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
 and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
 scenarios/calibration/a100-vtrain-kernel-base.textproto: larger than anything the A100 terms were
-fitted on).
+fitted on), llm-foundry-mpt-a100 (MosaicML's MPT benchmarks on A100 80GB in BF16 with FSDP,
+data/published/llm-foundry-mpt-a100.csv on scenarios/validation/llm-foundry-mpt-a100.textproto;
+its `fa1` configurations run attention at half the preset's FlashAttention-2 rate, as those
+runs' FlashAttention 1.x kernel did).
 Columns with a dot are scenario overrides. `measured_step_time_ms` is a measured step time;
 `published_tokens_per_s_per_gpu` compares step times
 directly (global batch x sequence / (GPUs x tokens/s per GPU)); `published_tflops_per_gpu` is the
@@ -58,6 +61,10 @@ BURST = ["--set", "hardware.compute.sustained_clock_ratio=1"]
 # vTrain's base turns the dgx-a100 preset's held rate off for its fits; its datasheet column
 # turns it back on at the value the preset holds, which `racksim presets --json` gives at run time.
 A100_PRESET_HELD = lambda racksim: preset_clock_ratio(racksim, "dgx-a100")
+# FlashAttention 1.x at half of FlashAttention-2's rate, the one racksim's flash attention has:
+# "FlashAttention-2 is about 2x faster than its previous version" (Dao, arXiv 2307.08691).
+A100_FA1 = lambda racksim: ["--set", "hardware.compute.attention="
+                            f"{preset_compute(racksim, 'dgx-a100', 'attention') / 2:g}"]
 NEMO_H100 = {
     "base": "scenarios/validation/nemo-h100.textproto",
     "seq": None,  # per row: training.seq_length
@@ -94,6 +101,17 @@ TABLES = {
         "configs": {
             "datasheet": [],
             "burst": BURST,
+        },
+    },
+    "llm-foundry-mpt-a100": {
+        "base": "scenarios/validation/llm-foundry-mpt-a100.textproto",
+        "seq": None,  # per row: training.seq_length
+        "configs": {
+            "datasheet": [],
+            "burst": BURST,
+            "transfer": A100_TRANSFER,
+            "datasheet_fa1": A100_FA1,
+            "transfer_fa1": lambda racksim: A100_TRANSFER + A100_FA1(racksim),
         },
     },
     "vtrain-a100-large": {
@@ -148,14 +166,20 @@ def with_layouts(points, layouts):
     return [{**{k: v for k, v in by_name[p["name"]].items() if "." in k}, **p} for p in points]
 
 
-def preset_clock_ratio(racksim, preset):
-    """The sustained_clock_ratio a hardware preset holds, as `racksim presets --json` gives it."""
+def preset_compute(racksim, preset, field):
+    """A hardware preset's hardware.compute field, as `racksim presets --json` gives it."""
     listing = subprocess.run([racksim, "presets", "--json"], capture_output=True, text=True,
                              check=True)
     compute = json.loads(listing.stdout)["hardware"][preset].get("compute", {})
-    if "sustained_clock_ratio" not in compute:
-        sys.exit(f"validate.py: `racksim presets --json` gives {preset} no sustained_clock_ratio")
-    return ["--set", f"hardware.compute.sustained_clock_ratio={compute['sustained_clock_ratio']}"]
+    if field not in compute:
+        sys.exit(f"validate.py: `racksim presets --json` gives {preset} no compute.{field}")
+    return compute[field]
+
+
+def preset_clock_ratio(racksim, preset):
+    """The sustained_clock_ratio a hardware preset holds, as an override."""
+    ratio = preset_compute(racksim, preset, "sustained_clock_ratio")
+    return ["--set", f"hardware.compute.sustained_clock_ratio={ratio}"]
 
 
 def resolve_config(racksim, overrides):

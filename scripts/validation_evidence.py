@@ -19,11 +19,12 @@ GPUS_PER_NODE = SCALE_UP_DOMAIN_GPUS = 8
 
 
 def size_b(label):
-    """The model size a run's label names, in billions of parameters: 'GPT-3 175B' -> 175.0."""
-    m = re.search(r"(\d+(?:\.\d+)?)B\b", label)
+    """The model size a run's label names, in billions of parameters: 'GPT-3 175B' -> 175.0,
+    'MPT 760M' -> 0.76."""
+    m = re.search(r"(\d+(?:\.\d+)?)([BM])\b", label)
     if not m:
-        sys.exit(f"accuracy: no model size (like 175B) in the run label '{label}'")
-    return float(m.group(1))
+        sys.exit(f"accuracy: no model size (like 175B or 760M) in the run label '{label}'")
+    return float(m.group(1)) / (1000 if m.group(2) == "M" else 1)
 
 
 def grouped(labelled):
@@ -130,6 +131,7 @@ def evidence():
     nemo = results("data/published/nemo-24.07-h100-results.csv")
     dsv3 = results("data/published/deepseek-v3-h800-results.csv")
     large = results("data/measured/vtrain-a100-multi-node-large-results.csv")
+    mpt = results("data/published/llm-foundry-mpt-a100-results.csv")
     nemo_label = label_by_name("data/published/nemo-24.07-h100.csv", lambda r: r["model"])
     bridge_label = label_by_name("data/published/megatron-bridge-h100.csv",
                                  lambda r: {"llama3-70b": "Llama 3 70B",
@@ -140,10 +142,14 @@ def evidence():
     bridge_layout = layout_by_name("data/published/megatron-bridge-h100.csv")
     nemo_layout = layout_by_name("data/published/nemo-24.07-h100.csv")
     dsv3_layout = layout_by_name("data/published/deepseek-v3-h800.csv")
+    mpt_layout = layout_by_name("data/published/llm-foundry-mpt-a100.csv")
 
     def a100(column):
         return [evidence_check("Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100",
                                nar, column, published, gpt_label, nar_layout),
+                evidence_check("MosaicML's MPT runs, 125M-70B on 8-64 A100 (FlashAttention 1.x)",
+                               mpt, column, published,
+                               lambda row: f"MPT {model_label(row['name'])}", mpt_layout),
                 evidence_check("vTrain's 39.1B and 175B runs on 512 A100", large, column,
                                measured, gpt_label, large_layout)]
 
