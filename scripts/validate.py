@@ -46,7 +46,7 @@ partial table) and prints the markdown table with the errors
 miss and how many rows are within 10%; where the rows have a `group` column, the same per group
 with Spearman's rank correlation between predicted and published step times).
 """
-import csv, json, os, subprocess, sys
+import csv, functools, json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
 from csv_rows import csv_rows
@@ -166,11 +166,17 @@ def with_layouts(points, layouts):
     return [{**{k: v for k, v in by_name[p["name"]].items() if "." in k}, **p} for p in points]
 
 
-def preset_compute(racksim, preset, field):
-    """A hardware preset's hardware.compute field, as `racksim presets --json` gives it."""
+@functools.lru_cache(maxsize=None)
+def presets_json(racksim):
+    """`racksim presets --json`, read once per run (several configurations look values up)."""
     listing = subprocess.run([racksim, "presets", "--json"], capture_output=True, text=True,
                              check=True)
-    compute = json.loads(listing.stdout)["hardware"][preset].get("compute", {})
+    return json.loads(listing.stdout)
+
+
+def preset_compute(racksim, preset, field):
+    """A hardware preset's hardware.compute field, as `racksim presets --json` gives it."""
+    compute = presets_json(racksim)["hardware"][preset].get("compute", {})
     if field not in compute:
         sys.exit(f"validate.py: `racksim presets --json` gives {preset} no compute.{field}")
     return compute[field]
