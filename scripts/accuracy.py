@@ -250,12 +250,27 @@ def published_rows():
                         "(Megatron-Bridge, NeMo)", DATASHEET, h100, "datasheet", published,
                         name_worst=False),
            plain_row("", BURST, h100, "burst", published)]
+    out += blackwell_rows()
     out += nemo_rows()
     out.append(headline_row("DeepSeek-V3: 180K H800 GPU hours per trillion tokens on 2,048 H800 "
                             "(a whole-run average)", DATASHEET, dsv3, "datasheet", published,
                             name_worst=False))
     out.append(plain_row("", BURST, dsv3, "burst", published))
     return out
+
+
+def blackwell_rows():
+    """NVIDIA's Llama 3 rows on Blackwell: the headline, and the miss per system."""
+    rows = results("data/published/megatron-bridge-blackwell-results.csv")
+    system = {r["name"]: r["system"] for r in results("data/published/megatron-bridge-blackwell.csv")}
+    span = lambda s: ", ".join(
+        f"{float(r['datasheet_error_percent']):+.1f}" for r in rows if system[r["name"]] == s)
+    per_system = "; ".join(f"{s.replace('DGX-', '')} {span(s)} %"
+                           for s in ("DGX-B200", "DGX-GB200", "DGX-GB300"))
+    return [headline_row("NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on 8-256 Blackwell GPUs "
+                         f"(Megatron-Bridge 25.09-26.02): {per_system}", DATASHEET, rows,
+                         "datasheet", "published_step_time_s", name_worst=False),
+            plain_row("", BURST, rows, "burst", "published_step_time_s")]
 
 
 def nemo_rows():
@@ -482,9 +497,9 @@ def main(argv):
         sys.exit(__doc__)
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
-    for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "nemo-24.07-h100",
-              "nemo-docs-24.12-h100", "deepseek-v3-h800", "llm-foundry-mpt-a100",
-              "vtrain-a100-large"):
+    for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
+              "nemo-24.07-h100", "nemo-docs-24.12-h100", "deepseek-v3-h800",
+              "llm-foundry-mpt-a100", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

@@ -7,6 +7,8 @@ usage: scripts/validate.py RACKSIM [--jobs N] [--table NAME] [--only NAME,...]
 Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-table1.csv on
 scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
 (data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto),
+megatron-bridge-blackwell (data/published/megatron-bridge-blackwell.csv on the same base, each row
+on its own Blackwell preset),
 nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
 nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
 guide's page, data/published/nemo-docs-24.12-h100.csv),
@@ -84,6 +86,15 @@ TABLES = {
         },
     },
     "megatron-bridge-h100": {
+        "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
+        "seq": 8192,
+        "configs": {
+            "datasheet": [],
+            "burst": BURST,
+        },
+    },
+    # The same base on Blackwell: each row names its hardware preset.
+    "megatron-bridge-blackwell": {
         "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
         "seq": 8192,
         "configs": {
@@ -267,7 +278,7 @@ def main():
     steps = {c: [] for c in configs}
     out_rows = []
     for p in points:
-        gpus = int(p["hardware.nodes"]) * GPUS_PER_NODE
+        gpus = int(p["hardware.nodes"]) * int(p.get("hardware.gpus_per_node") or GPUS_PER_NODE)
         published_step, work, published_rate = published(p, gpus, table["seq"])
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
                  p["layout.dp"], p.get("layout.virtual_stages", ""),

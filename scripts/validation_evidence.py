@@ -9,12 +9,14 @@ from accuracy_files import ROOT, errors_of, json_of, mape, model_label, report, 
 
 # What `racksim run` prints under "How far to trust it": each configuration's rows of the table.
 EVIDENCE = "data/validation-evidence.json"
-# The held rate the Hopper and A100 presets carry (topologies/hardware_presets.cpp; the test
-# ValidationEvidence.HeldRatiosAreThePresetsOwn checks it against the presets) and the burst
-# rate (1); the A100 calibration file sets 1 itself.
+# The held rate the Hopper, A100 and Blackwell presets carry (topologies/hardware_presets.cpp;
+# the test ValidationEvidence.HeldRatiosAreThePresetsOwn checks it against the presets) and the
+# burst rate (1); the A100 calibration file sets 1 itself.
 HELD, BURST_RATIO = 0.862, 1.0
-# Every checked cluster is built of 8-GPU servers, each one NVLink domain (DGX/HGX A100, H100,
-# H800; vTrain's nodes); vTrain's single-node rows set how many of a server's GPUs they use.
+# A row's node and NVLink domain unless it says otherwise (its hardware.gpus_per_node and
+# hardware.scale_up.domain_size columns: the NVL72 rows' 4-GPU trays in 72-GPU domains): 8-GPU
+# servers, each one NVLink domain (DGX/HGX A100, H100, H800, B200; vTrain's nodes); vTrain's
+# single-node rows set how many of a server's GPUs they use.
 GPUS_PER_NODE = SCALE_UP_DOMAIN_GPUS = 8
 
 
@@ -53,13 +55,13 @@ def checked_runs(labelled):
 
 def checked_layouts(labelled):
     """The rows of one check grouped by model, GPU count and layout (TP, pipeline stages, nodes,
-    GPUs per node), for racksim to gather the rows of a scenario's kind of layout
-    (analysis/validation_evidence.h): [(label, gpus, layout, error in per cent)] -> their rows,
-    MAPE, mean and worst."""
+    GPUs per node, GPUs per NVLink domain), for racksim to gather the rows of a scenario's kind of
+    layout (analysis/validation_evidence.h): [(label, gpus, layout, error in per cent)] -> their
+    rows, MAPE, mean and worst."""
     return [{"run": label, "parameters_b": size, "gpus": gpus, "tp": tp, "pp": pp, "nodes": nodes,
-             "gpus_per_node": per_node, "scale_up_domain_gpus": SCALE_UP_DOMAIN_GPUS,
+             "gpus_per_node": per_node, "scale_up_domain_gpus": domain,
              **error_figures(e), "worst_percent": round(worst(e), 1)}
-            for (size, gpus, (tp, pp, nodes, per_node), label), e in grouped(labelled)]
+            for (size, gpus, (tp, pp, nodes, per_node, domain), label), e in grouped(labelled)]
 
 
 def check_of(what, errors, labels, gpus, layouts, in_sample):
@@ -70,11 +72,12 @@ def check_of(what, errors, labels, gpus, layouts, in_sample):
 
 
 def layout_of(fields):
-    """(TP, pipeline stages, nodes, GPUs per node) from a row's scenario fields; the single-node
-    fits set hardware.nodes=1 on their command line, not per row."""
+    """(TP, pipeline stages, nodes, GPUs per node, GPUs per NVLink domain) from a row's scenario
+    fields; the single-node fits set hardware.nodes=1 on their command line, not per row."""
     return (int(fields["layout.tp"]), int(fields["layout.pp"]),
             int(fields.get("hardware.nodes", 1)),
-            int(fields.get("hardware.gpus_per_node", GPUS_PER_NODE)))
+            int(fields.get("hardware.gpus_per_node", GPUS_PER_NODE)),
+            int(fields.get("hardware.scale_up.domain_size", SCALE_UP_DOMAIN_GPUS)))
 
 
 def evidence_check(what, rows, column, reference, label, layout, in_sample=False):
@@ -137,6 +140,13 @@ def evidence():
                                  lambda r: {"llama3-70b": "Llama 3 70B",
                                             "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
 
+    blackwell_in = "data/published/megatron-bridge-blackwell.csv"
+    blackwell_rows = results("data/published/megatron-bridge-blackwell-results.csv")
+    blackwell_preset = label_by_name(blackwell_in, lambda r: r["hardware.preset"])
+    blackwell_label = label_by_name(blackwell_in,
+                                    lambda r: {"llama3-8b": "Llama 3 8B",
+                                               "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
+    blackwell_layout = layout_by_name(blackwell_in)
     nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
     large_layout = layout_by_name("data/measured/vtrain-a100-multi-node-large.csv")
     bridge_layout = layout_by_name("data/published/megatron-bridge-h100.csv")
@@ -159,6 +169,14 @@ def evidence():
                 evidence_check("NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100", nemo, column,
                                published, nemo_label, nemo_layout)]
 
+    def blackwell(preset, column):
+        """The Blackwell rows of one preset."""
+        rows = [r for r in blackwell_rows if blackwell_preset(r) == preset]
+        system = {"hgx-b200": "DGX B200", "gb200-nvl72": "GB200 NVL72",
+                  "gb300-nvl72": "GB300 NVL72"}[preset]
+        return [evidence_check(f"NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on {system}", rows,
+                               column, published, blackwell_label, blackwell_layout)]
+
     def h800(column):
         return [evidence_check("DeepSeek-V3 on 2,048 H800 (a whole-run average)", dsv3, column,
                                published, lambda row: "DeepSeek-V3 671B", dsv3_layout)]
@@ -174,6 +192,9 @@ def evidence():
                        "a100-kernel-fit.log.txt", not_fitted=False, in_sample=True)]),
         ("dgx-h100", "", HELD, "FP8", h100("datasheet")),
         ("dgx-h100", "", BURST_RATIO, "FP8", h100("burst")),
+        *[(preset, "", ratio, "FP8", blackwell(preset, column))
+          for preset in ("hgx-b200", "gb200-nvl72", "gb300-nvl72")
+          for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
         ("hgx-h800", "", HELD, "FP8", h800("datasheet")),
         ("hgx-h800", "", BURST_RATIO, "FP8", h800("burst")),
     ]
