@@ -261,7 +261,8 @@ constexpr std::string_view kHgxB200 = R"pb(
     fp32_flops_per_s: 75e12
     hbm_bytes: 180e9
     hbm_bytes_per_s: 8.0e12
-    # 148 SMs (74 of each die's 80; Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling", 2025).
+    # 148 SMs, 74 of each die's 80 (Chips and Cheese, "Nvidia's B200: Keeping the CUDA
+    # Juggernaut Rolling", 2025).
     sm_count: 148
   }
   scale_up { bytes_per_s: 900e9 domain_size: 8 nvls: true }
@@ -334,7 +335,8 @@ constexpr std::string_view kGb200Nvl72 = R"pb(
     fp32_flops_per_s: 80e12
     hbm_bytes: 186e9
     hbm_bytes_per_s: 8.0e12
-    # 148 SMs (74 of each die's 80; Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling", 2025).
+    # 148 SMs, 74 of each die's 80 (Chips and Cheese, "Nvidia's B200: Keeping the CUDA
+    # Juggernaut Rolling", 2025).
     sm_count: 148
   }
   scale_up { bytes_per_s: 900e9 domain_size: 72 nvls: true }
