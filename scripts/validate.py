@@ -38,8 +38,8 @@ Every row is simulated under each configuration of the table (--config picks som
              39.1B and 175B rows'), applied unchanged: fit on small, predict large;
   burst      the same preset with its FLOP-bound kernels at the rates its benchmarks measured
              (hardware.compute.sustained_clock_ratio=1), not at the throughput a GPU holds at
-             its power limit, which the Hopper and A100 presets give (0.862, measured on an
-             H200, not fitted; the A100 borrows it).
+             its power limit, which the Hopper, A100 and Blackwell presets give (0.862,
+             measured on an H200, not fitted; the A100 and Blackwell presets borrow it).
 
 Writes data/published/<table>-results.csv (vtrain-a100-large: data/measured/
 vtrain-a100-multi-node-large-results.csv; not with --only or --config, which print a
