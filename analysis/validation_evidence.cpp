@@ -19,8 +19,10 @@ constexpr const char* kValidationEvidenceJson =
     ;
 
 HardwareConfiguration configuration_of(const nlohmann::json& c) {
+  // Reports written before the model kind was a key checked dense models only.
   return {c.at("hardware_preset").get<std::string>(), c.at("calibration").get<std::string>(),
-          c.at("sustained_clock_ratio").get<double>(), c.at("training_dtype").get<std::string>()};
+          c.at("sustained_clock_ratio").get<double>(), c.at("training_dtype").get<std::string>(),
+          c.value("model_kind", std::string("dense"))};
 }
 
 CheckedRun run_of(const nlohmann::json& r) {
@@ -120,7 +122,7 @@ const nlohmann::json& evidence_configurations() {
 
 bool same_configuration(const HardwareConfiguration& a, const HardwareConfiguration& b) {
   return a.preset == b.preset && a.calibration == b.calibration &&
-         a.training_dtype == b.training_dtype &&
+         a.training_dtype == b.training_dtype && a.model_kind == b.model_kind &&
          std::abs(a.sustained_clock_ratio - b.sustained_clock_ratio) < 1e-6;
 }
 
@@ -273,6 +275,7 @@ nlohmann::ordered_json validation_evidence_json(const ValidationEvidence& v) {
           {"calibration", v.configuration.calibration},
           {"sustained_clock_ratio", v.configuration.sustained_clock_ratio},
           {"training_dtype", v.configuration.training_dtype},
+          {"model_kind", v.configuration.model_kind},
           {"checks", std::move(checks)},
           {"own_model_fields", v.own_model_fields},
           {"nearest_run", v.nearest ? nearest_json(*v.nearest) : nlohmann::ordered_json()},
@@ -358,9 +361,10 @@ std::vector<ValidationEvidence> same_preset_evidence(const HardwareConfiguration
 std::string describe_configuration(const HardwareConfiguration& c) {
   const std::string hardware =
       c.preset.empty() ? "hardware without a preset" : fmt::format("the {} preset", c.preset);
-  return fmt::format("{}{} (sustained_clock_ratio {:.4g}) in {}", hardware,
+  return fmt::format("{}{} (sustained_clock_ratio {:.4g}) in {}{}", hardware,
                      c.calibration.empty() ? "" : " with " + c.calibration, c.sustained_clock_ratio,
-                     c.training_dtype == "16-bit" ? "FP16 or BF16" : c.training_dtype);
+                     c.training_dtype == "16-bit" ? "FP16 or BF16" : c.training_dtype,
+                     c.model_kind == "dense" ? "" : ", " + c.model_kind + " models");
 }
 
 }  // namespace racksim::analysis

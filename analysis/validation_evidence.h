@@ -7,9 +7,10 @@
 // The rows are data/validation-evidence.json, which scripts/accuracy.py writes from the same
 // results files as the README's table and CMake compiles in. A configuration is a hardware
 // preset, the calibration file the scenario includes (by file name), the clock ratio its
-// FLOP-bound kernels run at and the training dtype (FP16 and BF16 share one class: one Tensor
-// Core rate): the figures hold for the preset as shipped, not for fields a scenario changes
-// beyond those.
+// FLOP-bound kernels run at, the training dtype (FP16 and BF16 share one class: one Tensor
+// Core rate) and whether the model routes its tokens to experts (an MoE step's all-to-alls and
+// expert kernels are not a dense step's): the figures hold for the preset as shipped, not for
+// fields a scenario changes beyond those.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,7 @@ struct HardwareConfiguration {
   std::string calibration;           // the calibration file's name, without its folder; empty: none
   double sustained_clock_ratio = 1;  // hardware.compute.sustained_clock_ratio as resolved
   std::string training_dtype;        // "16-bit" (FP16 or BF16), "FP8" or "FP32"
+  std::string model_kind = "dense";  // "dense" or "MoE"
 };
 
 // The rows of one check that ran one model on one number of GPUs.

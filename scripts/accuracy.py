@@ -251,6 +251,7 @@ def published_rows():
                         name_worst=False),
            plain_row("", BURST, h100, "burst", published)]
     out += blackwell_rows()
+    out += gpt_oss_rows()
     out += nemo_rows()
     out.append(headline_row("DeepSeek-V3: 180K H800 GPU hours per trillion tokens on 2,048 H800 "
                             "(a whole-run average)", DATASHEET, dsv3, "datasheet", published,
@@ -269,6 +270,21 @@ def blackwell_rows():
                            for s in ("DGX-B200", "DGX-GB200", "DGX-GB300"))
     return [headline_row("NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on 8-256 Blackwell GPUs "
                          f"(Megatron-Bridge 25.09-26.02): {per_system}", DATASHEET, rows,
+                         "datasheet", "published_step_time_s", name_worst=False),
+            plain_row("", BURST, rows, "burst", "published_step_time_s")]
+
+
+def gpt_oss_rows():
+    """NVIDIA's gpt-oss-120b rows in BF16 on five systems: the headline with each system's
+    errors, and the burst rates."""
+    rows = results("data/published/megatron-bridge-gpt-oss-results.csv")
+    system = {r["name"]: r["system"] for r in results("data/published/megatron-bridge-gpt-oss.csv")}
+    systems = list(dict.fromkeys(system[r["name"]] for r in rows))
+    errors = lambda s: ", ".join(f"{float(r['datasheet_error_percent']):+.1f}"
+                                 for r in rows if system[r["name"]] == s)
+    per_system = "; ".join(f"{s.replace('DGX-', '')} {errors(s)} %" for s in systems)
+    return [headline_row("NVIDIA's gpt-oss-120b (MoE, 128 experts) BF16 rows on 64 GPUs "
+                         f"(Megatron-Bridge 25.11, 26.02): {per_system}", DATASHEET, rows,
                          "datasheet", "published_step_time_s", name_worst=False),
             plain_row("", BURST, rows, "burst", "published_step_time_s")]
 
@@ -498,7 +514,8 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
-              "nemo-24.07-h100", "nemo-docs-24.12-h100", "deepseek-v3-h800",
+              "megatron-bridge-gpt-oss", "nemo-24.07-h100", "nemo-docs-24.12-h100",
+              "deepseek-v3-h800",
               "llm-foundry-mpt-a100", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,

@@ -8,7 +8,8 @@ Tables (--table): narayanan-sc21-table1 (default; data/published/narayanan-sc21-
 scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
 (data/published/megatron-bridge-h100.csv on scenarios/validation/megatron-bridge-llama3-h100.textproto),
 megatron-bridge-blackwell (data/published/megatron-bridge-blackwell.csv on the same base, each row
-on its own Blackwell preset),
+on its own Blackwell preset), megatron-bridge-gpt-oss (data/published/megatron-bridge-gpt-oss.csv
+on scenarios/validation/megatron-bridge-gpt-oss.textproto: an MoE in BF16 on five systems),
 nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
 nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
 guide's page, data/published/nemo-docs-24.12-h100.csv),
@@ -97,6 +98,14 @@ TABLES = {
     "megatron-bridge-blackwell": {
         "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
         "seq": 8192,
+        "configs": {
+            "datasheet": [],
+            "burst": BURST,
+        },
+    },
+    "megatron-bridge-gpt-oss": {
+        "base": "scenarios/validation/megatron-bridge-gpt-oss.textproto",
+        "seq": None,  # per row: training.seq_length
         "configs": {
             "datasheet": [],
             "burst": BURST,

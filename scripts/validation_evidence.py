@@ -1,7 +1,8 @@
 """data/validation-evidence.json, which racksim compiles in and prints with every training step
-("How far to trust it"): per hardware preset, calibration file, clock ratio and training dtype,
-the rows of the README's accuracy table that check it, and each check's runs (its rows grouped
-by model and GPU count), from the same results files as the table. scripts/accuracy.py writes
+("How far to trust it"): per hardware preset, calibration file, clock ratio, training dtype and
+model kind (dense or MoE), the rows of the README's accuracy table that check it, and each
+check's runs (its rows grouped by model and GPU count), from the same results files as the
+table. scripts/accuracy.py writes
 it with the table; --check compares it."""
 import json, os, re, sys
 
@@ -125,9 +126,10 @@ def gpt_label(row):
 
 
 def evidence():
-    """The evidence file: per hardware preset, calibration file, clock ratio and training dtype
-    (16-bit: FP16 or BF16, one Tensor Core rate; FP8), the rows of the README's table that
-    configuration was checked on, as `racksim run` prints them."""
+    """The evidence file: per hardware preset, calibration file, clock ratio, training dtype
+    (16-bit: FP16 or BF16, one Tensor Core rate; FP8) and model kind (a configuration's sixth
+    entry, "MoE", or dense without one), the rows of the README's table that configuration was
+    checked on, as `racksim run` prints them."""
     published, measured = "published_step_time_s", "measured_step_time_s"
     nar = results("data/published/narayanan-sc21-table1-results.csv")
     bridge = results("data/published/megatron-bridge-h100-results.csv")
@@ -147,6 +149,10 @@ def evidence():
                                     lambda r: {"llama3-8b": "Llama 3 8B",
                                                "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
     blackwell_layout = layout_by_name(blackwell_in)
+    gpt_oss_in = "data/published/megatron-bridge-gpt-oss.csv"
+    gpt_oss_rows = results("data/published/megatron-bridge-gpt-oss-results.csv")
+    gpt_oss_preset = label_by_name(gpt_oss_in, lambda r: r["hardware.preset"])
+    gpt_oss_layout = layout_by_name(gpt_oss_in)
     nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
     large_layout = layout_by_name("data/measured/vtrain-a100-multi-node-large.csv")
     bridge_layout = layout_by_name("data/published/megatron-bridge-h100.csv")
@@ -177,6 +183,15 @@ def evidence():
         return [evidence_check(f"NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on {system}", rows,
                                column, published, blackwell_label, blackwell_layout)]
 
+    def gpt_oss(preset, column):
+        """The gpt-oss-120b rows of one preset."""
+        rows = [r for r in gpt_oss_rows if gpt_oss_preset(r) == preset]
+        system = {"dgx-h100": "DGX H100", "hgx-b200": "DGX B200", "hgx-b300": "DGX B300",
+                  "gb200-nvl72": "GB200 NVL72", "gb300-nvl72": "GB300 NVL72"}[preset]
+        return [evidence_check(f"NVIDIA's gpt-oss-120b (MoE) BF16 rows on 64 GPUs of {system}",
+                               rows, column, published, lambda r: "gpt-oss 116.8B",
+                               gpt_oss_layout)]
+
     def h800(column):
         return [evidence_check("DeepSeek-V3 on 2,048 H800 (a whole-run average)", dsv3, column,
                                published, lambda row: "DeepSeek-V3 671B", dsv3_layout)]
@@ -195,15 +210,18 @@ def evidence():
         *[(preset, "", ratio, "FP8", blackwell(preset, column))
           for preset in ("hgx-b200", "gb200-nvl72", "gb300-nvl72")
           for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
-        ("hgx-h800", "", HELD, "FP8", h800("datasheet")),
-        ("hgx-h800", "", BURST_RATIO, "FP8", h800("burst")),
+        *[(preset, "", ratio, "16-bit", gpt_oss(preset, column), "MoE")
+          for preset in ("dgx-h100", "hgx-b200", "hgx-b300", "gb200-nvl72", "gb300-nvl72")
+          for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
+        ("hgx-h800", "", HELD, "FP8", h800("datasheet"), "MoE"),
+        ("hgx-h800", "", BURST_RATIO, "FP8", h800("burst"), "MoE"),
     ]
     return {"written_by": "scripts/accuracy.py from the results files of the README's accuracy "
                           "table; do not edit",
             "configurations": [{"hardware_preset": preset, "calibration": calibration,
                                 "sustained_clock_ratio": ratio, "training_dtype": dtype,
-                                "checks": checks}
-                               for preset, calibration, ratio, dtype, checks in configs]}
+                                "model_kind": kind[0] if kind else "dense", "checks": checks}
+                               for preset, calibration, ratio, dtype, checks, *kind in configs]}
 
 
 def write_evidence(check):

@@ -29,9 +29,14 @@ TEST(ValidationEvidence, HopperFp8AtTheHeldRateShowsTheReadmesRows) {
   EXPECT_EQ(h100.checks[1].rows, 11);
   EXPECT_NEAR(h100.checks[1].mape_percent, 5.5, 0.06);
   EXPECT_NEAR(h100.checks[1].worst_percent, -13.3, 0.05);
-  const auto h800 = validation_evidence({"hgx-h800", "", 0.862, "FP8"});
+  // DeepSeek-V3's rows check MoE steps: a dense FP8 run on the H800 preset has none.
+  const auto h800 = validation_evidence({"hgx-h800", "", 0.862, "FP8", "MoE"});
   ASSERT_EQ(h800.checks.size(), 1u);
   EXPECT_NEAR(h800.checks[0].worst_percent, -6.0, 0.05);
+  EXPECT_TRUE(validation_evidence({"hgx-h800", "", 0.862, "FP8"}).checks.empty());
+  // NVIDIA's gpt-oss rows check MoE steps in BF16; the H100's FP8 rows check dense ones.
+  EXPECT_EQ(validation_evidence({"dgx-h100", "", 0.862, "16-bit", "MoE"}).checks.size(), 1u);
+  EXPECT_TRUE(validation_evidence({"dgx-h100", "", 0.862, "FP8", "MoE"}).checks.empty());
 }
 
 TEST(ValidationEvidence, TheA100CalibrationShowsItsFitsAndSaysWhichItSaw) {
@@ -49,24 +54,26 @@ TEST(ValidationEvidence, TheA100CalibrationShowsItsFitsAndSaysWhichItSaw) {
 
 TEST(ValidationEvidence, ConfigurationsNothingValidatesHaveNoRows) {
   EXPECT_TRUE(validation_evidence({"b300", "", 0.862, "FP8"}).checks.empty());
-  EXPECT_TRUE(validation_evidence({"dgx-h100", "", 0.862, "16-bit"}).checks.empty());  // BF16
+  EXPECT_TRUE(validation_evidence({"dgx-h200", "", 0.862, "16-bit"}).checks.empty());  // BF16
+  EXPECT_TRUE(validation_evidence({"hgx-h800", "", 0.862, "16-bit"}).checks.empty());
   EXPECT_TRUE(validation_evidence({"dgx-h100", "", 0.9, "FP8"}).checks.empty());
   EXPECT_TRUE(validation_evidence({"dgx-a100", "my-fit.textproto", 1, "16-bit"}).checks.empty());
   EXPECT_TRUE(validation_evidence({"", "", 1, "16-bit"}).checks.empty());  // custom nodes
 }
 
 // Where no row checks a configuration, the report lists the preset's checked ones: a BF16 run on
-// the H100 preset is pointed to its FP8 rows, at the held rate and at burst.
+// the H800 preset is pointed to its FP8 rows (DeepSeek-V3's), at the held rate and at burst.
 TEST(ValidationEvidence, AnUncheckedConfigurationIsPointedToItsPresetsCheckedOnes) {
-  const auto bf16 = analysis::same_preset_evidence({"dgx-h100", "", 0.862, "16-bit"});
+  const auto bf16 = analysis::same_preset_evidence({"hgx-h800", "", 0.862, "16-bit"});
   ASSERT_EQ(bf16.size(), 2u);
   for (const auto& other : bf16) {
     EXPECT_EQ(other.configuration.training_dtype, "FP8");
     EXPECT_FALSE(other.checks.empty());
   }
-  EXPECT_EQ(analysis::checks_summary(bf16[0]), "16 rows in 2 tables, MAPE 4.53-5.53 %");
-  // A checked configuration's siblings leave it out; hardware without a preset has none.
-  EXPECT_EQ(analysis::same_preset_evidence({"dgx-h100", "", 0.862, "FP8"}).size(), 1u);
+  EXPECT_EQ(analysis::checks_summary(bf16[0]), "1 rows in 1 table, MAPE 6.05 %");
+  // A checked configuration's siblings leave it out (the H100's FP8 at burst, and its BF16
+  // gpt-oss rows held and at burst); hardware without a preset has none.
+  EXPECT_EQ(analysis::same_preset_evidence({"dgx-h100", "", 0.862, "FP8"}).size(), 3u);
   EXPECT_TRUE(analysis::same_preset_evidence({"b300", "", 0.862, "FP8"}).empty());
   EXPECT_TRUE(analysis::same_preset_evidence({"", "", 1, "16-bit"}).empty());
 }

@@ -105,7 +105,7 @@ TEST(app_scenario_loader, UnknownPresetListsTheKnownNames) {
 }
 
 TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
-  ASSERT_EQ(model_preset_names().size(), 7u);
+  ASSERT_EQ(model_preset_names().size(), 8u);
   ASSERT_EQ(topo::hardware_preset_names().size(), 11u);
   for (const std::string& model : model_preset_names()) {
     for (const std::string& hardware : topo::hardware_preset_names()) {

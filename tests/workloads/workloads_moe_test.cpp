@@ -183,6 +183,31 @@ TEST(PublishedMoe, MixtralAndDeepseekTotals) {
   EXPECT_NEAR(deepseek.active_params() / 1e9, 37, 0.02 * 37);
 }
 
+// gpt-oss-120b: OpenAI's model card gives 116.8B in total and 5.1B active (arXiv 2508.10925). Its
+// sliding layers (W) keep the model's own GQA heads and projections and attend to 128 keys:
+// parameters and key/value width as a full layer's, attention FLOPs of a 128-key window.
+TEST(PublishedMoe, GptOssTotalsAndItsWindowedLayers) {
+  const config::Model model = *model_preset("gpt-oss-120b");
+  const TransformerModel m(model);
+  EXPECT_NEAR(m.total_params() / 1e9, 116.8, 0.3);
+  EXPECT_NEAR(m.active_params() / 1e9, 5.13, 0.05);
+  const std::vector<AttentionKind> kinds = attention_kinds(model);
+  ASSERT_EQ(kinds.size(), 36u);
+  EXPECT_EQ(kinds[0], AttentionKind::kWindowed);
+  EXPECT_EQ(kinds[1], AttentionKind::kFull);
+  const AttentionSpec windowed = attention_spec(model, AttentionKind::kWindowed);
+  const AttentionSpec full = attention_spec(model, AttentionKind::kFull);
+  EXPECT_EQ(attention_params(windowed), attention_params(full));
+  EXPECT_EQ(kv_bytes_per_token(windowed, 2), 8.0 * (64 + 64) * 2);  // 8 KV heads, BF16
+  EXPECT_FALSE(windowed.latent());
+  // Window attention does not grow with L: left out of the MFU's aL, as the seed's S layers are.
+  EXPECT_EQ(attention_coeff(windowed, false), 0);
+  EXPECT_GT(attention_coeff(full, false), 0);
+  config::Model bad = model;
+  bad.mutable_hybrid()->set_layer_pattern(std::string(35, 'W') + "X");
+  EXPECT_THROW(attention_kinds(bad), std::invalid_argument);
+}
+
 TEST(Routing, BalancedZipfAndFile) {
   config::Training t;
   const auto balanced = rank_shares(expert_shares(t, 256, 0), 8);

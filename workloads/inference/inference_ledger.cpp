@@ -29,6 +29,7 @@ double attended_entries(const AttentionSpec& spec, double context) {
     case AttentionKind::kLatent:
       return context;
     case AttentionKind::kSlidingWindow:
+    case AttentionKind::kWindowed:
       return window;
     case AttentionKind::kCompressed:
       return context / spec.ratio;
@@ -43,7 +44,7 @@ double indexer_entries(const AttentionSpec& spec, double context) {
 }
 
 double kv_cache_bytes(const AttentionSpec& spec, double context, double elem_bytes) {
-  if (spec.kind == AttentionKind::kSlidingWindow) {
+  if (spec.kind == AttentionKind::kSlidingWindow || spec.kind == AttentionKind::kWindowed) {
     return std::min<double>(static_cast<double>(spec.window), context) *
            kv_bytes_per_token(spec, elem_bytes);
   }

@@ -29,7 +29,7 @@ double flops_per_entry_per_head(const AttentionSpec& spec) {
 
 // Dense key/value heads are split over TP; a latent cache is read whole by every TP rank.
 double kv_split(const AttentionSpec& spec, int tp) {
-  return spec.kind == AttentionKind::kFull ? tp : 1;
+  return spec.latent() ? 1 : tp;
 }
 
 // The norm that opens a sub-layer, with the residual add of the sub-layer before it fused in, as

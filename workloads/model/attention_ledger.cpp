@@ -37,6 +37,7 @@ double causal_keys(const AttentionSpec& spec, double seq) {
     case AttentionKind::kLatent:
       return seq / 2;
     case AttentionKind::kSlidingWindow:
+    case AttentionKind::kWindowed:
       return std::min<double>(spec.window, seq);
     case AttentionKind::kCompressed:
       return seq / spec.ratio / 2;
@@ -50,6 +51,7 @@ double causal_keys(const AttentionSpec& spec, double seq) {
 double kv_width(const AttentionSpec& spec, int tp) {
   switch (spec.kind) {
     case AttentionKind::kFull:
+    case AttentionKind::kWindowed:
       return static_cast<double>(spec.kv_heads * (spec.head_dim + spec.v_head_dim)) / tp;
     case AttentionKind::kLatent:
       return static_cast<double>(spec.kv_lora_rank + spec.rope_dim);
@@ -68,6 +70,8 @@ std::string_view to_string(AttentionKind kind) {
       return "mla";
     case AttentionKind::kSlidingWindow:
       return "sliding_window";
+    case AttentionKind::kWindowed:
+      return "windowed";
     case AttentionKind::kCompressed:
       return "compressed";
     case AttentionKind::kCompressedSparse:
@@ -90,6 +94,12 @@ std::vector<AttentionKind> attention_kinds(const config::Model& model) {
   if (!h.layer_pattern().empty()) {
     for (char c : h.layer_pattern()) {
       switch (c) {
+        case 'F':
+          kinds.push_back(model.kv_lora_rank() > 0 ? AttentionKind::kLatent : AttentionKind::kFull);
+          break;
+        case 'W':
+          kinds.push_back(AttentionKind::kWindowed);
+          break;
         case 'S':
           kinds.push_back(AttentionKind::kSlidingWindow);
           break;
@@ -101,7 +111,7 @@ std::vector<AttentionKind> attention_kinds(const config::Model& model) {
           break;
         default:
           throw std::invalid_argument(
-              fmt::format("hybrid layer_pattern: '{}' is not S, H or C", c));
+              fmt::format("hybrid layer_pattern: '{}' is not F, W, S, H or C", c));
       }
     }
   } else {
@@ -140,7 +150,7 @@ double attention_params(const AttentionSpec& s) {
   const double h = static_cast<double>(s.hidden);
   const double q_width = static_cast<double>(s.heads * s.qk_dim());
   const double out = static_cast<double>(s.heads * s.v_head_dim) * h;
-  if (s.kind == AttentionKind::kFull) {
+  if (s.kind == AttentionKind::kFull || s.kind == AttentionKind::kWindowed) {
     return h * static_cast<double>((s.heads + s.kv_heads) * s.head_dim +
                                    s.kv_heads * s.v_head_dim) +
            out;
@@ -178,6 +188,7 @@ double attention_coeff(const AttentionSpec& s, bool causal_halving) {
     case AttentionKind::kCompressedSparse:
       return 3 * 2.0 * static_cast<double>(s.indexer_heads * s.indexer_head_dim) / s.ratio;
     case AttentionKind::kSlidingWindow:
+    case AttentionKind::kWindowed:
       return 0;
   }
   return 0;
@@ -294,7 +305,8 @@ std::vector<LayerStep> ring_pack_and_merge(const AttentionSpec& spec, const Atte
 void mark_ring_exchange(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
                         std::vector<LayerStep>& core) {
   const double e = bytes_per_element(shape.dtype);
-  const bool window_only = spec.kind == AttentionKind::kSlidingWindow;
+  const bool window_only =
+      spec.kind == AttentionKind::kSlidingWindow || spec.kind == AttentionKind::kWindowed;
   const double block_entries = window_only ? static_cast<double>(spec.window) : tokens / spec.ratio;
   double hop_bytes = block_entries * kv_width(spec, shape.tp) * e;
   if (spec.kind == AttentionKind::kCompressedSparse) {
@@ -326,7 +338,9 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
   const double seq = static_cast<double>(shape.seq_length);
   const double heads = static_cast<double>(spec.heads) / shape.tp;
   const double keys = causal_keys(spec, seq);
-  const double key_entries = spec.kind == AttentionKind::kSlidingWindow ? keys : seq / spec.ratio;
+  const bool windowed =
+      spec.kind == AttentionKind::kSlidingWindow || spec.kind == AttentionKind::kWindowed;
+  const double key_entries = windowed ? keys : seq / spec.ratio;
   const double width = kv_width(spec, shape.tp);
   const double flops =
       2 * tokens * keys * heads * static_cast<double>(spec.qk_dim() + spec.v_head_dim);
@@ -335,8 +349,7 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
            key_entries * width);
   std::vector<LayerStep> core;
   if (spec.kind == AttentionKind::kCompressedSparse) append_indexer(spec, shape, tokens, core);
-  if (spec.kind != AttentionKind::kFull && spec.kind != AttentionKind::kLatent &&
-      spec.kind != AttentionKind::kSlidingWindow) {
+  if (spec.kind == AttentionKind::kCompressed || spec.kind == AttentionKind::kCompressedSparse) {
     // Compress ratio tokens into one latent entry.
     core.push_back(elementwise_step("attn.compress", 2 * tokens * width, 2 * tokens * width, e));
   }
@@ -368,7 +381,7 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
                         std::vector<LayerStep>& fw) {
   const double h = static_cast<double>(spec.hidden);
   const double heads = static_cast<double>(spec.heads) / tp;
-  if (spec.kind == AttentionKind::kFull) {
+  if (spec.kind == AttentionKind::kFull || spec.kind == AttentionKind::kWindowed) {
     const double width = static_cast<double>((spec.heads + spec.kv_heads) * spec.head_dim +
                                              spec.kv_heads * spec.v_head_dim) /
                          tp;

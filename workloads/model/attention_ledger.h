@@ -4,11 +4,14 @@
 // Kinds:
 //   kFull             MHA / GQA / MQA (num_kv_heads), dense causal attention over all tokens
 //   kLatent           MLA: keys and values from a kv_lora_rank latent plus a shared RoPE key
-//   kSlidingWindow    attends to the last window_tokens only
+//   kSlidingWindow    attends to the last window_tokens only, over the shared MQA latent below
+//   kWindowed         kFull's heads and projections over the last window_tokens only (gpt-oss's
+//                     sliding layers)
 //   kCompressed       HCA: dense causal attention over one latent entry per compressed_ratio tokens
 //   kCompressedSparse CSA: entries per sparse_ratio tokens; an indexer (indexer_heads x
 //                     indexer_head_dim) scores all of them, the attention reads the top-k + window
-// Hybrid kinds use MLA's projections (a query latent, one shared key/value latent: MQA).
+// The other hybrid kinds use MLA's projections (a query latent, one shared key/value latent:
+// MQA).
 //
 // FLOP conventions (the MFU numerator, 6N + aL): a counts the L-proportional attention work,
 // forward + backward = 3 x forward. Dense attention (kFull, kLatent, kCompressed) counts QK^T and
@@ -31,6 +34,7 @@ enum class AttentionKind : uint8_t {
   kFull,
   kLatent,
   kSlidingWindow,
+  kWindowed,
   kCompressed,
   kCompressedSparse
 };
@@ -39,19 +43,20 @@ struct AttentionSpec {
   AttentionKind kind = AttentionKind::kFull;
   int64_t hidden = 0;
   int64_t heads = 0;
-  int64_t kv_heads = 0;  // kFull
+  int64_t kv_heads = 0;  // kFull, kWindowed
   int64_t head_dim = 0;  // query/key head dim (MLA: without the RoPE part)
   int64_t rope_dim = 0;  // MLA: shared RoPE key dims
   int64_t v_head_dim = 0;
   int64_t q_lora_rank = 0;  // 0: full query projection
   int64_t kv_lora_rank = 0;
-  int64_t window = 0;  // kSlidingWindow, and CSA's local window
+  int64_t window = 0;  // kSlidingWindow, kWindowed, and CSA's local window
   int64_t ratio = 1;   // kCompressed / kCompressedSparse: tokens per compressed entry
   int64_t top_k = 0;   // CSA
   int64_t indexer_heads = 0;
   int64_t indexer_head_dim = 0;
 
-  bool latent() const { return kind != AttentionKind::kFull; }
+  // Whether the keys and values come from a latent (MLA, the hybrid kinds) rather than heads.
+  bool latent() const { return kind != AttentionKind::kFull && kind != AttentionKind::kWindowed; }
   int64_t qk_dim() const { return head_dim + rope_dim; }
 };
 

@@ -100,6 +100,24 @@ constexpr std::string_view kDeepseekV3 = R"pb(
   mtp_depth: 1
 )pb";
 
+// gpt-oss-120b: sliding-window (128-token) and full attention alternate, the first layer sliding;
+// its per-head attention sinks and the projections' biases are not timed (a few elements each).
+constexpr std::string_view kGptOss120b = R"pb(
+  source: "docs/sources.md §8: gpt-oss-120b (OpenAI, config.json on Hugging Face, Apache-2.0; model card arXiv 2508.10925): 36 layers alternating 128-token sliding-window and full attention, 64 query heads of 64 over 8 KV heads, 128 SwiGLU experts of 2880, top-4, every layer MoE, vocabulary 201088 (untied); 116.8B total, 5.1B active"
+  hidden_size: 2880
+  num_layers: 36
+  num_heads: 64
+  num_kv_heads: 8
+  head_dim: 64
+  activation: SWIGLU
+  vocab_size: 201088
+  tie_embeddings: false
+  num_experts: 128
+  experts_per_token: 4
+  moe_ffn_hidden_size: 2880
+  hybrid { layer_pattern: "WFWFWFWFWFWFWFWFWFWFWFWFWFWFWFWFWFWF" window_tokens: 128 }
+)pb";
+
 // The seed case's model (docs/seed-case.md): the structure is the
 // report's; dimensions it does not give are chosen so that the totals land on its figures.
 constexpr std::string_view kSeed290bMoe = R"pb(
@@ -135,13 +153,14 @@ struct Preset {
   std::string_view text;
 };
 
-constexpr std::array<Preset, 7> kPresets = {{
+constexpr std::array<Preset, 8> kPresets = {{
     {"gpt3-175b", kGpt3_175b},
     {"llama3-8b", kLlama3_8b},
     {"llama3-70b", kLlama3_70b},
     {"llama3-405b", kLlama3_405b},
     {"mixtral-8x7b", kMixtral8x7b},
     {"deepseek-v3", kDeepseekV3},
+    {"gpt-oss-120b", kGptOss120b},
     {"seed-290b-moe", kSeed290bMoe},
 }};
 
