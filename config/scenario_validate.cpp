@@ -177,6 +177,19 @@ void check_stage_layers(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
+// Whether some layer's attention has key/value heads of its own (full or windowed GQA), which
+// tensor parallelism splits, rather than a latent every TP rank keeps whole (MLA, the seed's
+// hybrid kinds). A bad hybrid pattern is check_context_parallel's to report.
+bool has_kv_heads(const config::Model& model) {
+  try {
+    for (AttentionKind kind : attention_kinds(model)) {
+      if (kind == AttentionKind::kFull || kind == AttentionKind::kWindowed) return true;
+    }
+  } catch (const std::invalid_argument&) {
+  }
+  return false;
+}
+
 void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   const config::Model& model = scenario.model();
   const config::Training& training = scenario.training();
@@ -185,9 +198,7 @@ void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, con
                   "num_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
                   "whole attention heads",
                   "model.num_heads");
-  // MLA and the hybrid kinds share one key/value latent that every TP rank keeps whole.
-  const bool latent_kv = model.kv_lora_rank() > 0 || model.has_hybrid();
-  if (!latent_kv) {
+  if (has_kv_heads(model)) {
     check_divisible(check, "layout.tp", kv_heads, sizes.tp,
                     "num_kv_heads {} is not divisible by tp {}: each tensor-parallel rank needs "
                     "whole KV heads",
@@ -223,7 +234,15 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
                             const Checker& check) {
   const config::Model& model = scenario.model();
   try {
-    attention_kinds(model);
+    const std::vector<AttentionKind> kinds = attention_kinds(model);
+    const bool windows = std::any_of(kinds.begin(), kinds.end(), [](AttentionKind k) {
+      return k == AttentionKind::kSlidingWindow || k == AttentionKind::kWindowed;
+    });
+    if (windows && model.hybrid().window_tokens() <= 0) {
+      check.fail("model.hybrid.window_tokens",
+                 "sliding-window layers (S or W) attend to the last window_tokens tokens; set "
+                 "it above 0");
+    }
   } catch (const std::invalid_argument& e) {
     check.fail("model.hybrid", e.what());
   }

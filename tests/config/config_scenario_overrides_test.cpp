@@ -466,5 +466,24 @@ TEST(app_scenario_loader, TitleSaysWhatTheCommandLineChanged) {
   EXPECT_EQ(loaded.scenario.name(), "run (--set layout.tp=4)");
 }
 
+// gpt-oss's windowed and full layers keep their own KV heads, which tensor parallelism splits:
+// a TP larger than its 8 KV heads is refused before any work, as for any GQA model; a window of
+// no tokens is refused too.
+TEST(app_scenario_loader, WindowedLayersNeedWholeKvHeadsAndAWindow) {
+  const std::string gpt_oss =
+      "model { preset: \"gpt-oss-120b\" }\n"
+      "hardware { preset: \"gb200-nvl72\" nodes: 4 }\n"
+      "training { global_batch_size: 16 seq_length: 4096 }\n"
+      "layout { tp: 16 ep: 1 }\n";
+  const Caught tp = load_error(gpt_oss);
+  ASSERT_TRUE(tp.thrown);
+  EXPECT_EQ(tp.field, "layout.tp");
+  EXPECT_NE(tp.detail.find("num_kv_heads 8"), std::string::npos) << tp.detail;
+  const Caught window =
+      load_error(gpt_oss, "s.textproto", {"layout.tp=1", "model.hybrid.window_tokens=0"});
+  ASSERT_TRUE(window.thrown);
+  EXPECT_EQ(window.field, "model.hybrid.window_tokens");
+}
+
 }  // namespace
 }  // namespace racksim::config
