@@ -260,33 +260,28 @@ def published_rows():
     return out
 
 
-def blackwell_rows():
-    """NVIDIA's Llama 3 rows on Blackwell: the headline, and the miss per system."""
-    rows = results("data/published/megatron-bridge-blackwell-results.csv")
-    system = {r["name"]: r["system"] for r in results("data/published/megatron-bridge-blackwell.csv")}
-    span = lambda s: ", ".join(
-        f"{float(r['datasheet_error_percent']):+.1f}" for r in rows if system[r["name"]] == s)
-    per_system = "; ".join(f"{s.replace('DGX-', '')} {span(s)} %"
-                           for s in ("DGX-B200", "DGX-GB200", "DGX-GB300"))
-    return [headline_row("NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on 8-256 Blackwell GPUs "
-                         f"(Megatron-Bridge 25.09-26.02): {per_system}", DATASHEET, rows,
-                         "datasheet", "published_step_time_s", name_worst=False),
-            plain_row("", BURST, rows, "burst", "published_step_time_s")]
-
-
-def gpt_oss_rows():
-    """NVIDIA's gpt-oss-120b rows in BF16 on five systems: the headline with each system's
-    errors, and the burst rates."""
-    rows = results("data/published/megatron-bridge-gpt-oss-results.csv")
-    system = {r["name"]: r["system"] for r in results("data/published/megatron-bridge-gpt-oss.csv")}
+def per_system_rows(check, table):
+    """A table whose rows each name their system (NVIDIA's pages): the headline with each
+    system's datasheet errors, in the order the rows first name them, and the burst rates."""
+    rows = results(f"data/published/{table}-results.csv")
+    system = {r["name"]: r["system"] for r in results(f"data/published/{table}.csv")}
     systems = list(dict.fromkeys(system[r["name"]] for r in rows))
     errors = lambda s: ", ".join(f"{float(r['datasheet_error_percent']):+.1f}"
                                  for r in rows if system[r["name"]] == s)
     per_system = "; ".join(f"{s.replace('DGX-', '')} {errors(s)} %" for s in systems)
-    return [headline_row("NVIDIA's gpt-oss-120b (MoE, 128 experts) BF16 rows on 64 GPUs "
-                         f"(Megatron-Bridge 25.11, 26.02): {per_system}", DATASHEET, rows,
-                         "datasheet", "published_step_time_s", name_worst=False),
+    return [headline_row(f"{check}: {per_system}", DATASHEET, rows, "datasheet",
+                         "published_step_time_s", name_worst=False),
             plain_row("", BURST, rows, "burst", "published_step_time_s")]
+
+
+def blackwell_rows():
+    return per_system_rows("NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on 8-256 Blackwell GPUs "
+                           "(Megatron-Bridge 25.09-26.02)", "megatron-bridge-blackwell")
+
+
+def gpt_oss_rows():
+    return per_system_rows("NVIDIA's gpt-oss-120b (MoE, 128 experts) BF16 rows on 64 GPUs "
+                           "(Megatron-Bridge 25.11, 26.02)", "megatron-bridge-gpt-oss")
 
 
 def nemo_rows():
@@ -515,8 +510,7 @@ def main(argv):
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
               "megatron-bridge-gpt-oss", "nemo-24.07-h100", "nemo-docs-24.12-h100",
-              "deepseek-v3-h800",
-              "llm-foundry-mpt-a100", "vtrain-a100-large"):
+              "deepseek-v3-h800", "llm-foundry-mpt-a100", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

@@ -287,7 +287,8 @@ def main():
     steps = {c: [] for c in configs}
     out_rows = []
     for p in points:
-        gpus = int(p["hardware.nodes"]) * int(p.get("hardware.gpus_per_node") or GPUS_PER_NODE)
+        per_node = int(p.get("hardware.gpus_per_node") or GPUS_PER_NODE)  # NVL72: 4-GPU trays
+        gpus = int(p["hardware.nodes"]) * per_node
         published_step, work, published_rate = published(p, gpus, table["seq"])
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
                  p["layout.dp"], p.get("layout.virtual_stages", ""),
