@@ -31,7 +31,9 @@ holds (the calibration file is written by hand, with its provenance; it is not r
 Each rebuild also writes data/validation-evidence.json, the same rows per hardware preset,
 calibration file and clock ratio, which racksim compiles in and prints with every training step
 ("How far to trust it"); --check compares it too. When it changes, rebuild racksim and
-regenerate the training goldens (scripts/update-goldens), whose reports print it.
+regenerate the training goldens (scripts/update-goldens), whose reports print it. It also
+rewrites the MPT table's errors by band in docs/validation.md (scripts/mpt_bands.py, between
+the mpt-bands markers); --check compares that too.
 """
 import os, re, subprocess, sys
 
@@ -39,6 +41,7 @@ from accuracy_files import (CAL, ROOT, errors_of, json_of, mape, model_label, re
                             results, with_table, worst)
 from rank_stats import spearman
 from validation_evidence import write_evidence
+from mpt_bands import write_bands
 
 README = os.path.join(ROOT, "README.md")
 BEGIN, END = "<!-- accuracy-table: scripts/accuracy.py -->", "<!-- /accuracy-table -->"
@@ -501,6 +504,7 @@ def main(argv):
     if opts["check"] or opts["table_only"]:
         write_readme(opts["check"])
         write_evidence(opts["check"])
+        write_bands(opts["check"])
         if opts["table_only"]:
             write_baseline()
         return
@@ -524,6 +528,7 @@ def main(argv):
     compare_with_calibration()
     write_readme(False)
     write_evidence(False)
+    write_bands(False)
     write_baseline()
 
 
