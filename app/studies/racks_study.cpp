@@ -120,7 +120,13 @@ std::string racks_table(const RacksStudy& s) {
          "up/out GB: decode network bytes inside / across scale-up domains; crossing: the share "
          "across,\n"
          "formula: (ep - d) / (ep - 1) for a balanced all-to-all, d = EP ranks per domain\n"
-         "(weighted by domain when the last domain is partial).\n";
+         "(weighted by domain when the last domain is partial).\n"
+         "How far to trust it: no decode step is checked. The MoE training steps checked across "
+         "domain\nsizes (NVIDIA's gpt-oss-120b rows on 8-GPU servers and NVL72 racks; README, "
+         "\"How accurate\nit is\") are all faster in racksim than published, and their "
+         "8-GPU-server rows do not move with\nEP size or NIC speed where racksim's all-to-all "
+         "does: read the training columns as a\ncomparison of fabrics under racksim's all-to-all "
+         "model (docs/validation.md).\n";
   return out;
 }
 
