@@ -177,17 +177,15 @@ void check_stage_layers(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
-// Whether some layer's attention has key/value heads of its own (full or windowed GQA), which
-// tensor parallelism splits, rather than a latent every TP rank keeps whole (MLA, the seed's
-// hybrid kinds). A bad hybrid pattern is check_context_parallel's to report.
+// Whether some layer's attention has key/value heads of its own, which tensor parallelism
+// splits (own_kv_heads). A bad hybrid pattern is check_context_parallel's to report.
 bool has_kv_heads(const config::Model& model) {
   try {
-    for (AttentionKind kind : attention_kinds(model)) {
-      if (kind == AttentionKind::kFull || kind == AttentionKind::kWindowed) return true;
-    }
+    const std::vector<AttentionKind> kinds = attention_kinds(model);
+    return std::any_of(kinds.begin(), kinds.end(), own_kv_heads);
   } catch (const std::invalid_argument&) {
+    return false;
   }
-  return false;
 }
 
 void check_layout_fits(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
@@ -235,10 +233,7 @@ void check_context_parallel(const config::Scenario& scenario, const Sizes& sizes
   const config::Model& model = scenario.model();
   try {
     const std::vector<AttentionKind> kinds = attention_kinds(model);
-    const bool windows = std::any_of(kinds.begin(), kinds.end(), [](AttentionKind k) {
-      return k == AttentionKind::kSlidingWindow || k == AttentionKind::kWindowed;
-    });
-    if (windows && model.hybrid().window_tokens() <= 0) {
+    if (std::any_of(kinds.begin(), kinds.end(), windowed) && model.hybrid().window_tokens() <= 0) {
       check.fail("model.hybrid.window_tokens",
                  "sliding-window layers (S or W) attend to the last window_tokens tokens; set "
                  "it above 0");

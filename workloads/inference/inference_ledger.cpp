@@ -44,7 +44,7 @@ double indexer_entries(const AttentionSpec& spec, double context) {
 }
 
 double kv_cache_bytes(const AttentionSpec& spec, double context, double elem_bytes) {
-  if (spec.kind == AttentionKind::kSlidingWindow || spec.kind == AttentionKind::kWindowed) {
+  if (windowed(spec.kind)) {
     return std::min<double>(static_cast<double>(spec.window), context) *
            kv_bytes_per_token(spec, elem_bytes);
   }

@@ -150,7 +150,7 @@ double attention_params(const AttentionSpec& s) {
   const double h = static_cast<double>(s.hidden);
   const double q_width = static_cast<double>(s.heads * s.qk_dim());
   const double out = static_cast<double>(s.heads * s.v_head_dim) * h;
-  if (s.kind == AttentionKind::kFull || s.kind == AttentionKind::kWindowed) {
+  if (own_kv_heads(s.kind)) {
     return h * static_cast<double>((s.heads + s.kv_heads) * s.head_dim +
                                    s.kv_heads * s.v_head_dim) +
            out;
@@ -305,8 +305,7 @@ std::vector<LayerStep> ring_pack_and_merge(const AttentionSpec& spec, const Atte
 void mark_ring_exchange(const AttentionSpec& spec, const AttentionShape& shape, double tokens,
                         std::vector<LayerStep>& core) {
   const double e = bytes_per_element(shape.dtype);
-  const bool window_only =
-      spec.kind == AttentionKind::kSlidingWindow || spec.kind == AttentionKind::kWindowed;
+  const bool window_only = windowed(spec.kind);
   const double block_entries = window_only ? static_cast<double>(spec.window) : tokens / spec.ratio;
   double hop_bytes = block_entries * kv_width(spec, shape.tp) * e;
   if (spec.kind == AttentionKind::kCompressedSparse) {
@@ -338,9 +337,7 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
   const double seq = static_cast<double>(shape.seq_length);
   const double heads = static_cast<double>(spec.heads) / shape.tp;
   const double keys = causal_keys(spec, seq);
-  const bool windowed =
-      spec.kind == AttentionKind::kSlidingWindow || spec.kind == AttentionKind::kWindowed;
-  const double key_entries = windowed ? keys : seq / spec.ratio;
+  const double key_entries = windowed(spec.kind) ? keys : seq / spec.ratio;
   const double width = kv_width(spec, shape.tp);
   const double flops =
       2 * tokens * keys * heads * static_cast<double>(spec.qk_dim() + spec.v_head_dim);
@@ -381,7 +378,7 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
                         std::vector<LayerStep>& fw) {
   const double h = static_cast<double>(spec.hidden);
   const double heads = static_cast<double>(spec.heads) / tp;
-  if (spec.kind == AttentionKind::kFull || spec.kind == AttentionKind::kWindowed) {
+  if (own_kv_heads(spec.kind)) {
     const double width = static_cast<double>((spec.heads + spec.kv_heads) * spec.head_dim +
                                              spec.kv_heads * spec.v_head_dim) /
                          tp;

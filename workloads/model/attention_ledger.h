@@ -39,6 +39,18 @@ enum class AttentionKind : uint8_t {
   kCompressedSparse
 };
 
+// Whether a kind's keys and values come from heads of its own (full or windowed GQA), which
+// tensor parallelism splits, rather than from a latent every TP rank keeps whole (MLA, the other
+// hybrid kinds).
+inline bool own_kv_heads(AttentionKind kind) {
+  return kind == AttentionKind::kFull || kind == AttentionKind::kWindowed;
+}
+
+// Whether a kind attends to the last window_tokens only.
+inline bool windowed(AttentionKind kind) {
+  return kind == AttentionKind::kSlidingWindow || kind == AttentionKind::kWindowed;
+}
+
 struct AttentionSpec {
   AttentionKind kind = AttentionKind::kFull;
   int64_t hidden = 0;
@@ -55,8 +67,7 @@ struct AttentionSpec {
   int64_t indexer_heads = 0;
   int64_t indexer_head_dim = 0;
 
-  // Whether the keys and values come from a latent (MLA, the hybrid kinds) rather than heads.
-  bool latent() const { return kind != AttentionKind::kFull && kind != AttentionKind::kWindowed; }
+  bool latent() const { return !own_kv_heads(kind); }
   int64_t qk_dim() const { return head_dim + rope_dim; }
 };
 
