@@ -38,12 +38,11 @@ the mpt-bands markers); --check compares that too.
 import os, re, subprocess, sys
 
 from accuracy_files import (CAL, ROOT, errors_of, json_of, mape, model_label, read_lines, report,
-                            results, with_table, worst)
+                            results, update_marked, worst)
 from rank_stats import spearman
 from validation_evidence import write_evidence
 from mpt_bands import write_bands
 
-README = os.path.join(ROOT, "README.md")
 BEGIN, END = "<!-- accuracy-table: scripts/accuracy.py -->", "<!-- /accuracy-table -->"
 NCCL_TABLE = "data/measured/vtrain-a100-nccl-allreduce.csv"
 LARGE = "data/measured/vtrain-a100-multi-node-large.csv"
@@ -465,20 +464,7 @@ def table():
 
 
 def write_readme(check):
-    with open(README) as f:
-        text = f.read()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"accuracy: README.md lacks the markers {BEGIN} ... {END}")
-    new = with_table(text, BEGIN, END, table())
-    if check:
-        if new != text:
-            sys.exit("accuracy: README.md's accuracy table differs from the results files "
-                     "(run scripts/accuracy.py RACKSIM --table-only)")
-        print("accuracy: README.md's table matches the results files")
-        return
-    with open(README, "w") as f:
-        f.write(new)
-    print("accuracy: README.md's accuracy table rebuilt" + (" (unchanged)" if new == text else ""))
+    update_marked("README.md", BEGIN, END, table(), check, "README.md's accuracy table")
 
 
 def write_baseline():

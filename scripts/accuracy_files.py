@@ -1,6 +1,7 @@
 """What scripts/accuracy.py and scripts/validation_evidence.py read: the results files of the
-README's accuracy table and the `racksim calibrate --json` reports, and the errors over them."""
-import functools, json, os
+README's accuracy table and the `racksim calibrate --json` reports, and the errors over them;
+and how the tables they make are written between their markers."""
+import functools, json, os, sys
 
 from csv_rows import csv_rows
 
@@ -24,6 +25,26 @@ def with_table(text, begin, end, table):
     """`text` with what stands between its `begin` and `end` markers replaced by `table`."""
     start = text.index(begin) + len(begin)
     return text[:start] + "\n" + table + "\n" + text[text.index(end):]
+
+
+def update_marked(path, begin, end, table, check, what):
+    """Rewrites the table between `begin` and `end` in `path` (a file under the repository), or
+    with `check` compares it and exits 1 when it differs. `what` names the table in messages."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    if begin not in text or end not in text:
+        sys.exit(f"accuracy: {path} lacks the markers {begin} ... {end}")
+    new = with_table(text, begin, end, table)
+    if check:
+        if new != text:
+            sys.exit(f"accuracy: {what} differs from the results files "
+                     "(run scripts/accuracy.py RACKSIM --table-only)")
+        print(f"accuracy: {what} matches the results files")
+        return
+    if new != text:
+        with open(os.path.join(ROOT, path), "w") as f:
+            f.write(new)
+    print(f"accuracy: {what} rebuilt" + (" (unchanged)" if new == text else ""))
 
 
 def read_lines(path):

@@ -2,11 +2,8 @@
 benchmarks"): per configuration, MAPE and the mean signed error over the rows of each sequence
 length and model size band, from the results file scripts/validate.py writes. scripts/accuracy.py
 writes it between its markers with the README's table; --check compares it."""
-import os, sys
+from accuracy_files import errors_of, mape, results, update_marked
 
-from accuracy_files import ROOT, errors_of, mape, results, with_table
-
-DOC = os.path.join(ROOT, "docs", "validation.md")
 BEGIN, END = "<!-- mpt-bands: scripts/accuracy.py -->", "<!-- /mpt-bands -->"
 CONFIGS = [("datasheet", "datasheet"), ("burst", "burst"),
            ("transfer", "transfer (the A100 terms)"),
@@ -51,17 +48,5 @@ def band_table():
 
 def write_bands(check):
     """Writes (or, with check, compares) the band table in docs/validation.md."""
-    with open(DOC) as f:
-        text = f.read()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"accuracy: docs/validation.md lacks the markers {BEGIN} ... {END}")
-    new = with_table(text, BEGIN, END, band_table())
-    if check:
-        if new != text:
-            sys.exit("accuracy: docs/validation.md's MPT band table differs from the results "
-                     "file (run scripts/accuracy.py RACKSIM --table-only)")
-        print("accuracy: docs/validation.md's MPT band table matches the results file")
-    elif new != text:
-        with open(DOC, "w") as f:
-            f.write(new)
-        print("accuracy: wrote docs/validation.md's MPT band table")
+    update_marked("docs/validation.md", BEGIN, END, band_table(), check,
+                  "docs/validation.md's MPT band table")

@@ -68,13 +68,13 @@ A100_PRESET_HELD = lambda racksim: preset_clock_ratio(racksim, "dgx-a100")
 # "FlashAttention-2 is about 2x faster than its previous version" (Dao, arXiv 2307.08691).
 A100_FA1 = lambda racksim: ["--set", "hardware.compute.attention="
                             f"{preset_compute(racksim, 'dgx-a100', 'attention') / 2:g}"]
+# The datasheet preset as it is and at its benchmarks' burst rates: the configurations of every
+# table that has no fitted terms to transfer.
+PRESET_CONFIGS = {"datasheet": [], "burst": BURST}
 NEMO_H100 = {
     "base": "scenarios/validation/nemo-h100.textproto",
     "seq": None,  # per row: training.seq_length
-    "configs": {
-        "datasheet": [],
-        "burst": BURST,
-    },
+    "configs": PRESET_CONFIGS,
 }
 TABLES = {
     "narayanan-sc21-table1": {
@@ -89,27 +89,18 @@ TABLES = {
     "megatron-bridge-h100": {
         "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
         "seq": 8192,
-        "configs": {
-            "datasheet": [],
-            "burst": BURST,
-        },
+        "configs": PRESET_CONFIGS,
     },
     # The same base on Blackwell: each row names its hardware preset.
     "megatron-bridge-blackwell": {
         "base": "scenarios/validation/megatron-bridge-llama3-h100.textproto",
         "seq": 8192,
-        "configs": {
-            "datasheet": [],
-            "burst": BURST,
-        },
+        "configs": PRESET_CONFIGS,
     },
     "megatron-bridge-gpt-oss": {
         "base": "scenarios/validation/megatron-bridge-gpt-oss.textproto",
         "seq": None,  # per row: training.seq_length
-        "configs": {
-            "datasheet": [],
-            "burst": BURST,
-        },
+        "configs": PRESET_CONFIGS,
     },
     "nemo-24.07-h100": NEMO_H100,
     # The same rows as nemo-24.07-h100, the figures of a later release's page: each row's
@@ -118,10 +109,7 @@ TABLES = {
     "deepseek-v3-h800": {
         "base": "scenarios/validation/deepseek-v3-h800.textproto",
         "seq": 4096,
-        "configs": {
-            "datasheet": [],
-            "burst": BURST,
-        },
+        "configs": PRESET_CONFIGS,
     },
     "llm-foundry-mpt-a100": {
         "base": "scenarios/validation/llm-foundry-mpt-a100.textproto",

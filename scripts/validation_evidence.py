@@ -120,6 +120,25 @@ def layout_by_name(path):
     return label_by_name(path, layout_of)
 
 
+# The systems NVIDIA's pages name, by the hardware preset their rows run on.
+SYSTEMS = {"dgx-h100": "DGX H100", "hgx-b200": "DGX B200", "hgx-b300": "DGX B300",
+           "gb200-nvl72": "GB200 NVL72", "gb300-nvl72": "GB300 NVL72"}
+
+
+def per_preset_checks(table, what, label):
+    """The checks of a published table whose rows each name their hardware preset
+    (data/published/TABLE.csv): a function of a preset and a column giving that preset's check;
+    `what` names it, with {system} for the system its rows ran on."""
+    table_in = f"data/published/{table}.csv"
+    rows = results(f"data/published/{table}-results.csv")
+    preset_of = label_by_name(table_in, lambda r: r["hardware.preset"])
+    layout = layout_by_name(table_in)
+    return lambda preset, column: [
+        evidence_check(what.format(system=SYSTEMS[preset]),
+                       [r for r in rows if preset_of(r) == preset], column,
+                       "published_step_time_s", label, layout)]
+
+
 def gpt_label(row):
     """gpt-39.1b-tp2-pp16-dp16-mb3 -> GPT 39.1B."""
     return f"GPT {model_label(row['name']).split()[0]}"
@@ -142,17 +161,14 @@ def evidence():
                                  lambda r: {"llama3-70b": "Llama 3 70B",
                                             "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
 
-    blackwell_in = "data/published/megatron-bridge-blackwell.csv"
-    blackwell_rows = results("data/published/megatron-bridge-blackwell-results.csv")
-    blackwell_preset = label_by_name(blackwell_in, lambda r: r["hardware.preset"])
-    blackwell_label = label_by_name(blackwell_in,
-                                    lambda r: {"llama3-8b": "Llama 3 8B",
-                                               "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
-    blackwell_layout = layout_by_name(blackwell_in)
-    gpt_oss_in = "data/published/megatron-bridge-gpt-oss.csv"
-    gpt_oss_rows = results("data/published/megatron-bridge-gpt-oss-results.csv")
-    gpt_oss_preset = label_by_name(gpt_oss_in, lambda r: r["hardware.preset"])
-    gpt_oss_layout = layout_by_name(gpt_oss_in)
+    blackwell = per_preset_checks(
+        "megatron-bridge-blackwell", "NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on {system}",
+        label_by_name("data/published/megatron-bridge-blackwell.csv",
+                      lambda r: {"llama3-8b": "Llama 3 8B",
+                                 "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]]))
+    gpt_oss = per_preset_checks(
+        "megatron-bridge-gpt-oss", "NVIDIA's gpt-oss-120b (MoE) BF16 rows on 64 GPUs of {system}",
+        lambda r: "gpt-oss 116.8B")
     nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
     large_layout = layout_by_name("data/measured/vtrain-a100-multi-node-large.csv")
     bridge_layout = layout_by_name("data/published/megatron-bridge-h100.csv")
@@ -174,23 +190,6 @@ def evidence():
                                bridge, column, published, bridge_label, bridge_layout),
                 evidence_check("NVIDIA's NeMo 24.07 FP8 rows on 8-512 H100", nemo, column,
                                published, nemo_label, nemo_layout)]
-
-    def blackwell(preset, column):
-        """The Blackwell rows of one preset."""
-        rows = [r for r in blackwell_rows if blackwell_preset(r) == preset]
-        system = {"hgx-b200": "DGX B200", "gb200-nvl72": "GB200 NVL72",
-                  "gb300-nvl72": "GB300 NVL72"}[preset]
-        return [evidence_check(f"NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on {system}", rows,
-                               column, published, blackwell_label, blackwell_layout)]
-
-    def gpt_oss(preset, column):
-        """The gpt-oss-120b rows of one preset."""
-        rows = [r for r in gpt_oss_rows if gpt_oss_preset(r) == preset]
-        system = {"dgx-h100": "DGX H100", "hgx-b200": "DGX B200", "hgx-b300": "DGX B300",
-                  "gb200-nvl72": "GB200 NVL72", "gb300-nvl72": "GB300 NVL72"}[preset]
-        return [evidence_check(f"NVIDIA's gpt-oss-120b (MoE) BF16 rows on 64 GPUs of {system}",
-                               rows, column, published, lambda r: "gpt-oss 116.8B",
-                               gpt_oss_layout)]
 
     def h800(column):
         return [evidence_check("DeepSeek-V3 on 2,048 H800 (a whole-run average)", dsv3, column,
