@@ -6,10 +6,7 @@
 //   build/sim_gemm_grid_test --gtest_filter='*PrintsTheTable*'
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +14,7 @@
 
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/csv_rows.h"
 #include "tests/support/preset_at_burst.h"
 #include "tests/support/tile_fit.h"
 #include "topologies/hardware_presets.h"
@@ -33,17 +31,12 @@ struct MeasuredGemm {
 };
 
 std::vector<MeasuredGemm> read_grid() {
-  std::ifstream in(std::string(RACKSIM_SOURCE_DIR) + "/data/measured/deepgemm-h800-fp8-gemm.csv");
   std::vector<MeasuredGemm> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("kind,", 0) == 0) continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream fields(line);
-    MeasuredGemm row;
-    double bandwidth = 0;
-    fields >> row.kind >> row.groups >> row.m >> row.n >> row.k >> row.tflops >> bandwidth;
-    rows.push_back(row);
+  for (const testing::CsvRow& r : testing::read_csv_rows(
+           std::string(RACKSIM_SOURCE_DIR) + "/data/measured/deepgemm-h800-fp8-gemm.csv")) {
+    using testing::cell_number;
+    rows.push_back({r.at("kind"), cell_number(r, "groups"), cell_number(r, "m"),
+                    cell_number(r, "n"), cell_number(r, "k"), cell_number(r, "tflops")});
   }
   return rows;
 }

@@ -7,10 +7,7 @@
 //   build/sim_xla_gemm_grid_test --gtest_filter='*PrintsTheTable*'
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +15,7 @@
 
 #include "sim/compute_model.h"
 #include "sim/gemm_model.h"
+#include "tests/support/csv_rows.h"
 #include "tests/support/preset_at_burst.h"
 #include "topologies/hardware_presets.h"
 
@@ -32,16 +30,12 @@ struct GridGemm {
 };
 
 std::vector<GridGemm> read_grid() {
-  std::ifstream in(std::string(RACKSIM_SOURCE_DIR) + "/data/measured/xla-gemm-grid.csv");
   std::vector<GridGemm> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("arch,", 0) == 0) continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream fields(line);
-    GridGemm row;
-    fields >> row.arch >> row.dtype >> row.b >> row.m >> row.n >> row.k >> row.flops_per_s;
-    rows.push_back(row);
+  for (const testing::CsvRow& r : testing::read_csv_rows(std::string(RACKSIM_SOURCE_DIR) +
+                                                         "/data/measured/xla-gemm-grid.csv")) {
+    using testing::cell_number;
+    rows.push_back({r.at("arch"), r.at("dtype"), cell_number(r, "b"), cell_number(r, "m"),
+                    cell_number(r, "n"), cell_number(r, "k"), cell_number(r, "flops_per_s")});
   }
   return rows;
 }
