@@ -29,14 +29,18 @@ struct GridGemm {
   double seconds() const { return 2 * b * m * n * k / flops_per_s; }
 };
 
-std::vector<GridGemm> read_grid() {
-  std::vector<GridGemm> rows;
-  for (const testing::CsvRow& r : testing::read_csv_rows(std::string(RACKSIM_SOURCE_DIR) +
-                                                         "/data/measured/xla-gemm-grid.csv")) {
-    using testing::cell_number;
-    rows.push_back({r.at("arch"), r.at("dtype"), cell_number(r, "b"), cell_number(r, "m"),
-                    cell_number(r, "n"), cell_number(r, "k"), cell_number(r, "flops_per_s")});
-  }
+// The grid, read once.
+const std::vector<GridGemm>& grid() {
+  static const std::vector<GridGemm> rows = [] {
+    std::vector<GridGemm> read;
+    for (const testing::CsvRow& r : testing::read_csv_rows(std::string(RACKSIM_SOURCE_DIR) +
+                                                           "/data/measured/xla-gemm-grid.csv")) {
+      using testing::cell_number;
+      read.push_back({r.at("arch"), r.at("dtype"), cell_number(r, "b"), cell_number(r, "m"),
+                      cell_number(r, "n"), cell_number(r, "k"), cell_number(r, "flops_per_s")});
+    }
+    return read;
+  }();
   return rows;
 }
 
@@ -47,7 +51,7 @@ constexpr double kFittedFromS = 20e-6;
 
 std::vector<GridGemm> fitted_rows(std::string_view arch, std::string_view dtype) {
   std::vector<GridGemm> rows;
-  for (const GridGemm& row : read_grid()) {
+  for (const GridGemm& row : grid()) {
     if (row.arch == arch && row.dtype == dtype && row.seconds() >= kFittedFromS) {
       rows.push_back(row);
     }
@@ -136,6 +140,16 @@ const GridFit& sm100_fp8_fit() {
   return f;
 }
 
+const GridGpu& h200_bf16() {
+  static const GridGpu gpu = gpu_of("dgx-h200", DataType::kBf16);
+  return gpu;
+}
+
+const GridFit& sm90_bf16_fit() {
+  static const GridFit f = fit(fitted_rows("sm_90", "bf16"), h200_bf16());
+  return f;
+}
+
 TEST(XlaGemmGrid, TheBlackwellPresetsHoldTheFitToTheSm100Rows) {
   ASSERT_EQ(fitted_rows("sm_100", "bf16").size(), 74u);
   ASSERT_EQ(fitted_rows("sm_100", "fp8_e4m3").size(), 39u);
@@ -174,32 +188,31 @@ TEST(XlaGemmGrid, ItsHopperRowsAgreeWithTheH200MeasuredAtBurst) {
   // The same fit to the table's sm_90 BF16 rows lands within 0.04 of the fraction fitted to this
   // project's own H200 at burst (0.850 and 160 elements per tile: docs/validation.md, "Kernels
   // measured on one H200"; a grid of larger shapes). So the table's figures are burst rates.
-  const GridFit hopper = fit(fitted_rows("sm_90", "bf16"), gpu_of("dgx-h200", DataType::kBf16));
-  EXPECT_NEAR(hopper.efficiency, 0.850, 0.04);
-  EXPECT_NEAR(hopper.k_overhead, 160, 64);
+  EXPECT_NEAR(sm90_bf16_fit().efficiency, 0.850, 0.04);
+  EXPECT_NEAR(sm90_bf16_fit().k_overhead, 160, 64);
 }
 
 TEST(XlaGemmGrid, PrintsTheTable) {
   struct Line {
     const char* arch;
     const char* dtype;
-    const char* gpu;
-    DataType type;
+    const char* preset;
+    const GridGpu& gpu;
+    const GridFit& fit;
   };
   std::string table =
       "| architecture | type | shapes (>= 20 us) | fitted fraction of the peak | elements per "
       "tile | fixed time per kernel | error (mean abs.) | worst |\n"
       "|---|---|---|---|---|---|---|---|\n";
-  for (const Line& l : {Line{"sm_100", "bf16", "hgx-b200", DataType::kBf16},
-                        Line{"sm_100", "fp8_e4m3", "hgx-b200", DataType::kFp8},
-                        Line{"sm_90", "bf16", "dgx-h200", DataType::kBf16}}) {
+  for (const Line& l : {Line{"sm_100", "bf16", "hgx-b200", b200_bf16(), sm100_bf16_fit()},
+                        Line{"sm_100", "fp8_e4m3", "hgx-b200", b200_fp8(), sm100_fp8_fit()},
+                        Line{"sm_90", "bf16", "dgx-h200", h200_bf16(), sm90_bf16_fit()}}) {
     const std::vector<GridGemm> rows = fitted_rows(l.arch, l.dtype);
-    const GridGpu gpu = gpu_of(l.gpu, l.type);
-    const GridFit f = fit(rows, gpu);
-    const ErrorSummary e = errors(rows, gpu, f);
+    const GridFit& f = l.fit;
+    const ErrorSummary e = errors(rows, l.gpu, f);
     table +=
         fmt::format("| {} ({}) | {} | {} | {:.3f} | {:.0f} | {:.1f} us | {:.1f} % | {:+.1f} % |\n",
-                    l.arch, l.gpu, l.dtype, rows.size(), f.efficiency, f.k_overhead,
+                    l.arch, l.preset, l.dtype, rows.size(), f.efficiency, f.k_overhead,
                     f.fixed_s * 1e6, 100 * e.mean_abs, 100 * e.worst);
   }
   std::cout << table;
