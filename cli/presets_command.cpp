@@ -42,7 +42,7 @@ void print_text() {
   for (const auto& name : model_preset_names()) {
     const auto m = model_preset(name);
     fmt::print(
-        "  {:<14} hidden {:>6}, {:>3} layers, {:>3} heads ({} KV), FFN {:>6}, vocab {}  [{}]\n",
+        "  {:<19} hidden {:>6}, {:>3} layers, {:>3} heads ({} KV), FFN {:>6}, vocab {}  [{}]\n",
         name, m->hidden_size(), m->num_layers(), m->num_heads(), m->num_kv_heads(),
         m->ffn_hidden_size(), m->vocab_size(), m->source());
   }

@@ -254,6 +254,7 @@ def published_rows():
            plain_row("", BURST, h100, "burst", published)]
     out += blackwell_rows()
     out += gpt_oss_rows()
+    out += moe_rows()
     out += nemo_rows()
     out.append(headline_row("DeepSeek-V3: 180K H800 GPU hours per trillion tokens on 2,048 H800 "
                             "(a whole-run average)", DATASHEET, dsv3, "datasheet", published,
@@ -284,6 +285,12 @@ def blackwell_rows():
 def gpt_oss_rows():
     return per_system_rows("NVIDIA's gpt-oss-120b (MoE, 128 experts) BF16 rows on 64 GPUs "
                            "(Megatron-Bridge 25.11, 26.02)", "megatron-bridge-gpt-oss")
+
+
+def moe_rows():
+    return per_system_rows("NVIDIA's Qwen3-235B-A22B, Qwen3-30B-A3B and DeepSeek-V3 (MoE) rows, "
+                           "BF16 on 256 NVL72 GPUs and FP8 on 16-256 H100 (Megatron-Bridge "
+                           "25.11, 26.02)", "megatron-bridge-moe")
 
 
 def nemo_rows():
@@ -499,7 +506,7 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
-              "megatron-bridge-gpt-oss", "nemo-24.07-h100", "nemo-docs-24.12-h100",
+              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "nemo-24.07-h100", "nemo-docs-24.12-h100",
               "deepseek-v3-h800", "llm-foundry-mpt-a100", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,

@@ -10,6 +10,9 @@ scenarios/validation/megatron-gpt-a100.textproto), megatron-bridge-h100
 megatron-bridge-blackwell (data/published/megatron-bridge-blackwell.csv on the same base, each row
 on its own Blackwell preset), megatron-bridge-gpt-oss (data/published/megatron-bridge-gpt-oss.csv
 on scenarios/validation/megatron-bridge-gpt-oss.textproto: an MoE in BF16 on five systems),
+megatron-bridge-moe (data/published/megatron-bridge-moe.csv on
+scenarios/validation/megatron-bridge-moe.textproto: Qwen3-235B-A22B, Qwen3-30B-A3B and
+DeepSeek-V3 from the same pages, BF16 on NVL72 and FP8 on H100),
 nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
 nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
 guide's page, data/published/nemo-docs-24.12-h100.csv),
@@ -99,6 +102,12 @@ TABLES = {
     },
     "megatron-bridge-gpt-oss": {
         "base": "scenarios/validation/megatron-bridge-gpt-oss.textproto",
+        "seq": None,  # per row: training.seq_length
+        "configs": PRESET_CONFIGS,
+    },
+    # Qwen3-235B, Qwen3-30B and DeepSeek-V3 from the same pages: each row names its model too.
+    "megatron-bridge-moe": {
+        "base": "scenarios/validation/megatron-bridge-moe.textproto",
         "seq": None,  # per row: training.seq_length
         "configs": PRESET_CONFIGS,
     },

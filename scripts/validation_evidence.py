@@ -169,6 +169,13 @@ def evidence():
     gpt_oss = per_preset_checks(
         "megatron-bridge-gpt-oss", "NVIDIA's gpt-oss-120b (MoE) BF16 rows on 64 GPUs of {system}",
         lambda r: "gpt-oss 116.8B")
+    moe = per_preset_checks(
+        "megatron-bridge-moe", "NVIDIA's Qwen3 and DeepSeek-V3 (MoE) rows on {system}",
+        label_by_name("data/published/megatron-bridge-moe.csv",
+                      lambda r: {"qwen3-30b-a3b": "Qwen3 30.5B", "qwen3-235b-a22b": "Qwen3 235B",
+                                 "deepseek-v3": "DeepSeek-V3 671B"}[r["model.preset"]]))
+    # The presets whose MoE rows of that table ran in BF16 (NVL72) and in FP8 (DGX H100).
+    moe_bf16, moe_fp8 = ("gb200-nvl72", "gb300-nvl72"), ("dgx-h100",)
     nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
     large_layout = layout_by_name("data/measured/vtrain-a100-multi-node-large.csv")
     bridge_layout = layout_by_name("data/published/megatron-bridge-h100.csv")
@@ -209,8 +216,12 @@ def evidence():
         *[(preset, "", ratio, "FP8", blackwell(preset, column))
           for preset in ("hgx-b200", "gb200-nvl72", "gb300-nvl72")
           for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
-        *[(preset, "", ratio, "16-bit", gpt_oss(preset, column), "MoE")
+        *[(preset, "", ratio, "16-bit",
+           gpt_oss(preset, column) + (moe(preset, column) if preset in moe_bf16 else []), "MoE")
           for preset in ("dgx-h100", "hgx-b200", "hgx-b300", "gb200-nvl72", "gb300-nvl72")
+          for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
+        *[(preset, "", ratio, "FP8", moe(preset, column), "MoE")
+          for preset in moe_fp8
           for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
         ("hgx-h800", "", HELD, "FP8", h800("datasheet"), "MoE"),
         ("hgx-h800", "", BURST_RATIO, "FP8", h800("burst"), "MoE"),

@@ -34,9 +34,18 @@ TEST(ValidationEvidence, HopperFp8AtTheHeldRateShowsTheReadmesRows) {
   ASSERT_EQ(h800.checks.size(), 1u);
   EXPECT_NEAR(h800.checks[0].worst_percent, -6.0, 0.05);
   EXPECT_TRUE(validation_evidence({"hgx-h800", "", 0.862, "FP8"}).checks.empty());
-  // NVIDIA's gpt-oss rows check MoE steps in BF16; the H100's FP8 rows check dense ones.
+  // NVIDIA's gpt-oss rows check MoE steps in BF16, its Qwen3 rows MoE steps in FP8; the H100's
+  // Llama and NeMo FP8 rows check dense ones.
   EXPECT_EQ(validation_evidence({"dgx-h100", "", 0.862, "16-bit", "MoE"}).checks.size(), 1u);
-  EXPECT_TRUE(validation_evidence({"dgx-h100", "", 0.862, "FP8", "MoE"}).checks.empty());
+  const auto h100_moe = validation_evidence({"dgx-h100", "", 0.862, "FP8", "MoE"});
+  ASSERT_EQ(h100_moe.checks.size(), 1u);
+  EXPECT_EQ(h100_moe.checks[0].rows, 4);
+  EXPECT_NEAR(h100_moe.checks[0].worst_percent, -60.4, 0.05);
+  // On GB200, the Qwen3 and DeepSeek-V3 rows follow gpt-oss's.
+  const auto gb200_moe = validation_evidence({"gb200-nvl72", "", 0.862, "16-bit", "MoE"});
+  ASSERT_EQ(gb200_moe.checks.size(), 2u);
+  EXPECT_EQ(gb200_moe.checks[1].rows, 2);
+  EXPECT_NEAR(gb200_moe.checks[1].worst_percent, -19.0, 0.05);
 }
 
 TEST(ValidationEvidence, TheA100CalibrationShowsItsFitsAndSaysWhichItSaw) {
@@ -71,9 +80,9 @@ TEST(ValidationEvidence, AnUncheckedConfigurationIsPointedToItsPresetsCheckedOne
     EXPECT_FALSE(other.checks.empty());
   }
   EXPECT_EQ(analysis::checks_summary(bf16[0]), "1 rows in 1 table, MAPE 6.05 %");
-  // A checked configuration's siblings leave it out (the H100's FP8 at burst, and its BF16
-  // gpt-oss rows held and at burst); hardware without a preset has none.
-  EXPECT_EQ(analysis::same_preset_evidence({"dgx-h100", "", 0.862, "FP8"}).size(), 3u);
+  // A checked configuration's siblings leave it out (the H100's FP8 at burst, its BF16 gpt-oss
+  // rows and its FP8 Qwen3 rows, held and at burst); hardware without a preset has none.
+  EXPECT_EQ(analysis::same_preset_evidence({"dgx-h100", "", 0.862, "FP8"}).size(), 5u);
   EXPECT_TRUE(analysis::same_preset_evidence({"b300", "", 0.862, "FP8"}).empty());
   EXPECT_TRUE(analysis::same_preset_evidence({"", "", 1, "16-bit"}).empty());
 }

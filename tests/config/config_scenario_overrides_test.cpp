@@ -105,19 +105,21 @@ TEST(app_scenario_loader, UnknownPresetListsTheKnownNames) {
 }
 
 TEST(app_scenario_loader, EveryPresetResolvesAndValidates) {
-  ASSERT_EQ(model_preset_names().size(), 8u);
+  ASSERT_EQ(model_preset_names().size(), 10u);
   ASSERT_EQ(topo::hardware_preset_names().size(), 11u);
   for (const std::string& model : model_preset_names()) {
+    // Qwen3's 4 KV heads split at most 4 ways.
+    const int tp = model.starts_with("qwen3") ? 4 : 8;
     for (const std::string& hardware : topo::hardware_preset_names()) {
       const std::string text = "model { preset: \"" + model + "\" }\nhardware { preset: \"" +
-                               hardware +
-                               "\" }\nlayout { tp: 8 sequence_parallel: true }\n"
+                               hardware + "\" }\nlayout { tp: " + std::to_string(tp) +
+                               " sequence_parallel: true }\n"
                                "training { global_batch_size: 72 seq_length: 2048 }\n";
       try {
         const config::LoadedScenario loaded = config::load_scenario_text(text, "s.textproto", {});
         // Presets hold one node (8 GPUs), an NVL72 rack (72) or the seed's 4 nodes (32).
         const auto& hw = loaded.scenario.hardware();
-        EXPECT_EQ(loaded.scenario.layout().dp(), hw.nodes() * hw.gpus_per_node() / 8);
+        EXPECT_EQ(loaded.scenario.layout().dp(), hw.nodes() * hw.gpus_per_node() / tp);
         EXPECT_TRUE(loaded.scenario.model().has_source());
         EXPECT_TRUE(loaded.scenario.hardware().has_source());
       } catch (const InputError& error) {

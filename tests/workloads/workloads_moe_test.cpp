@@ -208,6 +208,21 @@ TEST(PublishedMoe, GptOssTotalsAndItsWindowedLayers) {
   EXPECT_THROW(attention_kinds(bad), std::invalid_argument);
 }
 
+// The Qwen3 report's Table 2 gives the totals: 30.5B with 3.3B active, 235B with 22B active.
+// Its active count includes the input embedding, which racksim's active parameters (those a
+// token's FLOPs run through) leave out.
+TEST(PublishedMoe, Qwen3TotalsAsTheReportGivesThem) {
+  const auto active_with_embedding = [](const TransformerModel& m, double hidden) {
+    return (m.active_params() + 151936 * hidden) / 1e9;
+  };
+  const TransformerModel small(*model_preset("qwen3-30b-a3b"));
+  EXPECT_NEAR(small.total_params() / 1e9, 30.5, 0.2);
+  EXPECT_NEAR(active_with_embedding(small, 2048), 3.3, 0.1);
+  const TransformerModel large(*model_preset("qwen3-235b-a22b"));
+  EXPECT_NEAR(large.total_params() / 1e9, 235.1, 0.5);
+  EXPECT_NEAR(active_with_embedding(large, 4096), 22.0, 0.3);
+}
+
 TEST(Routing, BalancedZipfAndFile) {
   config::Training t;
   const auto balanced = rank_shares(expert_shares(t, 256, 0), 8);

@@ -118,6 +118,38 @@ constexpr std::string_view kGptOss120b = R"pb(
   hybrid { layer_pattern: "WFWFWFWFWFWFWFWFWFWFWFWFWFWFWFWFWFWF" window_tokens: 128 }
 )pb";
 
+// Qwen3's MoE models: every layer MoE, no shared expert, attention 128 wide per head (wider
+// than hidden_size / num_heads); the per-head RMSNorm of queries and keys is not timed.
+constexpr std::string_view kQwen3_30bA3b = R"pb(
+  source: "docs/sources.md §8: Qwen3-30B-A3B (Qwen3 Technical Report, arXiv 2505.09388, Table 2; config.json on Hugging Face, Apache-2.0): 48 layers, hidden 2048, 32 query heads of 128 over 4 KV heads, 128 SwiGLU experts of 768, 8 per token, every layer MoE, vocabulary 151936 (untied); 30.5B total, 3.3B active"
+  hidden_size: 2048
+  num_layers: 48
+  num_heads: 32
+  num_kv_heads: 4
+  head_dim: 128
+  activation: SWIGLU
+  vocab_size: 151936
+  tie_embeddings: false
+  num_experts: 128
+  experts_per_token: 8
+  moe_ffn_hidden_size: 768
+)pb";
+
+constexpr std::string_view kQwen3_235bA22b = R"pb(
+  source: "docs/sources.md §8: Qwen3-235B-A22B (Qwen3 Technical Report, arXiv 2505.09388, Table 2; config.json on Hugging Face, Apache-2.0): 94 layers, hidden 4096, 64 query heads of 128 over 4 KV heads, 128 SwiGLU experts of 1536, 8 per token, every layer MoE, vocabulary 151936 (untied); 235B total, 22B active"
+  hidden_size: 4096
+  num_layers: 94
+  num_heads: 64
+  num_kv_heads: 4
+  head_dim: 128
+  activation: SWIGLU
+  vocab_size: 151936
+  tie_embeddings: false
+  num_experts: 128
+  experts_per_token: 8
+  moe_ffn_hidden_size: 1536
+)pb";
+
 // The seed case's model (docs/seed-case.md): the structure is the
 // report's; dimensions it does not give are chosen so that the totals land on its figures.
 constexpr std::string_view kSeed290bMoe = R"pb(
@@ -153,7 +185,7 @@ struct Preset {
   std::string_view text;
 };
 
-constexpr std::array<Preset, 8> kPresets = {{
+constexpr std::array<Preset, 10> kPresets = {{
     {"gpt3-175b", kGpt3_175b},
     {"llama3-8b", kLlama3_8b},
     {"llama3-70b", kLlama3_70b},
@@ -161,6 +193,8 @@ constexpr std::array<Preset, 8> kPresets = {{
     {"mixtral-8x7b", kMixtral8x7b},
     {"deepseek-v3", kDeepseekV3},
     {"gpt-oss-120b", kGptOss120b},
+    {"qwen3-30b-a3b", kQwen3_30bA3b},
+    {"qwen3-235b-a22b", kQwen3_235bA22b},
     {"seed-290b-moe", kSeed290bMoe},
 }};
 
