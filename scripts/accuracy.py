@@ -506,8 +506,9 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
-              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "nemo-24.07-h100", "nemo-docs-24.12-h100",
-              "deepseek-v3-h800", "llm-foundry-mpt-a100", "vtrain-a100-large"):
+              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "nemo-24.07-h100",
+              "nemo-docs-24.12-h100", "deepseek-v3-h800", "llm-foundry-mpt-a100",
+              "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
