@@ -14,6 +14,9 @@ EVIDENCE = "data/validation-evidence.json"
 # the test ValidationEvidence.HeldRatiosAreThePresetsOwn checks it against the presets) and the
 # burst rate (1); the A100 calibration file sets 1 itself.
 HELD, BURST_RATIO = 0.862, 1.0
+# The two configurations of a table without fitted terms: its datasheet column at the held rate,
+# its burst column at 1.
+HELD_AND_BURST = ((HELD, "datasheet"), (BURST_RATIO, "burst"))
 # A row's node and NVLink domain unless it says otherwise (its hardware.gpus_per_node and
 # hardware.scale_up.domain_size columns: the NVL72 rows' 4-GPU trays in 72-GPU domains): 8-GPU
 # servers, each one NVLink domain (DGX/HGX A100, H100, H800, B200; vTrain's nodes); vTrain's
@@ -139,6 +142,17 @@ def per_preset_checks(table, what, label):
                        "published_step_time_s", label, layout)]
 
 
+# A run's label by the model preset its row names (the tables of NVIDIA's pages).
+PRESET_LABELS = {"llama3-8b": "Llama 3 8B", "llama3-70b": "Llama 3 70B",
+                 "llama3-405b": "Llama 3.1 405B", "qwen3-30b-a3b": "Qwen3 30.5B",
+                 "qwen3-235b-a22b": "Qwen3 235B", "deepseek-v3": "DeepSeek-V3 671B"}
+
+
+def preset_label(path):
+    """A row's label from the model preset it names in the table's input file."""
+    return label_by_name(path, lambda r: PRESET_LABELS[r["model.preset"]])
+
+
 def gpt_label(row):
     """gpt-39.1b-tp2-pp16-dp16-mb3 -> GPT 39.1B."""
     return f"GPT {model_label(row['name']).split()[0]}"
@@ -157,23 +171,17 @@ def evidence():
     large = results("data/measured/vtrain-a100-multi-node-large-results.csv")
     mpt = results("data/published/llm-foundry-mpt-a100-results.csv")
     nemo_label = label_by_name("data/published/nemo-24.07-h100.csv", lambda r: r["model"])
-    bridge_label = label_by_name("data/published/megatron-bridge-h100.csv",
-                                 lambda r: {"llama3-70b": "Llama 3 70B",
-                                            "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]])
+    bridge_label = preset_label("data/published/megatron-bridge-h100.csv")
 
     blackwell = per_preset_checks(
         "megatron-bridge-blackwell", "NVIDIA's Llama 3 8B and 3.1 405B FP8 rows on {system}",
-        label_by_name("data/published/megatron-bridge-blackwell.csv",
-                      lambda r: {"llama3-8b": "Llama 3 8B",
-                                 "llama3-405b": "Llama 3.1 405B"}[r["model.preset"]]))
+        preset_label("data/published/megatron-bridge-blackwell.csv"))
     gpt_oss = per_preset_checks(
         "megatron-bridge-gpt-oss", "NVIDIA's gpt-oss-120b (MoE) BF16 rows on 64 GPUs of {system}",
         lambda r: "gpt-oss 116.8B")
     moe = per_preset_checks(
         "megatron-bridge-moe", "NVIDIA's Qwen3 and DeepSeek-V3 (MoE) rows on {system}",
-        label_by_name("data/published/megatron-bridge-moe.csv",
-                      lambda r: {"qwen3-30b-a3b": "Qwen3 30.5B", "qwen3-235b-a22b": "Qwen3 235B",
-                                 "deepseek-v3": "DeepSeek-V3 671B"}[r["model.preset"]]))
+        preset_label("data/published/megatron-bridge-moe.csv"))
     # The presets whose MoE rows of that table ran in BF16 (NVL72) and in FP8 (DGX H100).
     moe_bf16, moe_fp8 = ("gb200-nvl72", "gb300-nvl72"), ("dgx-h100",)
     nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
@@ -215,14 +223,14 @@ def evidence():
         ("dgx-h100", "", BURST_RATIO, "FP8", h100("burst")),
         *[(preset, "", ratio, "FP8", blackwell(preset, column))
           for preset in ("hgx-b200", "gb200-nvl72", "gb300-nvl72")
-          for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
+          for ratio, column in HELD_AND_BURST],
         *[(preset, "", ratio, "16-bit",
            gpt_oss(preset, column) + (moe(preset, column) if preset in moe_bf16 else []), "MoE")
           for preset in ("dgx-h100", "hgx-b200", "hgx-b300", "gb200-nvl72", "gb300-nvl72")
-          for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
+          for ratio, column in HELD_AND_BURST],
         *[(preset, "", ratio, "FP8", moe(preset, column), "MoE")
           for preset in moe_fp8
-          for ratio, column in ((HELD, "datasheet"), (BURST_RATIO, "burst"))],
+          for ratio, column in HELD_AND_BURST],
         ("hgx-h800", "", HELD, "FP8", h800("datasheet"), "MoE"),
         ("hgx-h800", "", BURST_RATIO, "FP8", h800("burst"), "MoE"),
     ]
