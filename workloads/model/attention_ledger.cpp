@@ -86,16 +86,16 @@ std::vector<AttentionKind> attention_kinds(const config::Model& model) {
   const bool hybrid =
       h.sliding_window_layers() + h.compressed_layers() + h.compressed_sparse_layers() > 0 ||
       !h.layer_pattern().empty();
-  if (!hybrid) {
-    return std::vector<AttentionKind>(
-        layers, model.kv_lora_rank() > 0 ? AttentionKind::kLatent : AttentionKind::kFull);
-  }
+  // A full-attention layer: MLA where the model has a key/value latent.
+  const AttentionKind full =
+      model.kv_lora_rank() > 0 ? AttentionKind::kLatent : AttentionKind::kFull;
+  if (!hybrid) return std::vector<AttentionKind>(layers, full);
   std::vector<AttentionKind> kinds;
   if (!h.layer_pattern().empty()) {
     for (char c : h.layer_pattern()) {
       switch (c) {
         case 'F':
-          kinds.push_back(model.kv_lora_rank() > 0 ? AttentionKind::kLatent : AttentionKind::kFull);
+          kinds.push_back(full);
           break;
         case 'W':
           kinds.push_back(AttentionKind::kWindowed);
