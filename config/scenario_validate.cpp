@@ -387,6 +387,39 @@ void check_pipeline_exchange(const config::Scenario& scenario, const Checker& ch
     check.fail("training.pipeline_exchange", *why);
 }
 
+// Megatron-Core's combined 1F1B pairs a forward with another micro-batch's backward to hide the
+// expert all-to-alls; it refuses to run without them, and with pipeline stages it runs only in
+// the interleaved schedule (TransformerConfig's checks; Megatron-Bridge comm_overlap.py).
+void check_moe_a2a_overlap(const config::Scenario& scenario, const Sizes& sizes,
+                           const Checker& check) {
+  const config::Training& training = scenario.training();
+  if (!training.moe_a2a_overlap()) return;
+  const auto fail = [&](const std::string& why) {
+    check.fail("training.moe_a2a_overlap",
+               "overlapping the expert all-to-alls (Megatron-Core's combined 1F1B) " + why);
+  };
+  if (scenario.model().num_experts() <= 1 || sizes.ep < 2) {
+    fail(fmt::format("needs an MoE model with layout.ep > 1 (model.num_experts {}, ep {})",
+                     scenario.model().num_experts(), sizes.ep));
+  }
+  const auto schedule = training.schedule();
+  const bool interleaved = schedule == config::Training::INTERLEAVED_1F1B && sizes.vp >= 2;
+  const bool one_stage = sizes.pp == 1 && (schedule == config::Training::ONE_F_ONE_B ||
+                                           schedule == config::Training::INTERLEAVED_1F1B);
+  if (!interleaved && !one_stage) {
+    fail(fmt::format("runs in schedule INTERLEAVED_1F1B with layout.virtual_stages >= 2, or "
+                     "without pipeline stages in ONE_F_ONE_B (pp {}, virtual_stages {}, "
+                     "schedule {})",
+                     sizes.pp, sizes.vp, config::Training::Schedule_Name(schedule)));
+  }
+  if (training.recompute() == config::Training::FULL) {
+    fail("does not run with full recompute, as Megatron-Core refuses it");
+  }
+  if (training.pipeline_exchange() == config::Training::DEEPSPEED) {
+    fail("is Megatron-Core's schedule, not DeepSpeed's (training.pipeline_exchange DEEPSPEED)");
+  }
+}
+
 // Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
 void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   check_experts(scenario, sizes, check);
@@ -394,6 +427,7 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
   check_tp_comm_overlap(scenario, sizes, check);
   check_embedding_wgrad_deferral(scenario, sizes, check);
   check_pipeline_exchange(scenario, check);
+  check_moe_a2a_overlap(scenario, sizes, check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

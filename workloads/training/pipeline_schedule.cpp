@@ -77,6 +77,34 @@ PassOrder interleaved_order(int stage, int stages, int virtual_stages, int micro
   return order;
 }
 
+PassOrder combined_1f1b_order(const PassOrder& order) {
+  PassOrder forwards;
+  PassOrder backwards;
+  for (const PipelinePass& p : order) {
+    if (p.kind == PassKind::kForward) {
+      forwards.push_back(p);
+    } else if (p.kind == PassKind::kBackward) {
+      backwards.push_back(p);
+    } else {
+      throw std::invalid_argument("combined 1F1B: the order splits its backward passes");
+    }
+  }
+  // A 1F1B order opens with its warm-up forwards and the first steady-state forward: that many
+  // forwards are the combined schedule's warm-up (one more than the plain one's).
+  size_t warmup = 0;
+  while (warmup < order.size() && order[warmup].kind == PassKind::kForward) ++warmup;
+  PassOrder combined(forwards.begin(), forwards.begin() + static_cast<std::ptrdiff_t>(warmup));
+  size_t b = 0;
+  for (size_t f = warmup; f < forwards.size(); ++f, ++b) {
+    combined.push_back(forwards[f]);
+    combined.back().overlaps_next = true;
+    combined.push_back(backwards.at(b));
+  }
+  combined.insert(combined.end(), backwards.begin() + static_cast<std::ptrdiff_t>(b),
+                  backwards.end());
+  return combined;
+}
+
 namespace {
 
 // The play of ZB-H1's greedy rule over time: each free stage starts, in this order of

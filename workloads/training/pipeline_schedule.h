@@ -42,6 +42,12 @@ PassOrder one_f_one_b_order(int stage, int stages, int micro_batches);
 // alternately; micro-batches go through the chunks in groups of p.
 PassOrder interleaved_order(int stage, int stages, int virtual_stages, int micro_batches);
 
+// Megatron-Core's combined 1F1B (training.moe_a2a_overlap) on a 1F1B or interleaved 1F1B order:
+// one more warm-up forward, then each steady-state forward paired with the backward after it
+// (`overlaps_next`), two different micro-batches; the drain's backwards stay on their own. With
+// one stage this is F0, F1 with B0, ..., B(m-1).
+PassOrder combined_1f1b_order(const PassOrder& order);
+
 // Estimated durations of a chunk's passes (any unit; FLOPs will do).
 struct PassCosts {
   double forward = 1;

@@ -142,6 +142,7 @@ std::vector<PassOrder> pipeline_orders(const config::Scenario& s) {
         orders.push_back(one_f_one_b_order(stage, p, m));
         break;
     }
+    if (s.training().moe_a2a_overlap()) orders.back() = combined_1f1b_order(orders.back());
   }
   return orders;
 }

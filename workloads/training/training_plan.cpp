@@ -34,6 +34,7 @@ TrainingSettings training_settings(const config::Training& t) {
   s.tp_comm_overlap_sms = t.tp_comm_overlap_sms();
   s.defer_embedding_wgrad = t.defer_embedding_wgrad();
   s.wgrad_deferral_limit = t.wgrad_deferral_limit();
+  s.moe_a2a_overlap = t.moe_a2a_overlap();
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   // The materialized attention keeps its scores for the backward, as does any kernel a scenario
   // declares not to be FlashAttention-style.

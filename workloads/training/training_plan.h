@@ -55,6 +55,9 @@ struct TrainingSettings {
   // run after the last stage's last backward pass (training.defer_embedding_wgrad).
   bool defer_embedding_wgrad = false;
   int wgrad_deferral_limit = 0;
+  // Megatron-Core's combined 1F1B (training.moe_a2a_overlap): paired passes run on two compute
+  // streams, so the step has a second set of streams.
+  bool moe_a2a_overlap = false;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a

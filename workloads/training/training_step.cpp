@@ -85,7 +85,9 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
   EventGraph& graph = step.graph;
   const PassStreams main = add_streams(graph, "");
   const StreamId dp_stream = graph.add_stream(kDpStream, StreamKind::kComm);
-  const PassStreams overlap = map.dual() ? add_streams(graph, kOverlapSuffix) : main;
+  // DualPipe and combined 1F1B run two passes at once, each on its own streams.
+  const PassStreams overlap =
+      map.dual() || t.moe_a2a_overlap ? add_streams(graph, kOverlapSuffix) : main;
   const OffloadStreams offload =
       add_offload_streams(graph, t.offload_optimizer || t.offload_activations);
   const std::vector<double> offloaded_bytes = offloaded_activation_bytes(plan);
