@@ -407,10 +407,11 @@ void check_moe_a2a_overlap(const config::Scenario& scenario, const Sizes& sizes,
   const bool one_stage = sizes.pp == 1 && (schedule == config::Training::ONE_F_ONE_B ||
                                            schedule == config::Training::INTERLEAVED_1F1B);
   if (!interleaved && !one_stage) {
-    fail(fmt::format("runs in schedule INTERLEAVED_1F1B with layout.virtual_stages >= 2, or "
-                     "without pipeline stages in ONE_F_ONE_B (pp {}, virtual_stages {}, "
-                     "schedule {})",
-                     sizes.pp, sizes.vp, config::Training::Schedule_Name(schedule)));
+    fail(
+        fmt::format("runs in schedule INTERLEAVED_1F1B with layout.virtual_stages >= 2, or "
+                    "without pipeline stages in ONE_F_ONE_B (pp {}, virtual_stages {}, "
+                    "schedule {})",
+                    sizes.pp, sizes.vp, config::Training::Schedule_Name(schedule)));
   }
   if (training.recompute() == config::Training::FULL) {
     fail("does not run with full recompute, as Megatron-Core refuses it");

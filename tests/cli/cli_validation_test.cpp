@@ -414,15 +414,16 @@ TEST(MegatronBridgeBlackwell, DatasheetErrorsOfThe8BRowsArePinned) {
 // nothing fitted. GB200 NVL72 keeps the all-to-all inside one NVLink domain (15,784 tokens/s per
 // GPU) and overlaps it with compute as its recipe does, DGX B200 sends 7/8 of it over InfiniBand
 // (8,047). racksim is 54 and 25 % too fast and puts the racks 3.22 times apart where the pages
-// put them 1.96 times (docs/validation.md: not explained). The windowed layers' attention over 128 keys is pinned beside them.
+// put them 1.96 times (docs/validation.md: not explained). The windowed layers' attention over 128
+// keys is pinned beside them.
 TEST(MegatronBridgeGptOss, DatasheetErrorsOfTheEp64RowsArePinned) {
   const std::string base =
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/megatron-bridge-gpt-oss.textproto";
   const double published_gb200_s = 1280.0 * 4096 / (64 * 15784);
   const double published_b200_s = 1280.0 * 4096 / (64 * 8047);
   // The GB200 recipe overlaps the all-to-alls with compute (Megatron-Core's combined 1F1B).
-  const double gb200_s = simulate(base, {"hardware.preset=gb200-nvl72", "hardware.nodes=16",
-                                         "training.moe_a2a_overlap=true"});
+  const double gb200_s = simulate(
+      base, {"hardware.preset=gb200-nvl72", "hardware.nodes=16", "training.moe_a2a_overlap=true"});
   const double b200_s = simulate(base, {});
   EXPECT_NEAR(gb200_s / published_gb200_s - 1, -0.545, 0.005);
   EXPECT_NEAR(b200_s / published_b200_s - 1, -0.254, 0.005);

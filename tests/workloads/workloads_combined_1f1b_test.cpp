@@ -77,7 +77,7 @@ TEST(Combined1F1B, StageZeroOfFourWithTwoChunksWarmsUpWithElevenForwards) {
 TEST(Combined1F1B, OneStageRunsEachForwardBesideThePreviousBackward) {
   const PassOrder order = combined_1f1b_order(one_f_one_b_order(0, 1, 4));
   const PassOrder expected = {
-      {PassKind::kForward, 0, 0, false}, {PassKind::kForward, 1, 0, true},
+      {PassKind::kForward, 0, 0, false},  {PassKind::kForward, 1, 0, true},
       {PassKind::kBackward, 0, 0, false}, {PassKind::kForward, 2, 0, true},
       {PassKind::kBackward, 1, 0, false}, {PassKind::kForward, 3, 0, true},
       {PassKind::kBackward, 2, 0, false}, {PassKind::kBackward, 3, 0, false}};
@@ -89,8 +89,7 @@ TEST(Combined1F1B, OneStageRunsEachForwardBesideThePreviousBackward) {
 TEST(Combined1F1B, KeepsOneMoreMicroBatchInFlight) {
   for (int s = 0; s < 4; ++s) {
     const PassOrder plain = interleaved_order(s, 4, 2, 16);
-    EXPECT_EQ(in_flight_chunk_passes(combined_1f1b_order(plain)),
-              in_flight_chunk_passes(plain) + 1)
+    EXPECT_EQ(in_flight_chunk_passes(combined_1f1b_order(plain)), in_flight_chunk_passes(plain) + 1)
         << "stage " << s;
   }
 }
