@@ -21,10 +21,11 @@ std::string describe(const TrainingPlan& p) {
   const ClusterFigures& c = p.cluster;
   const ParallelLayout& l = p.layout;
   return fmt::format(
-      "{} on {} x {} ({} GPUs), TP{} PP{} CP{} EP{} DP{}{}, {}, {} micro-batches of {} x {} tokens "
-      "per DP rank, recompute {}{}",
+      "{} on {} x {} ({} GPUs), TP{} PP{} CP{} EP{} DP{}{}, {}{}, {} micro-batches of {} x {} "
+      "tokens per DP rank, recompute {}{}",
       c.model_name, c.nodes, c.hardware_name, c.gpus(), l.tp(), l.pp(), l.cp(), l.ep(), l.dp(),
       p.shape.sequence_parallel ? " +SP" : "", config::Training::Schedule_Name(p.training.schedule),
+      p.training.moe_a2a_overlap ? " (combined 1F1B: all-to-alls under the paired pass)" : "",
       p.micro_batches, p.training.micro_batch_size, p.training.seq_length,
       config::Training::Recompute_Name(p.training.recompute),
       p.training.framework.empty() ? "" : ", framework " + p.training.framework);

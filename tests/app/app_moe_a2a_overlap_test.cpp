@@ -51,6 +51,9 @@ TEST(MoeA2aOverlap, InterleavedStagesHidePartOfTheAllToAllsAndNoMore) {
   const nlohmann::json plain = report(dir, {}, false);
   const nlohmann::json overlapped = report(dir, {}, true);
   expect_hides_only_the_all_to_alls(plain, overlapped);
+  // The report says which schedule ran.
+  EXPECT_NE(overlapped.value("description", "").find("combined 1F1B"), std::string::npos);
+  EXPECT_EQ(plain.value("description", "").find("combined 1F1B"), std::string::npos);
   // One more micro-batch's activations in flight on every stage.
   EXPECT_GT(overlapped["memory"]["activations_bytes"].get<double>(),
             plain["memory"]["activations_bytes"].get<double>());
