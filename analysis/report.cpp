@@ -97,9 +97,9 @@ void set_plan_figures(const TrainingPlan& plan, double step_time_s, StepReport* 
   r->mfu = mfu_figures(plan, step_time_s);
   r->memory = worst_memory_ledger(plan);
   const ClusterFigures& c = plan.cluster;
-  r->validation = validation_evidence({c.hardware_preset, c.calibration_file,
-                                       c.sustained_clock_ratio, dtype_class(plan.training.dtype),
-                                       plan.model.moe() ? "MoE" : "dense"});
+  r->validation =
+      validation_evidence({c.hardware_preset, c.calibration_file, c.sustained_clock_ratio,
+                           dtype_class(plan.training.dtype), plan.model.moe() ? "MoE" : "dense"});
   r->validation.own_model_fields = c.own_model_fields;
   r->validation.nearest =
       nearest_checked_run(r->validation, r->mfu.total_params, static_cast<int>(r->mfu.gpus));
