@@ -1,6 +1,8 @@
 #include "analysis/report.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +19,20 @@ namespace racksim::analysis {
 
 namespace {
 
+// "SELECTIVE" alone for the attention's core (Megatron-Core's default), else what it runs again.
+std::string recompute_name(const TrainingSettings& t) {
+  std::string name = config::Training::Recompute_Name(t.recompute);
+  if (t.recompute != config::Training::SELECTIVE) return name;
+  if (t.recomputes_core_attention && !t.recomputes_norms && !t.recomputes_moe_activation) {
+    return name;
+  }
+  std::vector<std::string> modules;
+  if (t.recomputes_core_attention) modules.emplace_back("CORE_ATTN");
+  if (t.recomputes_norms) modules.emplace_back("LAYERNORM");
+  if (t.recomputes_moe_activation) modules.emplace_back("MOE_ACT");
+  return fmt::format("{} ({})", name, fmt::join(modules, ", "));
+}
+
 std::string describe(const TrainingPlan& p) {
   const ClusterFigures& c = p.cluster;
   const ParallelLayout& l = p.layout;
@@ -27,7 +43,7 @@ std::string describe(const TrainingPlan& p) {
       p.shape.sequence_parallel ? " +SP" : "", config::Training::Schedule_Name(p.training.schedule),
       p.training.moe_a2a_overlap ? " (combined 1F1B: all-to-alls under the paired pass)" : "",
       p.micro_batches, p.training.micro_batch_size, p.training.seq_length,
-      config::Training::Recompute_Name(p.training.recompute),
+      recompute_name(p.training),
       p.training.framework.empty() ? "" : ", framework " + p.training.framework);
 }
 
@@ -51,7 +67,7 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
   double recompute_per_token = 0;
   if (t.recompute == config::Training::FULL) {
     recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving);
-  } else if (t.recompute == config::Training::SELECTIVE) {
+  } else if (t.recomputes_core_attention) {
     recompute_per_token =
         model.attention_coeff(causal_halving) * static_cast<double>(t.seq_length) / 3;
   }

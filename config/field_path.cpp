@@ -172,4 +172,22 @@ std::string set_scalar_from_string(const FieldDescriptor& field, std::string_vie
   return fmt::format("{} is a message, not a value; set one of its fields", field.name());
 }
 
+std::string set_enum_list_from_string(const FieldDescriptor& field, std::string_view value,
+                                      google::protobuf::Message* message) {
+  const google::protobuf::Reflection* r = message->GetReflection();
+  r->ClearField(message, &field);
+  while (!value.empty()) {
+    const size_t plus = value.find('+');
+    const std::string_view name = value.substr(0, plus);
+    const google::protobuf::EnumValueDescriptor* v = find_enum_value(*field.enum_type(), name);
+    if (v == nullptr) {
+      return bad_value(field, name,
+                       "'+'-separated names of " + enum_value_names(*field.enum_type()));
+    }
+    r->AddEnum(message, &field, v);
+    value = plus == std::string_view::npos ? std::string_view{} : value.substr(plus + 1);
+  }
+  return {};
+}
+
 }  // namespace racksim::config

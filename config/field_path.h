@@ -32,4 +32,9 @@ std::string enum_value_names(const google::protobuf::EnumDescriptor& type);
 std::string set_scalar_from_string(const google::protobuf::FieldDescriptor& field,
                                    std::string_view value, google::protobuf::Message* message);
 
+// Replaces the list of enum values `field` of `message` with the '+'-separated names of `value`
+// ("LAYERNORM+MOE_ACT"; "" empties it). A comma would be a sweep's list of values.
+std::string set_enum_list_from_string(const google::protobuf::FieldDescriptor& field,
+                                      std::string_view value, google::protobuf::Message* message);
+
 }  // namespace racksim::config

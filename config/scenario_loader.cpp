@@ -347,6 +347,14 @@ void apply_override(const std::string& assignment, config::Scenario* scenario, S
                        fmt::format("unknown field '{}'{}", segments[i], valid_fields_of(walked)));
     }
     walked = join_path(walked, segments[i]);
+    const bool last = i + 1 == segments.size();
+    if (field->is_repeated() && last && field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+      if (std::string problem = set_enum_list_from_string(*field, value, message);
+          !problem.empty()) {
+        throw InputError(where, path, problem);
+      }
+      break;
+    }
     if (field->is_repeated()) {
       throw InputError(where, path, fmt::format("'{}' is a list; --set cannot set it", walked));
     }

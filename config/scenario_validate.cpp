@@ -421,6 +421,28 @@ void check_moe_a2a_overlap(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
+// Megatron-Core's --recompute-modules apply to selective recompute only, and MOE_ACT to experts.
+void check_recompute_modules(const config::Scenario& scenario, const Checker& check) {
+  const config::Training& training = scenario.training();
+  const auto& modules = training.recompute_modules();
+  if (modules.empty()) return;
+  const auto fail = [&](const std::string& why) { check.fail("training.recompute_modules", why); };
+  if (training.recompute() != config::Training::SELECTIVE) {
+    fail(fmt::format("lists what selective recompute runs again, but recompute is {}",
+                     config::Training::Recompute_Name(training.recompute())));
+  }
+  for (int i = 0; i < modules.size(); ++i) {
+    const auto module = static_cast<config::Training::RecomputeModule>(modules[i]);
+    if (module == config::Training::RECOMPUTE_MODULE_UNSPECIFIED) {
+      fail("an entry is RECOMPUTE_MODULE_UNSPECIFIED: name CORE_ATTN, LAYERNORM or MOE_ACT");
+    } else if (std::count(modules.begin(), modules.begin() + i, module) > 0) {
+      fail(fmt::format("{} is listed twice", config::Training::RecomputeModule_Name(module)));
+    } else if (module == config::Training::MOE_ACT && scenario.model().num_experts() <= 0) {
+      fail("MOE_ACT recomputes the experts' activation, but the model has no experts");
+    }
+  }
+}
+
 // Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
 void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   check_experts(scenario, sizes, check);
@@ -429,6 +451,7 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
   check_embedding_wgrad_deferral(scenario, sizes, check);
   check_pipeline_exchange(scenario, check);
   check_moe_a2a_overlap(scenario, sizes, check);
+  check_recompute_modules(scenario, check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

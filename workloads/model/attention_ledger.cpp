@@ -423,6 +423,7 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   const double h = static_cast<double>(spec.hidden);
   auto& fw = block->forward;
   fw.push_back(norm_step("attn.norm", norm_tokens * h, e));
+  block->norm_recompute.push_back(recompute_copy(fw.back()));
   open_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
   append_projections(spec, tokens, shape.tp, e, fw);
   append_core(spec, shape, tokens, fw, block->selective_recompute);

@@ -35,6 +35,12 @@ LayerStep elementwise_step(std::string name, double elements_touched, double flo
   return compute_step(std::move(name), OpClass::kElementwise, flops, elem_bytes * elements_touched);
 }
 
+LayerStep recompute_copy(const LayerStep& step) {
+  LayerStep copy = step;
+  copy.name += ".recompute";
+  return copy;
+}
+
 LayerStep norm_step(std::string name, double elements, double elem_bytes) {
   constexpr double kFlopsPerElement = 8;
   return elementwise_step(std::move(name), 2 * elements, kFlopsPerElement * elements, elem_bytes);

@@ -74,11 +74,20 @@ struct LayerStep {
 
 struct BlockSteps {
   std::vector<LayerStep> forward;
-  std::vector<LayerStep> backward;             // full backward: B and W kernels fused
-  std::vector<LayerStep> backward_input;       // B only (zero-bubble schedules)
-  std::vector<LayerStep> backward_weight;      // W only
-  std::vector<LayerStep> selective_recompute;  // what selective recompute runs again
+  std::vector<LayerStep> backward;         // full backward: B and W kernels fused
+  std::vector<LayerStep> backward_input;   // B only (zero-bubble schedules)
+  std::vector<LayerStep> backward_weight;  // W only
+  // What selective recompute runs again: the attention's core, until the training step chooses
+  // the modules training.recompute_modules lists (training_step.cpp).
+  std::vector<LayerStep> selective_recompute;
+  // What training.recompute_modules can add to it: the layer's norms (LAYERNORM) and the experts'
+  // activation (MOE_ACT), each named with ".recompute" appended.
+  std::vector<LayerStep> norm_recompute;
+  std::vector<LayerStep> moe_activation_recompute;
 };
+
+// A forward step as recompute runs it again: the same kernel under its name + ".recompute".
+LayerStep recompute_copy(const LayerStep& step);
 
 // Bytes of an FP32 element (the loss's logits, master weights).
 inline constexpr double kFp32Bytes = 4;

@@ -84,6 +84,7 @@ void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   }
   fw.push_back(up);
   fw.push_back(act);
+  block->moe_activation_recompute.push_back(recompute_copy(act));
   fw.push_back(down);
   if (shape.ep > 1) {
     // The output gradients go towards the experts as the dispatch went.
@@ -146,6 +147,7 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   // The attention block's residual add, then the norm (reads one tensor, writes one).
   append_residual("attn.residual", spec.dropout, norm_tokens * h, e, fw);
   fw.push_back(norm_step("mlp.norm", norm_tokens * h, e));
+  block->norm_recompute.push_back(recompute_copy(fw.back()));
   if (spec.moe) {
     append_moe(spec, shape, block);
   } else {

@@ -45,13 +45,13 @@ double dtype_scale(const TrainingPlan& p) {
 
 // The s x s attention scores and their softmax/dropout, 5as/h per sbh element (per score: the
 // softmax's 16-bit output, the dropout's 1-byte mask and its 16-bit output), unless the attention
-// kernel never stores them (FlashAttention) or selective recompute drops them. Full recompute
+// kernel never stores them (FlashAttention) or selective recompute of the core attention drops
+// them. Full recompute
 // keeps them too, in the one layer it rematerialises for its backward. Where Megatron's fused
 // softmax kernel does not take the scores, PyTorch's FP32 softmax keeps its FP32 output for its
 // backward: 4 + 1 + 2 = 7 bytes per score instead of 5.
 double score_term(const TrainingPlan& p) {
-  const bool stored =
-      p.training.stores_attention_scores && p.training.recompute != config::Training::SELECTIVE;
+  const bool stored = p.training.stores_attention_scores && !p.training.recomputes_core_attention;
   if (!stored) return 0;
   const double a = static_cast<double>(p.attention_heads);
   const double h = static_cast<double>(p.model.hidden());
@@ -73,6 +73,23 @@ double moe_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
   return routed + shared;
 }
 
+// What training.recompute_modules saves of a layer's activations: with LAYERNORM the norms'
+// outputs, which are the QKV projection's input and a dense MLP's (2 sbh each, whole on every TP
+// rank without sequence parallelism; the router's input of an MoE layer is not in the ledger);
+// with MOE_ACT the SwiGLU's output of every routed copy (the second expert GEMM's input).
+double recomputed_module_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
+  double bytes = 0;
+  if (p.training.recomputes_norms) {
+    const double share = p.shape.sequence_parallel ? 1.0 / p.layout.tp() : 1.0;
+    bytes += sbh(p) * (mlp.moe ? 2 : 4) * share * dtype_scale(p);
+  }
+  if (p.training.recomputes_moe_activation && mlp.moe) {
+    const double copies = rank_tokens(p) / p.layout.tp() * static_cast<double>(mlp.top_k);
+    bytes += copies * static_cast<double>(mlp.expert_ffn) * bytes_per_element(p.training.dtype);
+  }
+  return bytes;
+}
+
 double layer_bytes_without_recompute(const TrainingPlan& p, const MlpSpec& mlp) {
   const double t = p.layout.tp();
   // Without sequence parallelism the norms' inputs (4), the two masks (2) and the attention's and
@@ -81,7 +98,7 @@ double layer_bytes_without_recompute(const TrainingPlan& p, const MlpSpec& mlp) 
   const double linear = p.shape.sequence_parallel ? (32 + masks) / t : 8 + masks + 24 / t;
   double bytes = sbh(p) * (linear + score_term(p)) * dtype_scale(p);
   if (mlp.moe) bytes += moe_bytes(p, mlp) - sbh(p) * kMlpShare / t * dtype_scale(p);
-  return bytes;
+  return bytes - recomputed_module_bytes(p, mlp);
 }
 
 MemoryItem static_item(const char* name, const RankParams& params, double bytes,

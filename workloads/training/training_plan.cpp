@@ -35,6 +35,15 @@ TrainingSettings training_settings(const config::Training& t) {
   s.defer_embedding_wgrad = t.defer_embedding_wgrad();
   s.wgrad_deferral_limit = t.wgrad_deferral_limit();
   s.moe_a2a_overlap = t.moe_a2a_overlap();
+  if (t.recompute() == config::Training::SELECTIVE) {
+    const auto& modules = t.recompute_modules();
+    auto listed = [&](config::Training::RecomputeModule m) {
+      return std::find(modules.begin(), modules.end(), m) != modules.end();
+    };
+    s.recomputes_core_attention = modules.empty() || listed(config::Training::CORE_ATTN);
+    s.recomputes_norms = listed(config::Training::LAYERNORM);
+    s.recomputes_moe_activation = listed(config::Training::MOE_ACT);
+  }
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   // The materialized attention keeps its scores for the backward, as does any kernel a scenario
   // declares not to be FlashAttention-style.

@@ -58,6 +58,11 @@ struct TrainingSettings {
   // Megatron-Core's combined 1F1B (training.moe_a2a_overlap): paired passes run on two compute
   // streams, so the step has a second set of streams.
   bool moe_a2a_overlap = false;
+  // What selective recompute runs again (training.recompute_modules; all false unless recompute
+  // is SELECTIVE): the attention's core, the layer's two norms, the experts' activation.
+  bool recomputes_core_attention = false;
+  bool recomputes_norms = false;
+  bool recomputes_moe_activation = false;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a

@@ -60,6 +60,19 @@ void write_ranks(const RankStep::Shared& shared, const std::vector<bool>& only_r
   }
 }
 
+// What selective recompute runs again in a layer's backward: the modules
+// training.recompute_modules lists (the attention's core unless the list leaves it out).
+void choose_selective_recompute(const TrainingSettings& t, BlockSteps* layer) {
+  std::vector<LayerStep> chosen;
+  auto add = [&](bool on, const std::vector<LayerStep>& steps) {
+    if (on) chosen.insert(chosen.end(), steps.begin(), steps.end());
+  };
+  add(t.recomputes_norms, layer->norm_recompute);
+  add(t.recomputes_core_attention, layer->selective_recompute);
+  add(t.recomputes_moe_activation, layer->moe_activation_recompute);
+  layer->selective_recompute = std::move(chosen);
+}
+
 }  // namespace
 
 TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOptions& options) {
@@ -71,7 +84,10 @@ TrainingStep build_training_step(const TrainingPlan& plan, const StepGraphOption
   if (m < 1) throw std::invalid_argument("training step: no micro-batch per data-parallel rank");
   const TrainingSettings& t = plan.training;
   std::vector<BlockSteps> layers;
-  for (int l = 0; l < model.layers(); ++l) layers.push_back(model.layer_steps(l, plan.shape));
+  for (int l = 0; l < model.layers(); ++l) {
+    layers.push_back(model.layer_steps(l, plan.shape));
+    choose_selective_recompute(t, &layers.back());
+  }
   const BlockSteps embedding = model.embedding_steps(plan.shape);
   // MTP modules in a chunk of their own run there; the output layer's chunk keeps their heads.
   const bool standalone_mtp = map.standalone_mtp_position() >= 0;
