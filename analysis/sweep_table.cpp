@@ -59,12 +59,28 @@ std::string column_name(const std::string& field) {
   return dot == std::string::npos ? field : field.substr(dot + 1);
 }
 
+// Each swept field's column is as wide as its name and its longest value (at least 8), so a long
+// value (a list, a file name) does not shift the columns after it.
+std::vector<size_t> field_widths(const std::vector<std::string>& fields,
+                                 const std::vector<SweepPoint>& points) {
+  std::vector<size_t> widths;
+  for (const auto& f : fields) widths.push_back(std::max<size_t>(8, column_name(f).size()));
+  for (const SweepPoint& p : points) {
+    for (size_t i = 0; i < p.values.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], p.values[i].size());
+    }
+  }
+  return widths;
+}
+
 }  // namespace
 
 std::string sweep_table(const std::vector<std::string>& fields,
                         const std::vector<SweepPoint>& points) {
+  const std::vector<size_t> widths = field_widths(fields, points);
   std::string head = fmt::format("{:>4}  {:<5}", "rank", "point");
-  for (const auto& f : fields) head += fmt::format(" {:>8}", column_name(f));
+  for (size_t i = 0; i < fields.size(); ++i)
+    head += fmt::format(" {:>{}}", column_name(fields[i]), widths[i]);
   head += fmt::format(" {:>11} {:>9} {:>8} {:>8} {:>13} {:>10} {:>10}\n", "step (s)", "tok/s/GPU",
                       "MFU A %", "MFU B %", "peak mem GB", "bubble s", "exp.comm s");
   std::string out = head;
@@ -73,7 +89,8 @@ std::string sweep_table(const std::vector<std::string>& fields,
   for (size_t i : ranked_order(points)) {
     const SweepPoint& p = points[i];
     std::string values;
-    for (const auto& v : p.values) values += fmt::format(" {:>8}", v);
+    for (size_t v = 0; v < p.values.size(); ++v)
+      values += fmt::format(" {:>{}}", p.values[v], v < widths.size() ? widths[v] : 8);
     if (p.status != PointStatus::kSimulated) {
       skipped += fmt::format("  {:<5}{}  {}: {}\n", p.id, values, to_string(p.status), p.reason);
       continue;
