@@ -27,9 +27,12 @@ std::string recompute_name(const TrainingSettings& t) {
     return name;
   }
   std::vector<std::string> modules;
-  if (t.recomputes_core_attention) modules.emplace_back("CORE_ATTN");
-  if (t.recomputes_norms) modules.emplace_back("LAYERNORM");
-  if (t.recomputes_moe_activation) modules.emplace_back("MOE_ACT");
+  using config::Training;
+  if (t.recomputes_core_attention)
+    modules.push_back(Training::RecomputeModule_Name(Training::CORE_ATTN));
+  if (t.recomputes_norms) modules.push_back(Training::RecomputeModule_Name(Training::LAYERNORM));
+  if (t.recomputes_moe_activation)
+    modules.push_back(Training::RecomputeModule_Name(Training::MOE_ACT));
   return fmt::format("{} ({})", name, fmt::join(modules, ", "));
 }
 

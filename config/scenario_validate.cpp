@@ -8,6 +8,7 @@
 
 #include "config/experts_validate.h"
 #include "config/faults_validate.h"
+#include "config/field_path.h"
 #include "config/hardware_validate.h"
 #include "config/pipeline_layout_validate.h"
 #include "config/power_cost_validate.h"
@@ -434,7 +435,8 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
   for (int i = 0; i < modules.size(); ++i) {
     const auto module = static_cast<config::Training::RecomputeModule>(modules[i]);
     if (module == config::Training::RECOMPUTE_MODULE_UNSPECIFIED) {
-      fail("an entry is RECOMPUTE_MODULE_UNSPECIFIED: name CORE_ATTN, LAYERNORM or MOE_ACT");
+      fail("an entry is RECOMPUTE_MODULE_UNSPECIFIED: name one of " +
+           enum_value_names(*config::Training::RecomputeModule_descriptor()));
     } else if (std::count(modules.begin(), modules.begin() + i, module) > 0) {
       fail(fmt::format("{} is listed twice", config::Training::RecomputeModule_Name(module)));
     } else if (module == config::Training::MOE_ACT && scenario.model().num_experts() <= 0) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <span>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -430,7 +431,7 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   const double heads = static_cast<double>(spec.heads) / shape.tp;
   fw.push_back(gemm_step("attn.proj", tokens, heads * static_cast<double>(spec.v_head_dim), h, e));
   close_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
-  for (LayerStep& step : block->selective_recompute) step.name += ".recompute";
+  for (LayerStep& step : block->selective_recompute) step = recompute_copy(std::move(step));
 }
 
 Workspace attention_workspace(const AttentionSpec& spec, const AttentionShape& shape) {

@@ -35,10 +35,9 @@ LayerStep elementwise_step(std::string name, double elements_touched, double flo
   return compute_step(std::move(name), OpClass::kElementwise, flops, elem_bytes * elements_touched);
 }
 
-LayerStep recompute_copy(const LayerStep& step) {
-  LayerStep copy = step;
-  copy.name += ".recompute";
-  return copy;
+LayerStep recompute_copy(LayerStep step) {
+  step.name += ".recompute";
+  return step;
 }
 
 LayerStep norm_step(std::string name, double elements, double elem_bytes) {

@@ -87,7 +87,7 @@ struct BlockSteps {
 };
 
 // A forward step as recompute runs it again: the same kernel under its name + ".recompute".
-LayerStep recompute_copy(const LayerStep& step);
+LayerStep recompute_copy(LayerStep step);
 
 // Bytes of an FP32 element (the loss's logits, master weights).
 inline constexpr double kFp32Bytes = 4;

@@ -46,10 +46,9 @@ double dtype_scale(const TrainingPlan& p) {
 // The s x s attention scores and their softmax/dropout, 5as/h per sbh element (per score: the
 // softmax's 16-bit output, the dropout's 1-byte mask and its 16-bit output), unless the attention
 // kernel never stores them (FlashAttention) or selective recompute of the core attention drops
-// them. Full recompute
-// keeps them too, in the one layer it rematerialises for its backward. Where Megatron's fused
-// softmax kernel does not take the scores, PyTorch's FP32 softmax keeps its FP32 output for its
-// backward: 4 + 1 + 2 = 7 bytes per score instead of 5.
+// them. Full recompute keeps them too, in the one layer it rematerialises for its backward. Where
+// Megatron's fused softmax kernel does not take the scores, PyTorch's FP32 softmax keeps its FP32
+// output for its backward: 4 + 1 + 2 = 7 bytes per score instead of 5.
 double score_term(const TrainingPlan& p) {
   const bool stored = p.training.stores_attention_scores && !p.training.recomputes_core_attention;
   if (!stored) return 0;
@@ -62,11 +61,20 @@ double score_term(const TrainingPlan& p) {
   return bytes_per_score * a * seq / (h * p.layout.tp());
 }
 
+// The tokens an MoE layer routes on one rank (TP splits them first) and the copies it sends to
+// experts.
+double moe_tokens(const TrainingPlan& p) {
+  return rank_tokens(p) / p.layout.tp();
+}
+double routed_copies(const TrainingPlan& p, const MlpSpec& mlp) {
+  return moe_tokens(p) * static_cast<double>(mlp.top_k);
+}
+
 // A MoE layer keeps, per routed token copy, the dispatched input and the expert's SwiGLU
 // intermediates (gate and up, and their product) instead of the dense MLP's 19 sbh.
 double moe_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
-  const double tokens = sbh(p) / static_cast<double>(p.model.hidden()) / p.layout.tp();
-  const double copies = tokens * static_cast<double>(mlp.top_k);
+  const double tokens = moe_tokens(p);
+  const double copies = routed_copies(p, mlp);
   const double e = bytes_per_element(p.training.dtype);
   const double routed = copies * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
   const double shared = tokens * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e;
@@ -84,8 +92,8 @@ double recomputed_module_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
     bytes += sbh(p) * (mlp.moe ? 2 : 4) * share * dtype_scale(p);
   }
   if (p.training.recomputes_moe_activation && mlp.moe) {
-    const double copies = rank_tokens(p) / p.layout.tp() * static_cast<double>(mlp.top_k);
-    bytes += copies * static_cast<double>(mlp.expert_ffn) * bytes_per_element(p.training.dtype);
+    bytes += routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) *
+             bytes_per_element(p.training.dtype);
   }
   return bytes;
 }
