@@ -23,16 +23,19 @@ namespace {
 std::string recompute_name(const TrainingSettings& t) {
   std::string name = config::Training::Recompute_Name(t.recompute);
   if (t.recompute != config::Training::SELECTIVE) return name;
-  if (t.recomputes_core_attention && !t.recomputes_norms && !t.recomputes_moe_activation) {
+  if (t.recomputes_core_attention && !t.recomputes_norms && !t.recomputes_moe_activation &&
+      !t.recomputes_up_projections) {
     return name;
   }
   std::vector<std::string> modules;
   using config::Training;
-  if (t.recomputes_core_attention)
-    modules.push_back(Training::RecomputeModule_Name(Training::CORE_ATTN));
-  if (t.recomputes_norms) modules.push_back(Training::RecomputeModule_Name(Training::LAYERNORM));
-  if (t.recomputes_moe_activation)
-    modules.push_back(Training::RecomputeModule_Name(Training::MOE_ACT));
+  auto add = [&](bool on, Training::RecomputeModule module) {
+    if (on) modules.push_back(Training::RecomputeModule_Name(module));
+  };
+  add(t.recomputes_core_attention, Training::CORE_ATTN);
+  add(t.recomputes_norms, Training::LAYERNORM);
+  add(t.recomputes_moe_activation, Training::MOE_ACT);
+  add(t.recomputes_up_projections, Training::MLA_UP_PROJ);
   return fmt::format("{} ({})", name, fmt::join(modules, ", "));
 }
 
@@ -70,9 +73,12 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
   double recompute_per_token = 0;
   if (t.recompute == config::Training::FULL) {
     recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving);
-  } else if (t.recomputes_core_attention) {
-    recompute_per_token =
-        model.attention_coeff(causal_halving) * static_cast<double>(t.seq_length) / 3;
+  } else {
+    if (t.recomputes_core_attention) {
+      recompute_per_token +=
+          model.attention_coeff(causal_halving) * static_cast<double>(t.seq_length) / 3;
+    }
+    if (t.recomputes_up_projections) recompute_per_token += 2 * model.up_projection_params();
   }
   return model.model_flops_per_token(t.seq_length, causal_halving) + recompute_per_token;
 }

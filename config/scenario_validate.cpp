@@ -422,7 +422,8 @@ void check_moe_a2a_overlap(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
-// Megatron-Core's --recompute-modules apply to selective recompute only, and MOE_ACT to experts.
+// Megatron-Core's --recompute-modules apply to selective recompute only, MOE_ACT to experts and
+// MLA_UP_PROJ to multi-latent attention.
 void check_recompute_modules(const config::Scenario& scenario, const Checker& check) {
   const config::Training& training = scenario.training();
   const auto& modules = training.recompute_modules();
@@ -441,6 +442,11 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
       fail(fmt::format("{} is listed twice", config::Training::RecomputeModule_Name(module)));
     } else if (module == config::Training::MOE_ACT && scenario.model().num_experts() <= 0) {
       fail("MOE_ACT recomputes the experts' activation, but the model has no experts");
+    } else if (module == config::Training::MLA_UP_PROJ && scenario.model().kv_lora_rank() <= 0 &&
+               scenario.model().q_lora_rank() <= 0) {
+      fail(
+          "MLA_UP_PROJ recomputes a latent attention's up-projections, but the model has none "
+          "(model.kv_lora_rank and model.q_lora_rank are 0)");
     }
   }
 }

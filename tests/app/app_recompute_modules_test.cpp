@@ -1,7 +1,8 @@
 // training.recompute_modules (Megatron-Core's --recompute-modules): selective recompute runs
 // again what the list names (the attention's core by default; the layer's norms; the experts'
-// activation), keeps their outputs out of the memory ledger, and counts only the attention's
-// recompute as FLOPs; lists that make no sense are refused, naming the field.
+// activation; a latent attention's up-projections), keeps their outputs out of the memory
+// ledger, and counts the attention's and the up-projections' recompute as FLOPs (not the norms'
+// or activations'); lists that make no sense are refused, naming the field.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -25,12 +26,20 @@ const char* kMoe =
          training { global_batch_size: 16 seq_length: 4096 recompute: SELECTIVE }
     )pb";
 
-TrainingPlan plan(const std::vector<std::string>& sets) {
-  return resolve_training_plan(config::load_scenario_text(kMoe, "moe.textproto", sets).scenario);
+// DeepSeek-V3 cut to four layers (three dense, one MoE) on one DGX H100: multi-latent attention.
+const char* kMla =
+    R"pb(model { preset: "deepseek-v3" num_layers: 4 mtp_depth: 0 }
+         hardware { preset: "dgx-h100" nodes: 1 }
+         layout { tp: 1 pp: 1 dp: 8 ep: 8 }
+         training { global_batch_size: 16 seq_length: 4096 recompute: SELECTIVE }
+    )pb";
+
+TrainingPlan plan(const std::vector<std::string>& sets, const char* text = kMoe) {
+  return resolve_training_plan(config::load_scenario_text(text, "moe.textproto", sets).scenario);
 }
 
 struct Recomputed {
-  int core = 0, norms = 0, activations = 0, other = 0;
+  int core = 0, norms = 0, activations = 0, up_projections = 0, other = 0;
 };
 
 // Rank 0's recompute kernels, by what they run again.
@@ -46,6 +55,8 @@ Recomputed recomputed(const TrainingPlan& p) {
       ++r.norms;
     } else if (name == "moe.experts.act.recompute") {
       ++r.activations;
+    } else if (name == "attn.q_up.recompute" || name == "attn.kv_up.recompute") {
+      ++r.up_projections;
     } else {
       ++r.other;
     }
@@ -71,19 +82,41 @@ TEST(RecomputeModules, TheListChoosesWhatTheBackwardRunsAgain) {
 }
 
 // What each module keeps out of a layer's activations, in bytes: MOE_ACT the SwiGLU's output of
-// every routed copy (4,096 tokens x 8 experts x 768 x 2 B); LAYERNORM the attention's input
-// (4,096 x 2,048 x 2 B; the router's input is not in the ledger).
+// every routed copy (4,096 tokens x 8 experts x 768 x 2 B); LAYERNORM the two norms' outputs, the
+// attention's and the router's input (2 x 4,096 x 2,048 x 2 B); MLA_UP_PROJ DeepSeek-V3's
+// queries, keys and values (4,096 tokens x 128 heads x (192 + 192 + 128) x 2 B).
 TEST(RecomputeModules, EachModuleKeepsItsOutputOutOfTheLedger) {
   const double plain = layer_activation_bytes(plan({}), 0);
   EXPECT_DOUBLE_EQ(plain - layer_activation_bytes(plan({"training.recompute_modules=MOE_ACT"}), 0),
                    4096.0 * 8 * 768 * 2);
   EXPECT_DOUBLE_EQ(
       plain - layer_activation_bytes(plan({"training.recompute_modules=LAYERNORM"}), 0),
-      4096.0 * 2048 * 2);
+      2 * 4096.0 * 2048 * 2);
+  for (const int layer : {0, 3}) {  // a dense layer and the MoE one
+    const double mla = layer_activation_bytes(plan({}, kMla), layer);
+    EXPECT_DOUBLE_EQ(
+        mla - layer_activation_bytes(plan({"training.recompute_modules=MLA_UP_PROJ"}, kMla), layer),
+        4096.0 * 128 * (192 + 192 + 128) * 2)
+        << layer;
+  }
 }
 
-// Only the attention's recompute is matrix work the hardware MFU counts.
-TEST(RecomputeModules, OnlyTheAttentionsRecomputeCountsAsFlops) {
+// MLA_UP_PROJ runs the queries' and the keys' and values' up-projections again, one of each per
+// layer and micro-batch (4 layers x 2 micro-batches), and nothing else.
+TEST(RecomputeModules, UpProjectionsRunAgainBeforeTheLayersBackward) {
+  const Recomputed r = recomputed(plan({"training.recompute_modules=MLA_UP_PROJ"}, kMla));
+  EXPECT_EQ(r.up_projections, 2 * 4 * 2);
+  EXPECT_EQ(r.core + r.norms + r.activations + r.other, 0);
+}
+
+// The attention's recompute and the up-projections' are matrix work the hardware MFU counts;
+// the norms' and activations' are not. DeepSeek-V3's up-projections: per layer 1,536 x 128 x 192
+// (queries) + 512 x 128 x (128 + 128) (keys and values) weights, 2 FLOPs each per token.
+TEST(RecomputeModules, OnlyMatrixWorkCountsAsFlops) {
+  const TrainingPlan up = plan({"training.recompute_modules=MLA_UP_PROJ"}, kMla);
+  EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(up, false) -
+                       up.model.model_flops_per_token(up.training.seq_length, false),
+                   2 * 4 * (1536.0 * 128 * 192 + 512.0 * 128 * 256));
   const TrainingPlan recipe = plan({"training.recompute_modules=LAYERNORM+MOE_ACT"});
   EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(recipe, false),
                    recipe.model.model_flops_per_token(recipe.training.seq_length, false));
@@ -97,6 +130,7 @@ TEST(RecomputeModules, ListsThatMakeNoSenseAreRefused) {
            {"training.recompute=NONE", "training.recompute_modules=MOE_ACT"},
            {"training.recompute_modules=MOE_ACT+MOE_ACT"},
            {"training.recompute_modules=MOE_ACT", "model.preset=llama3-8b", "layout.ep=1"},
+           {"training.recompute_modules=MLA_UP_PROJ"},
        }) {
     const config::Caught caught = config::load_error(kMoe, "moe.textproto", sets);
     EXPECT_TRUE(caught.thrown) << sets.back();

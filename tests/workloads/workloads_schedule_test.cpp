@@ -475,9 +475,19 @@ TEST(MemoryLedger, Bf16MomentsHoldEightBytesPerParameter) {
   EXPECT_DOUBLE_EQ(adam_bytes(bf16), 22 * params);
 }
 
+// The test scenario's layers with GPT's blocks, which Korthikanti et al.'s formulas count: full
+// multi-head attention (as many key/value heads as heads) and a GELU MLP of 4h.
+config::Scenario gpt_blocks(config::Scenario s) {
+  config::Model* m = s.mutable_model();
+  m->set_num_kv_heads(m->num_heads());
+  m->set_activation(config::Model::GELU);
+  m->set_ffn_hidden_size(4 * m->hidden_size());
+  return s;
+}
+
 // Korthikanti et al.'s formulas, which count the two hidden dropouts' one-byte masks.
 TEST(MemoryLedger, KorthikantiActivationFormulas) {
-  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  auto s = gpt_blocks(scenario(2, 2, 1, config::Training::ONE_F_ONE_B));
   s.mutable_model()->set_hidden_dropout(0.1);
   s.mutable_training()->set_flash_attention(false);
   const double seq = 1024, b = 1, h = 4096, a = 32, t = 2;
@@ -504,10 +514,47 @@ TEST(MemoryLedger, KorthikantiActivationFormulas) {
                    sbh * 34);  // FlashAttention stores no scores
 }
 
+// Llama 3's blocks keep what their kernels save: the queries and the attention's output (a d
+// each), the grouped keys and values (g d each) and the SwiGLU's 3f (gate and up halves, their
+// product), all split by TP; the norms' and projections' inputs whole on every TP rank: sbh(8 +
+// 26/t) for Llama 3 8B, where GPT's blocks of the same width keep sbh(8 + 24/t).
+TEST(MemoryLedger, GroupedQueryAttentionAndSwigluKeepWhatTheirKernelsSave) {
+  const auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  const double tokens = 1024, h = 4096, a = 32, g = 8, d = 128, f = 14336, t = 2;
+  const double split = 2 * (a * d + 2 * g * d + a * d + 3 * f) / t;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)), tokens * (8 * h + split));
+  EXPECT_DOUBLE_EQ(split, h * 26 / t);
+}
+
+// Multi-latent attention keeps its latents whole on every TP rank (the query latent and its norm's
+// output, the key/value latent with the RoPE key and its norm's output) and, split by TP, the
+// queries and keys (a (d + r) each), the values and the output (a v each). Recompute of
+// MLA_UP_PROJ drops the up-projections' outputs: the queries, keys and values.
+TEST(MemoryLedger, LatentAttentionKeepsItsLatentsAndItsExpandedHeads) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  const double tokens = 1024, h = 4096, a = 32, d = 128, r = 64, v = 96, f = 14336, t = 2;
+  const double q_lora = 1536, kv_lora = 512;
+  config::Model* m = s.mutable_model();
+  m->set_head_dim(static_cast<int64_t>(d));
+  m->set_qk_rope_head_dim(static_cast<int64_t>(r));
+  m->set_v_head_dim(static_cast<int64_t>(v));
+  m->set_q_lora_rank(static_cast<int64_t>(q_lora));
+  m->set_kv_lora_rank(static_cast<int64_t>(kv_lora));
+  const double latents = 2 * q_lora + 2 * kv_lora + r;
+  const double up_projections = a * (2 * (d + r) + v);
+  const double heads = up_projections + a * v + 3 * f;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   tokens * 2 * (4 * h + latents + heads / t));
+  s.mutable_training()->set_recompute(config::Training::SELECTIVE);
+  s.mutable_training()->add_recompute_modules(config::Training::MLA_UP_PROJ);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   tokens * 2 * (4 * h + latents + (heads - up_projections) / t));
+}
+
 // Without hidden dropout the residual adds keep no masks: 2 sbh fewer, whole on every TP rank
 // without sequence parallelism and split with it.
 TEST(MemoryLedger, WithoutHiddenDropoutTheLayerKeepsNoMasks) {
-  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  auto s = gpt_blocks(scenario(2, 2, 1, config::Training::ONE_F_ONE_B));
   const double sbh = 1024.0 * 4096, t = 2;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)), sbh * (8 + 24 / t));
   s.mutable_layout()->set_sequence_parallel(true);
@@ -518,7 +565,7 @@ TEST(MemoryLedger, WithoutHiddenDropoutTheLayerKeepsNoMasks) {
 // and output) where Megatron's fused softmax takes them, 7 where PyTorch's FP32 softmax keeps
 // its FP32 output instead (more than 4,096 keys).
 TEST(MemoryLedger, MaterializedAttentionKeepsItsScoresAndTheFp32FallbacksOutput) {
-  auto s = scenario(1, 1, 1, config::Training::ONE_F_ONE_B);
+  auto s = gpt_blocks(scenario(1, 1, 1, config::Training::ONE_F_ONE_B));
   s.mutable_model()->set_hidden_dropout(0.1);
   s.mutable_training()->set_attention_impl(config::Training::MATERIALIZED);
   s.mutable_training()->set_recompute(config::Training::NONE);
@@ -537,7 +584,7 @@ TEST(MemoryLedger, MaterializedAttentionKeepsItsScoresAndTheFp32FallbacksOutput)
 // heads x 4,096 / 4,096) bytes, larger than the stage's other transients (stage 0 of 2 holds no
 // logits).
 TEST(MemoryLedger, FullRecomputesTransientLayerKeepsTheMaterializedScores) {
-  auto s = scenario(1, 2, 1, config::Training::ONE_F_ONE_B);
+  auto s = gpt_blocks(scenario(1, 2, 1, config::Training::ONE_F_ONE_B));
   s.mutable_model()->set_hidden_dropout(0.1);
   s.mutable_layout()->set_virtual_stages(1);
   s.mutable_training()->set_attention_impl(config::Training::MATERIALIZED);

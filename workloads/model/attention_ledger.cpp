@@ -201,6 +201,54 @@ double kv_bytes_per_token(const AttentionSpec& s, double elem_bytes) {
   return width * elem_bytes / static_cast<double>(s.ratio);
 }
 
+SavedActivations attention_saved_activations(const AttentionSpec& s) {
+  const double heads = static_cast<double>(s.heads);
+  const double queries = heads * static_cast<double>(s.qk_dim());
+  SavedActivations saved;
+  saved.stream = static_cast<double>(s.hidden);
+  saved.heads = queries + heads * static_cast<double>(s.v_head_dim);  // and the core's output
+  if (own_kv_heads(s.kind)) {
+    saved.heads += static_cast<double>(s.kv_heads * (s.head_dim + s.v_head_dim));
+    return saved;
+  }
+  // A query latent: the down-projection's output (its norm's input) and the norm's output.
+  if (s.q_lora_rank > 0) saved.latent += 2 * static_cast<double>(s.q_lora_rank);
+  saved.up_projection = queries;
+  if (s.kind == AttentionKind::kLatent) {
+    // The key/value latent with the shared RoPE key and the latent's norm output; the keys and
+    // values the up-projection expands per head.
+    saved.latent += static_cast<double>(2 * s.kv_lora_rank + s.rope_dim);
+    const double keys_and_values = heads * static_cast<double>(s.qk_dim() + s.v_head_dim);
+    saved.heads += keys_and_values;
+    saved.up_projection += keys_and_values;
+  } else {
+    // The one latent that serves as keys and values, and the compressed kinds' entries of it.
+    const bool compressed =
+        s.kind == AttentionKind::kCompressed || s.kind == AttentionKind::kCompressedSparse;
+    saved.latent += static_cast<double>(s.head_dim) *
+                    (1 + (compressed ? 1.0 / static_cast<double>(s.ratio) : 0.0));
+  }
+  if (s.kind == AttentionKind::kCompressedSparse) {
+    // The indexer's queries and head weights (split by heads) and its keys.
+    saved.heads += static_cast<double>(s.indexer_heads * (s.indexer_head_dim + 1));
+    saved.latent += static_cast<double>(s.indexer_head_dim);
+  }
+  return saved;
+}
+
+double up_projection_params(const AttentionSpec& s) {
+  if (own_kv_heads(s.kind)) return 0;
+  const double heads = static_cast<double>(s.heads);
+  const double q_in =
+      s.q_lora_rank > 0 ? static_cast<double>(s.q_lora_rank) : static_cast<double>(s.hidden);
+  double params = q_in * heads * static_cast<double>(s.qk_dim());
+  if (s.kind == AttentionKind::kLatent) {
+    params += static_cast<double>(s.kv_lora_rank) * heads *
+              static_cast<double>(s.head_dim + s.v_head_dim);
+  }
+  return params;
+}
+
 namespace {
 
 // The softmax of the scores and the dropout after it, HBM bytes per score element. Fused: one
@@ -375,8 +423,9 @@ void append_core(const AttentionSpec& spec, const AttentionShape& shape, double 
   }
 }
 
+// The projections; a latent kind's up-projections also go to `up_recompute` (MLA_UP_PROJ).
 void append_projections(const AttentionSpec& spec, double tokens, int tp, double e,
-                        std::vector<LayerStep>& fw) {
+                        std::vector<LayerStep>& fw, std::vector<LayerStep>& up_recompute) {
   const double h = static_cast<double>(spec.hidden);
   const double heads = static_cast<double>(spec.heads) / tp;
   if (own_kv_heads(spec.kind)) {
@@ -396,11 +445,13 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
   } else {
     fw.push_back(gemm_step("attn.q", tokens, h, q_width, e));
   }
+  up_recompute.push_back(recompute_copy(fw.back()));
   if (spec.kind == AttentionKind::kLatent) {
     fw.push_back(gemm_step("attn.kv_down", tokens, h,
                            static_cast<double>(spec.kv_lora_rank + spec.rope_dim), e));
     fw.push_back(gemm_step("attn.kv_up", tokens, static_cast<double>(spec.kv_lora_rank),
                            heads * static_cast<double>(spec.head_dim + spec.v_head_dim), e));
+    up_recompute.push_back(recompute_copy(fw.back()));
   } else {
     fw.push_back(gemm_step("attn.kv", tokens, h, static_cast<double>(spec.head_dim), e));
   }
@@ -426,7 +477,7 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   fw.push_back(norm_step("attn.norm", norm_tokens * h, e));
   block->norm_recompute.push_back(recompute_copy(fw.back()));
   open_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
-  append_projections(spec, tokens, shape.tp, e, fw);
+  append_projections(spec, tokens, shape.tp, e, fw, block->up_projection_recompute);
   append_core(spec, shape, tokens, fw, block->selective_recompute);
   const double heads = static_cast<double>(spec.heads) / shape.tp;
   fw.push_back(gemm_step("attn.proj", tokens, heads * static_cast<double>(spec.v_head_dim), h, e));

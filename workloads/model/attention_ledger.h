@@ -88,6 +88,15 @@ double attention_coeff(const AttentionSpec& spec, bool causal_halving);
 // kinds: per original token, i.e. the entry divided by the ratio; the CSA indexer keys included).
 double kv_bytes_per_token(const AttentionSpec& spec, double elem_bytes);
 
+// What the block keeps for its backward (layer_steps.h's SavedActivations), per token: the
+// projections' input (the norm's output); the queries, keys, values and the core's output, which
+// a fused attention kernel saves (the stored scores of a materialized one are the memory
+// ledger's); for MLA the latents and their norms' outputs, whole on every TP rank. A latent kind's
+// queries (and MLA's keys and values) are up-projection outputs.
+SavedActivations attention_saved_activations(const AttentionSpec& spec);
+// The weights of the up-projections MLA_UP_PROJ recompute runs again (0 for GQA).
+double up_projection_params(const AttentionSpec& spec);
+
 // How one rank sees the sequence: its tokens, the keys they attend to, how it splits heads.
 struct AttentionShape {
   int64_t micro_batch = 1;

@@ -80,10 +80,23 @@ struct BlockSteps {
   // What selective recompute runs again: the attention's core, until the training step chooses
   // the modules training.recompute_modules lists (training_step.cpp).
   std::vector<LayerStep> selective_recompute;
-  // What training.recompute_modules can add to it: the layer's norms (LAYERNORM) and the experts'
-  // activation (MOE_ACT), each named with ".recompute" appended.
+  // What training.recompute_modules can add to it: the layer's norms (LAYERNORM), the
+  // multi-latent attention's up-projections (MLA_UP_PROJ) and the experts' activation (MOE_ACT),
+  // each named with ".recompute" appended.
   std::vector<LayerStep> norm_recompute;
+  std::vector<LayerStep> up_projection_recompute;
   std::vector<LayerStep> moe_activation_recompute;
+};
+
+// What a block keeps for its backward, in elements per token of the micro-batch on one rank
+// before tensor parallelism, sorted by how tensor (t) and sequence parallelism divide them. The
+// memory ledger (training/memory_ledger.h) turns them into bytes.
+struct SavedActivations {
+  double stream = 0;  // on the hidden stream (a projection's input): whole, or / t under SP
+  double heads = 0;   // split over TP ranks by heads or columns: / t
+  double latent = 0;  // whole on every TP rank with or without SP (MLA's latents)
+  // Of `heads`: the up-projections' outputs, which recompute of MLA_UP_PROJ does not keep.
+  double up_projection = 0;
 };
 
 // A forward step as recompute runs it again: the same kernel under its name + ".recompute".

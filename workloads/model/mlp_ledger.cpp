@@ -138,6 +138,13 @@ double mlp_active_params(const MlpSpec& s) {
          static_cast<double>(s.hidden * s.experts);
 }
 
+SavedActivations dense_mlp_saved_activations(const MlpSpec& s) {
+  SavedActivations saved;
+  saved.stream = static_cast<double>(s.hidden);
+  saved.heads = (s.gated ? 3 : 2) * static_cast<double>(s.ffn);
+  return saved;
+}
+
 void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   const double e = bytes_per_element(shape.dtype);
   const double h = static_cast<double>(spec.hidden);

@@ -30,6 +30,11 @@ double mlp_params(const MlpSpec& spec);         // all of the block's parameters
 double mlp_expert_params(const MlpSpec& spec);  // of which routed experts (sharded over EP)
 double mlp_active_params(const MlpSpec& spec);  // in a matrix multiply per token
 
+// What a dense MLP keeps for its backward, per token: its input (the norm's output) on the
+// stream; the activation's input (gate and up halves when gated) and output, split by columns.
+// Not for an MoE block, whose kept tensors follow its routed copies (the memory ledger's).
+SavedActivations dense_mlp_saved_activations(const MlpSpec& spec);
+
 struct MlpShape {
   int64_t tokens = 0;  // tokens of the micro-batch on this rank (after the CP split)
   int tp = 1;

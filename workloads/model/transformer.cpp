@@ -117,6 +117,12 @@ double TransformerModel::mtp_params() const {
   return mtp_depth_ * (2 * h * h + 3 * h + layer_params(static_cast<int>(layers_) - 1));
 }
 
+double TransformerModel::up_projection_params() const {
+  double params = 0;
+  for (const auto& spec : attention_) params += racksim::up_projection_params(spec);
+  return params;
+}
+
 double TransformerModel::attention_coeff(bool causal_halving) const {
   double a = 0;
   for (const auto& spec : attention_) a += racksim::attention_coeff(spec, causal_halving);

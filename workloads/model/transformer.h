@@ -75,6 +75,9 @@ class TransformerModel {
   // Forward FLOPs per token of the transformer layers alone (2 N_layers + a L / 3): what full
   // recompute runs again.
   double layer_forward_flops_per_token(int64_t seq_length, bool causal_halving) const;
+  // Weights of the layers' latent-attention up-projections: 2 FLOPs each per token is what
+  // recompute of MLA_UP_PROJ runs again.
+  double up_projection_params() const;
   // Parameters of the multi-token-prediction modules (on the last stage, not in N).
   double mtp_params() const;
 

@@ -21,11 +21,6 @@ double optimizer_bytes_per_param(const TrainingPlan& p) {
   return 4 + 2 * p.training.moment_bytes;
 }
 constexpr double kFp8TrainingWeightBytes = 2 + 1 + 1;
-// Korthikanti et al.'s split of a dense layer's 34 sbh: 11 in attention (plus the scores),
-// 19 in the MLP, 4 in the two norms. One sbh of the attention's and one of the MLP's are the
-// one-byte masks of the dropouts before the residual adds, kept only with hidden dropout; the
-// MLP's share here is without its mask.
-constexpr double kMlpShare = 18;
 
 // The tokens of one micro-batch on one rank (after the CP split).
 double rank_tokens(const TrainingPlan& p) {
@@ -70,43 +65,77 @@ double routed_copies(const TrainingPlan& p, const MlpSpec& mlp) {
   return moe_tokens(p) * static_cast<double>(mlp.top_k);
 }
 
-// A MoE layer keeps, per routed token copy, the dispatched input and the expert's SwiGLU
-// intermediates (gate and up, and their product) instead of the dense MLP's 19 sbh.
+// An MoE layer keeps, besides its input: the router's FP32 scores over the experts, per routed
+// token copy the dispatched input and the expert's SwiGLU intermediates (gate and up, and their
+// product), and the shared experts' intermediates.
 double moe_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
   const double tokens = moe_tokens(p);
-  const double copies = routed_copies(p, mlp);
   const double e = bytes_per_element(p.training.dtype);
-  const double routed = copies * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
+  const double scores = tokens * static_cast<double>(mlp.experts) * kFp32Bytes;
+  const double routed =
+      routed_copies(p, mlp) * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
   const double shared = tokens * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e;
-  return routed + shared;
+  return scores + routed + shared;
+}
+
+// What a layer's two blocks keep, per token, by how TP and SP divide it.
+struct LayerSaved {
+  SavedActivations attention;
+  SavedActivations mlp;  // an MoE block: its input alone (the rest is moe_bytes)
+};
+
+LayerSaved layer_saved(const AttentionSpec& attention, const MlpSpec& mlp) {
+  SavedActivations ffn;
+  ffn.stream = static_cast<double>(mlp.hidden);
+  if (!mlp.moe) ffn = dense_mlp_saved_activations(mlp);
+  return {attention_saved_activations(attention), ffn};
+}
+
+// The share of the hidden stream's tensors one TP rank keeps: all of them, or 1/t under SP.
+double stream_share(const TrainingPlan& p) {
+  return p.shape.sequence_parallel ? 1.0 / p.layout.tp() : 1.0;
+}
+
+// Elements per token of `widths` on one rank: the stream's share, the heads' 1/t, the latents
+// whole.
+double rank_elements(const TrainingPlan& p, const SavedActivations& widths) {
+  return widths.stream * stream_share(p) + widths.heads / p.layout.tp() + widths.latent;
 }
 
 // What training.recompute_modules saves of a layer's activations: with LAYERNORM the norms'
-// outputs, which are the QKV projection's input and a dense MLP's (2 sbh each, whole on every TP
-// rank without sequence parallelism; the router's input of an MoE layer is not in the ledger);
-// with MOE_ACT the SwiGLU's output of every routed copy (the second expert GEMM's input).
-double recomputed_module_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
-  double bytes = 0;
-  if (p.training.recomputes_norms) {
-    const double share = p.shape.sequence_parallel ? 1.0 / p.layout.tp() : 1.0;
-    bytes += sbh(p) * (mlp.moe ? 2 : 4) * share * dtype_scale(p);
-  }
+// outputs (the attention's and the feed-forward block's inputs); with MLA_UP_PROJ the latent
+// attention's up-projection outputs; with MOE_ACT the SwiGLU's output of every routed copy (the
+// second expert GEMM's input).
+double recomputed_module_bytes(const TrainingPlan& p, const LayerSaved& saved, const MlpSpec& mlp) {
+  const double e = bytes_per_element(p.training.dtype);
+  SavedActivations dropped;
+  if (p.training.recomputes_norms) dropped.stream = saved.attention.stream + saved.mlp.stream;
+  if (p.training.recomputes_up_projections) dropped.heads = saved.attention.up_projection;
+  double bytes = rank_tokens(p) * rank_elements(p, dropped) * e;
   if (p.training.recomputes_moe_activation && mlp.moe) {
-    bytes += routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) *
-             bytes_per_element(p.training.dtype);
+    bytes += routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) * e;
   }
   return bytes;
 }
 
-double layer_bytes_without_recompute(const TrainingPlan& p, const MlpSpec& mlp) {
-  const double t = p.layout.tp();
-  // Without sequence parallelism the norms' inputs (4), the two masks (2) and the attention's and
-  // MLP's inputs (4) are whole on every TP rank: Korthikanti's 10 + 24 / t.
-  const double masks = mlp.dropout ? 2 : 0;
-  const double linear = p.shape.sequence_parallel ? (32 + masks) / t : 8 + masks + 24 / t;
-  double bytes = sbh(p) * (linear + score_term(p)) * dtype_scale(p);
-  if (mlp.moe) bytes += moe_bytes(p, mlp) - sbh(p) * kMlpShare / t * dtype_scale(p);
-  return bytes - recomputed_module_bytes(p, mlp);
+// Without recompute a layer keeps the inputs of its two norms (the residual stream), with hidden
+// dropout the two residual adds' one-byte masks, what its attention and feed-forward blocks save
+// (their kernels' inputs, from their shapes) and the stored attention scores. For GPT's blocks
+// (full attention, a GELU MLP of 4h) in 16-bit this is Korthikanti et al.'s
+// sbh(10 + 24/t + 5as/(ht)), and sbh(34/t + 5as/(ht)) under SP.
+double layer_bytes_without_recompute(const TrainingPlan& p, const AttentionSpec& attention,
+                                     const MlpSpec& mlp) {
+  const double e = bytes_per_element(p.training.dtype);
+  const double h = static_cast<double>(p.model.hidden());
+  const LayerSaved saved = layer_saved(attention, mlp);
+  SavedActivations norms;
+  norms.stream = 2 * h;
+  const double elements =
+      rank_elements(p, norms) + rank_elements(p, saved.attention) + rank_elements(p, saved.mlp);
+  const double masks = mlp.dropout ? 2 * h * stream_share(p) : 0;
+  double bytes = rank_tokens(p) * (elements * e + masks) + sbh(p) * score_term(p) * dtype_scale(p);
+  if (mlp.moe) bytes += moe_bytes(p, mlp);
+  return bytes - recomputed_module_bytes(p, saved, mlp);
 }
 
 MemoryItem static_item(const char* name, const RankParams& params, double bytes,
@@ -138,7 +167,7 @@ double layer_activation_bytes(const TrainingPlan& p, int layer) {
     const double t = p.shape.sequence_parallel ? p.layout.tp() : 1;
     return 2 * sbh(p) / t * dtype_scale(p);
   }
-  return layer_bytes_without_recompute(p, p.model.mlp(layer));
+  return layer_bytes_without_recompute(p, p.model.attention(layer), p.model.mlp(layer));
 }
 
 double layer_activation_bytes(const TrainingPlan& p) {
@@ -189,7 +218,7 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
       if (p.training.recompute == config::Training::FULL) {
         consider({"one layer's activations rematerialised by full recompute",
-                  layer_bytes_without_recompute(p, model.mlp(l)),
+                  layer_bytes_without_recompute(p, model.attention(l), model.mlp(l)),
                   "the no-recompute activations of one layer and micro-batch"});
       }
       const Workspace w = attention_workspace(model.attention(l), attention_shape(p.shape));

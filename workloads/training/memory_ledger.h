@@ -39,14 +39,16 @@ struct MemoryLedger {
   const MemoryItem& culprit() const;
 };
 
-// Activation bytes one transformer layer keeps for one micro-batch (Korthikanti et al. 2022):
+// Activation bytes one transformer layer keeps for one micro-batch: its norms' inputs, what its
+// attention and feed-forward blocks' kernels save (their SavedActivations, from the shapes: a
+// MoE layer's routed copies instead of a dense MLP's), hidden dropout's masks and any stored
+// attention scores. For GPT's blocks this is Korthikanti et al.'s (2022)
 //   no recompute: sbh(10 + 24/t + 5as/(ht)) with TP, sbh(34/t + 5as/(ht)) with TP + SP;
-//   selective recompute: the same without the 5as/(ht) term of the stored attention scores;
+//   selective recompute of the core attention: the same without the 5as/(ht) of the scores;
 //   full recompute: the layer input, 2sbh (2sbh/t with SP).
-// With FlashAttention (training.flash_attention, the default) the scores are never stored and
-// the 5as/(ht) term is gone without recompute too.
-// Of layer `layer` (a MoE layer keeps its routed tokens' expert intermediates instead of the
-// dense MLP's 19 sbh); the one-argument form is layer 0.
+// With FlashAttention (training.flash_attention, the default) the scores are never stored.
+// Selective recompute's other modules (training.recompute_modules) drop what they run again.
+// Of layer `layer`; the one-argument form is layer 0.
 double layer_activation_bytes(const TrainingPlan& plan, int layer);
 double layer_activation_bytes(const TrainingPlan& plan);
 

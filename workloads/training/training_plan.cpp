@@ -43,6 +43,7 @@ TrainingSettings training_settings(const config::Training& t) {
     s.recomputes_core_attention = modules.empty() || listed(config::Training::CORE_ATTN);
     s.recomputes_norms = listed(config::Training::LAYERNORM);
     s.recomputes_moe_activation = listed(config::Training::MOE_ACT);
+    s.recomputes_up_projections = listed(config::Training::MLA_UP_PROJ);
   }
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   // The materialized attention keeps its scores for the backward, as does any kernel a scenario

@@ -59,10 +59,12 @@ struct TrainingSettings {
   // streams, so the step has a second set of streams.
   bool moe_a2a_overlap = false;
   // What selective recompute runs again (training.recompute_modules; all false unless recompute
-  // is SELECTIVE): the attention's core, the layer's two norms, the experts' activation.
+  // is SELECTIVE): the attention's core, the layer's two norms, the experts' activation, the
+  // latent attention's up-projections.
   bool recomputes_core_attention = false;
   bool recomputes_norms = false;
   bool recomputes_moe_activation = false;
+  bool recomputes_up_projections = false;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a

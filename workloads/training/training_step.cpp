@@ -68,6 +68,7 @@ void choose_selective_recompute(const TrainingSettings& t, BlockSteps* layer) {
     if (on) chosen.insert(chosen.end(), steps.begin(), steps.end());
   };
   add(t.recomputes_norms, layer->norm_recompute);
+  add(t.recomputes_up_projections, layer->up_projection_recompute);
   add(t.recomputes_core_attention, layer->selective_recompute);
   add(t.recomputes_moe_activation, layer->moe_activation_recompute);
   layer->selective_recompute = std::move(chosen);
