@@ -36,6 +36,21 @@ std::string memory_text(const MemoryLedger& mem) {
   return out;
 }
 
+std::string memory_layer_text(const MemoryLedger& mem) {
+  if (mem.layer < 0) return "";
+  std::string out = fmt::format(
+      "\nWhat layer {} keeps for one micro-batch on rank {} (its stage's largest), GB = 1e9 "
+      "bytes:\n",
+      mem.layer, mem.rank);
+  double total = 0;
+  for (const MemoryItem& part : mem.layer_parts) {
+    out += fmt::format("  {:<44}{:>9.3f} GB  {}\n", part.name, part.bytes / kGB, part.detail);
+    total += part.bytes;
+  }
+  out += fmt::format("  {:<44}{:>9.3f} GB\n", "one layer, one micro-batch", total / kGB);
+  return out;
+}
+
 std::string memory_stages_text(const std::vector<MemoryLedger>& stages) {
   std::string out =
       fmt::format("\n{:<7}{:>7}{:>12}{:>14}{:>12}{:>10}{:>10}  {}\n", "stage", "rank", "static GB",
@@ -57,6 +72,10 @@ nlohmann::ordered_json memory_json(const MemoryLedger& mem) {
   for (const auto& item : mem.static_items) {
     statics.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
   }
+  ordered_json layer_parts = ordered_json::array();
+  for (const auto& part : mem.layer_parts) {
+    layer_parts.push_back({{"name", part.name}, {"bytes", part.bytes}, {"detail", part.detail}});
+  }
   ordered_json j = {
       {"rank", mem.rank},
       {"capacity_bytes", mem.capacity_bytes},
@@ -67,6 +86,8 @@ nlohmann::ordered_json memory_json(const MemoryLedger& mem) {
       {"static", statics},
       {"activations_bytes", mem.activations.bytes},
       {"activations_detail", mem.activations.detail},
+      {"layer", mem.layer},
+      {"layer_activations", layer_parts},
       {"largest_allocation",
        {{"name", mem.largest_transient.name}, {"bytes", mem.largest_transient.bytes}}}};
   if (!mem.fits()) {

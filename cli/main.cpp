@@ -33,7 +33,8 @@ commands:
          [--mapping FILE] [--out DIR] [--set hardware.PATH=VALUE ...]
         simulate a recorded Chakra trace (TRACE.<rank>.et files) on a cluster or a ring
   memory SCENARIO [--set FIELD=VALUE ...] [--json]
-        the memory ledger per pipeline stage without simulating: fits or the culprit
+        the memory ledger per pipeline stage without simulating: fits or the culprit, and
+        what the fullest rank's largest layer keeps, part by part
   presets [--json]
         list the model, hardware and framework presets; --json: every field, for scripts
   bench [SCENARIO ...]

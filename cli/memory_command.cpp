@@ -42,6 +42,7 @@ int memory_command(const std::vector<std::string>& args) {
   }
   fmt::print("racksim memory: {}\n", loaded.scenario.name());
   fmt::print("{}", analysis::memory_text(worst));
+  fmt::print("{}", analysis::memory_layer_text(worst));
   fmt::print("{}", analysis::memory_stages_text(stages));
   return 0;
 }

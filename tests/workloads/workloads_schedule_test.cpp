@@ -1,6 +1,7 @@
 // Pipeline schedules, data-parallel strategies and activation memory, without simulation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -524,6 +525,36 @@ TEST(MemoryLedger, GroupedQueryAttentionAndSwigluKeepWhatTheirKernelsSave) {
   const double split = 2 * (a * d + 2 * g * d + a * d + 3 * f) / t;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)), tokens * (8 * h + split));
   EXPECT_DOUBLE_EQ(split, h * 26 / t);
+}
+
+// The ledger's parts of a Llama 3 8B layer at TP2 without sequence parallelism: the norms' and
+// the blocks' inputs whole on each rank, the attention's heads and the SwiGLU's intermediates
+// halved; LAYERNORM's recompute is a negative part, the blocks' inputs; the parts sum to the layer.
+TEST(MemoryLedger, ALayersPartsSayWhereItsBytesAre) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  const double tokens = 1024, h = 4096, a = 32, g = 8, d = 128, f = 14336, t = 2;
+  std::map<std::string, double> bytes;
+  for (const MemoryItem& part : layer_activation_parts(resolve_training_plan(s), 0)) {
+    bytes[part.name] = part.bytes;
+  }
+  EXPECT_EQ(bytes.size(), 5u);
+  EXPECT_DOUBLE_EQ(bytes["norms' inputs (the residual stream)"], tokens * 2 * h * 2);
+  EXPECT_DOUBLE_EQ(bytes["attention: its input"], tokens * h * 2);
+  EXPECT_DOUBLE_EQ(bytes["attention: queries, keys, values, output"],
+                   tokens * (2 * a * d + 2 * g * d) / t * 2);
+  EXPECT_DOUBLE_EQ(bytes["feed-forward: its input"], tokens * h * 2);
+  EXPECT_DOUBLE_EQ(bytes["MLP: activation's input and output"], tokens * 3 * f / t * 2);
+  s.mutable_training()->set_recompute(config::Training::SELECTIVE);
+  s.mutable_training()->add_recompute_modules(config::Training::LAYERNORM);
+  const TrainingPlan plan = resolve_training_plan(s);
+  double total = 0;
+  double negative = 0;
+  for (const MemoryItem& part : layer_activation_parts(plan, 0)) {
+    total += part.bytes;
+    negative += std::min(part.bytes, 0.0);
+  }
+  EXPECT_DOUBLE_EQ(negative, -tokens * 2 * h * 2);
+  EXPECT_DOUBLE_EQ(total, layer_activation_bytes(plan, 0));
 }
 
 // Multi-latent attention keeps its latents whole on every TP rank (the query latent and its norm's

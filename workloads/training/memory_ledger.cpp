@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -68,20 +70,25 @@ double routed_copies(const TrainingPlan& p, const MlpSpec& mlp) {
 // An MoE layer keeps, besides its input: the router's FP32 scores over the experts, per routed
 // token copy the dispatched input and the expert's SwiGLU intermediates (gate and up, and their
 // product), and the shared experts' intermediates.
-double moe_bytes(const TrainingPlan& p, const MlpSpec& mlp) {
+MemoryItem moe_item(const TrainingPlan& p, const MlpSpec& mlp) {
   const double tokens = moe_tokens(p);
   const double e = bytes_per_element(p.training.dtype);
   const double scores = tokens * static_cast<double>(mlp.experts) * kFp32Bytes;
   const double routed =
       routed_copies(p, mlp) * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
   const double shared = tokens * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e;
-  return scores + routed + shared;
+  return {"experts: router scores and routed copies", scores + routed + shared,
+          fmt::format("{:.0f} tokens x {} FP32 scores + {:.0f} copies x ({} + 3 x {}) x {:g} B{}",
+                      tokens, mlp.experts, routed_copies(p, mlp), mlp.hidden, mlp.expert_ffn, e,
+                      mlp.shared > 0 ? " + the shared experts' 3 x " +
+                                           std::to_string(mlp.shared * mlp.expert_ffn) + " a token"
+                                     : "")};
 }
 
 // What a layer's two blocks keep, per token, by how TP and SP divide it.
 struct LayerSaved {
   SavedActivations attention;
-  SavedActivations mlp;  // an MoE block: its input alone (the rest is moe_bytes)
+  SavedActivations mlp;  // an MoE block: its input alone (the rest is moe_item)
 };
 
 LayerSaved layer_saved(const AttentionSpec& attention, const MlpSpec& mlp) {
@@ -102,40 +109,77 @@ double rank_elements(const TrainingPlan& p, const SavedActivations& widths) {
   return widths.stream * stream_share(p) + widths.heads / p.layout.tp() + widths.latent;
 }
 
-// What training.recompute_modules saves of a layer's activations: with LAYERNORM the norms'
-// outputs (the attention's and the feed-forward block's inputs); with MLA_UP_PROJ the latent
-// attention's up-projection outputs; with MOE_ACT the SwiGLU's output of every routed copy (the
-// second expert GEMM's input).
-double recomputed_module_bytes(const TrainingPlan& p, const LayerSaved& saved, const MlpSpec& mlp) {
+// `elements` per token of the rank's micro-batch, `element_bytes` each.
+MemoryItem part(std::string name, const TrainingPlan& p, double elements, double element_bytes) {
+  const double tokens = rank_tokens(p);
+  return {std::move(name), tokens * elements * element_bytes,
+          fmt::format("{:.0f} tokens x {:.6g} elements x {:g} B", tokens, elements, element_bytes)};
+}
+
+// What training.recompute_modules keeps out of a layer's activations (as a negative part): with
+// LAYERNORM the norms' outputs (the attention's and the feed-forward block's inputs); with
+// MLA_UP_PROJ the latent attention's up-projection outputs; with MOE_ACT the SwiGLU's output of
+// every routed copy (the second expert GEMM's input).
+MemoryItem recomputed_modules(const TrainingPlan& p, const LayerSaved& saved, const MlpSpec& mlp) {
   const double e = bytes_per_element(p.training.dtype);
   SavedActivations dropped;
-  if (p.training.recomputes_norms) dropped.stream = saved.attention.stream + saved.mlp.stream;
-  if (p.training.recomputes_up_projections) dropped.heads = saved.attention.up_projection;
+  std::vector<std::string> what;
+  if (p.training.recomputes_norms) {
+    dropped.stream = saved.attention.stream + saved.mlp.stream;
+    what.emplace_back("the norms' outputs");
+  }
+  if (p.training.recomputes_up_projections && saved.attention.up_projection > 0) {
+    dropped.heads = saved.attention.up_projection;
+    what.emplace_back("the up-projections' outputs");
+  }
   double bytes = rank_tokens(p) * rank_elements(p, dropped) * e;
   if (p.training.recomputes_moe_activation && mlp.moe) {
     bytes += routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) * e;
+    what.emplace_back("the experts' SwiGLU outputs");
   }
-  return bytes;
+  return {"run again in the backward, not kept", -bytes, fmt::format("{}", fmt::join(what, ", "))};
 }
 
 // Without recompute a layer keeps the inputs of its two norms (the residual stream), with hidden
 // dropout the two residual adds' one-byte masks, what its attention and feed-forward blocks save
-// (their kernels' inputs, from their shapes) and the stored attention scores. For GPT's blocks
-// (full attention, a GELU MLP of 4h) in 16-bit this is Korthikanti et al.'s
-// sbh(10 + 24/t + 5as/(ht)), and sbh(34/t + 5as/(ht)) under SP.
-double layer_bytes_without_recompute(const TrainingPlan& p, const AttentionSpec& attention,
-                                     const MlpSpec& mlp) {
+// (their kernels' inputs, from their shapes) and the stored attention scores; selective
+// recompute's modules take theirs out. For GPT's blocks (full attention, a GELU MLP of 4h) in
+// 16-bit this is Korthikanti et al.'s sbh(10 + 24/t + 5as/(ht)), and sbh(34/t + 5as/(ht)) under
+// SP.
+std::vector<MemoryItem> layer_parts_without_full_recompute(const TrainingPlan& p,
+                                                           const AttentionSpec& attention,
+                                                           const MlpSpec& mlp) {
   const double e = bytes_per_element(p.training.dtype);
   const double h = static_cast<double>(p.model.hidden());
+  const double t = p.layout.tp();
   const LayerSaved saved = layer_saved(attention, mlp);
-  SavedActivations norms;
-  norms.stream = 2 * h;
-  const double elements =
-      rank_elements(p, norms) + rank_elements(p, saved.attention) + rank_elements(p, saved.mlp);
-  const double masks = mlp.dropout ? 2 * h * stream_share(p) : 0;
-  double bytes = rank_tokens(p) * (elements * e + masks) + sbh(p) * score_term(p) * dtype_scale(p);
-  if (mlp.moe) bytes += moe_bytes(p, mlp);
-  return bytes - recomputed_module_bytes(p, saved, mlp);
+  std::vector<MemoryItem> parts;
+  auto add = [&](MemoryItem item) {
+    if (item.bytes != 0) parts.push_back(std::move(item));
+  };
+  add(part("norms' inputs (the residual stream)", p, 2 * h * stream_share(p), e));
+  add(part("attention: its input", p, saved.attention.stream * stream_share(p), e));
+  add(part("attention: queries, keys, values, output", p, saved.attention.heads / t, e));
+  add(part("attention: latents", p, saved.attention.latent, e));
+  add(part("feed-forward: its input", p, saved.mlp.stream * stream_share(p), e));
+  add(part("MLP: activation's input and output", p, saved.mlp.heads / t, e));
+  if (mlp.moe) add(moe_item(p, mlp));
+  if (mlp.dropout) add(part("dropout masks (two residual adds)", p, 2 * h * stream_share(p), 1));
+  add({"stored attention scores", sbh(p) * score_term(p) * dtype_scale(p),
+       "the softmax's output, dropout mask and output: 5 B a score (7 in PyTorch's FP32 softmax)"});
+  add(recomputed_modules(p, saved, mlp));
+  return parts;
+}
+
+double total_bytes(const std::vector<MemoryItem>& items) {
+  double total = 0;
+  for (const MemoryItem& item : items) total += item.bytes;
+  return total;
+}
+
+double layer_bytes_without_full_recompute(const TrainingPlan& p, const AttentionSpec& attention,
+                                          const MlpSpec& mlp) {
+  return total_bytes(layer_parts_without_full_recompute(p, attention, mlp));
 }
 
 MemoryItem static_item(const char* name, const RankParams& params, double bytes,
@@ -162,12 +206,17 @@ double MemoryLedger::peak_bytes() const {
   return static_bytes() + activations.bytes + largest_transient.bytes;
 }
 
-double layer_activation_bytes(const TrainingPlan& p, int layer) {
+std::vector<MemoryItem> layer_activation_parts(const TrainingPlan& p, int layer) {
   if (p.training.recompute == config::Training::FULL) {
-    const double t = p.shape.sequence_parallel ? p.layout.tp() : 1;
-    return 2 * sbh(p) / t * dtype_scale(p);
+    return {part("the layer's input (all full recompute keeps)", p,
+                 static_cast<double>(p.model.hidden()) * stream_share(p),
+                 bytes_per_element(p.training.dtype))};
   }
-  return layer_bytes_without_recompute(p, p.model.attention(layer), p.model.mlp(layer));
+  return layer_parts_without_full_recompute(p, p.model.attention(layer), p.model.mlp(layer));
+}
+
+double layer_activation_bytes(const TrainingPlan& p, int layer) {
+  return total_bytes(layer_activation_parts(p, layer));
 }
 
 double layer_activation_bytes(const TrainingPlan& p) {
@@ -218,7 +267,7 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
       if (p.training.recompute == config::Training::FULL) {
         consider({"one layer's activations rematerialised by full recompute",
-                  layer_bytes_without_recompute(p, model.attention(l), model.mlp(l)),
+                  layer_bytes_without_full_recompute(p, model.attention(l), model.mlp(l)),
                   "the no-recompute activations of one layer and micro-batch"});
       }
       const Workspace w = attention_workspace(model.attention(l), attention_shape(p.shape));
@@ -241,18 +290,32 @@ bool runs_mtp_modules(const TrainingPlan& p, const ChunkRef& chunk) {
 // of unequal sizes where the split counts the embedding, the loss or MTP as layers; an MTP
 // module keeps what a layer like the last one keeps); with offloading, two layers' worth on the
 // GPU and the rest added to `host_bytes`.
+// The layer of `stage` that keeps the most for one micro-batch (the first such); -1 if the stage
+// holds no layer.
+int largest_layer(const TrainingPlan& p, int stage) {
+  int largest = -1;
+  double largest_bytes = 0;
+  for (int k = 0; k < p.map.chunks_per_stage(); ++k) {
+    const LayerRange layers = p.map.layers({stage, k});
+    for (int l = layers.first; l < layers.first + layers.count; ++l) {
+      const double bytes = layer_activation_bytes(p, l);
+      if (largest >= 0 && bytes <= largest_bytes) continue;
+      largest = l;
+      largest_bytes = bytes;
+    }
+  }
+  return largest;
+}
+
 MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes) {
   std::vector<double> chunk_bytes;
   std::vector<std::string> chunk_layers;
-  double largest_layer = 0;
   const int last_layer = static_cast<int>(p.model.layers()) - 1;
   for (int k = 0; k < p.map.chunks_per_stage(); ++k) {
     const LayerRange layers = p.map.layers({stage, k});
     double bytes = 0;
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      const double layer = layer_activation_bytes(p, l);
-      bytes += layer;
-      largest_layer = std::max(largest_layer, layer);
+      bytes += layer_activation_bytes(p, l);
     }
     std::string held = std::to_string(layers.count);
     if (runs_mtp_modules(p, {stage, k})) {
@@ -279,10 +342,12 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
   if (!p.training.offload_activations) return {"activations", peak, detail};
   // Double-buffered offload: one layer's activations in use and the next one's in transit.
   *host_bytes += peak;
-  return {"activations", 2 * largest_layer,
+  const int largest = largest_layer(p, stage);
+  const double layer = largest < 0 ? 0 : layer_activation_bytes(p, largest);
+  return {"activations", 2 * layer,
           fmt::format("2 x {:.4g} B (double-buffered offload; {:.4g} B of {} chunk passes in "
                       "host memory)",
-                      largest_layer, peak, in_flight)};
+                      layer, peak, in_flight)};
 }
 
 // training.defer_embedding_wgrad on the stage where micro-batches leave the model: per deferred
@@ -346,6 +411,8 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
 
   if (auto deferred = deferred_wgrad_item(p, c.pp)) ledger.static_items.push_back(*deferred);
   ledger.activations = activations_item(p, c.pp, &ledger.host_bytes);
+  ledger.layer = largest_layer(p, c.pp);
+  if (ledger.layer >= 0) ledger.layer_parts = layer_activation_parts(p, ledger.layer);
   ledger.largest_transient = largest_transient(p, c.pp);
   return ledger;
 }

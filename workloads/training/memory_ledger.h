@@ -29,6 +29,10 @@ struct MemoryLedger {
   double capacity_bytes = 0;
   std::vector<MemoryItem> static_items;  // weights, gradients, optimizer states
   MemoryItem activations;
+  // What the stage's largest layer keeps for one micro-batch, part by part (they sum to its
+  // bytes; a recompute module's saving is a negative part); layer -1: the stage holds none.
+  int layer = -1;
+  std::vector<MemoryItem> layer_parts;
   MemoryItem largest_transient;
   double host_bytes = 0;  // what the rank keeps in host memory (offloaded optimizer states)
   double static_bytes() const;
@@ -51,6 +55,9 @@ struct MemoryLedger {
 // Of layer `layer`; the one-argument form is layer 0.
 double layer_activation_bytes(const TrainingPlan& plan, int layer);
 double layer_activation_bytes(const TrainingPlan& plan);
+// The same, part by part (norms' inputs, the attention's, the feed-forward block's, masks,
+// scores, what recompute modules keep out), each with how it was computed.
+std::vector<MemoryItem> layer_activation_parts(const TrainingPlan& plan, int layer);
 
 // The most chunk-forwards whose activations a stage holds at once, read off its pass order (a
 // forward adds one, a backward's input-gradient part releases one).
