@@ -23,10 +23,10 @@ namespace {
 std::string recompute_name(const TrainingSettings& t) {
   std::string name = config::Training::Recompute_Name(t.recompute);
   if (t.recompute != config::Training::SELECTIVE) return name;
-  if (t.recomputes_core_attention && !t.recomputes_norms && !t.recomputes_moe_activation &&
-      !t.recomputes_up_projections) {
-    return name;
-  }
+  const bool no_other_module = !t.recomputes_norms && !t.recomputes_moe_activation &&
+                               !t.recomputes_up_projections && !t.recomputes_mlp &&
+                               !t.recomputes_moe && !t.recomputes_shared_experts;
+  if (t.recomputes_core_attention && no_other_module) return name;
   std::vector<std::string> modules;
   using config::Training;
   auto add = [&](bool on, Training::RecomputeModule module) {
@@ -36,6 +36,9 @@ std::string recompute_name(const TrainingSettings& t) {
   add(t.recomputes_norms, Training::LAYERNORM);
   add(t.recomputes_moe_activation, Training::MOE_ACT);
   add(t.recomputes_up_projections, Training::MLA_UP_PROJ);
+  add(t.recomputes_mlp, Training::MLP);
+  add(t.recomputes_moe, Training::MOE);
+  add(t.recomputes_shared_experts, Training::SHARED_EXPERTS);
   return fmt::format("{} ({})", name, fmt::join(modules, ", "));
 }
 
@@ -78,7 +81,11 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
       recompute_per_token +=
           model.attention_coeff(causal_halving) * static_cast<double>(t.seq_length) / 3;
     }
+    // Each weight in a matrix multiply runs again: 2 FLOPs a token.
     if (t.recomputes_up_projections) recompute_per_token += 2 * model.up_projection_params();
+    if (t.recomputes_mlp) recompute_per_token += 2 * model.dense_mlp_params();
+    if (t.recomputes_moe) recompute_per_token += 2 * model.moe_block_active_params();
+    if (t.recomputes_shared_experts) recompute_per_token += 2 * model.shared_expert_params();
   }
   return model.model_flops_per_token(t.seq_length, causal_halving) + recompute_per_token;
 }

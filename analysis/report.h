@@ -97,8 +97,9 @@ struct StepReport {
 MfuFigures mfu_figures(const TrainingPlan& plan, double step_time_s);
 
 // FLOPs per token the GPUs run: the model's (6N + aL) plus what recompute runs again (full: the
-// layers' forward; selective: the attention scores, aL / 3, with CORE_ATTN, and the latent
-// attention's up-projections with MLA_UP_PROJ; the norms and activations count no matrix FLOPs).
+// layers' forward; selective: the attention scores, aL / 3, with CORE_ATTN, and twice the
+// weights of what MLA_UP_PROJ, MLP, MOE and SHARED_EXPERTS run again; the norms and activations
+// count no matrix FLOPs).
 // MFU B's numerator per token.
 double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving);
 

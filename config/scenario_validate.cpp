@@ -422,8 +422,35 @@ void check_moe_a2a_overlap(const config::Scenario& scenario, const Sizes& sizes,
   }
 }
 
-// Megatron-Core's --recompute-modules apply to selective recompute only, MOE_ACT to experts and
-// MLA_UP_PROJ to multi-latent attention.
+// Why `module` cannot be recomputed in `model` (empty when it can).
+std::string recompute_module_problem(config::Training::RecomputeModule module,
+                                     const config::Model& model) {
+  using config::Training;
+  const bool moe = model.num_experts() > 0;
+  const bool dense_layer = !moe || model.first_dense_layers() > 0;
+  switch (module) {
+    case Training::MOE_ACT:
+      return moe ? "" : "MOE_ACT recomputes the experts' activation, but the model has no experts";
+    case Training::MOE:
+      return moe ? "" : "MOE recomputes the MoE blocks, but the model has no experts";
+    case Training::SHARED_EXPERTS:
+      return moe && model.num_shared_experts() > 0
+                 ? ""
+                 : "SHARED_EXPERTS recomputes the shared experts, but the model has none";
+    case Training::MLP:
+      return dense_layer ? "" : "MLP recomputes the dense MLPs, but every layer is an MoE block";
+    case Training::MLA_UP_PROJ:
+      return model.kv_lora_rank() > 0 || model.q_lora_rank() > 0
+                 ? ""
+                 : "MLA_UP_PROJ recomputes a latent attention's up-projections, but the model has "
+                   "none (model.kv_lora_rank and model.q_lora_rank are 0)";
+    default:
+      return "";
+  }
+}
+
+// Megatron-Core's --recompute-modules apply to selective recompute only, each to the part of the
+// model it names; MOE already runs MOE_ACT's and SHARED_EXPERTS' work again.
 void check_recompute_modules(const config::Scenario& scenario, const Checker& check) {
   const config::Training& training = scenario.training();
   const auto& modules = training.recompute_modules();
@@ -440,14 +467,19 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
            enum_value_names(*config::Training::RecomputeModule_descriptor()));
     } else if (std::count(modules.begin(), modules.begin() + i, module) > 0) {
       fail(fmt::format("{} is listed twice", config::Training::RecomputeModule_Name(module)));
-    } else if (module == config::Training::MOE_ACT && scenario.model().num_experts() <= 0) {
-      fail("MOE_ACT recomputes the experts' activation, but the model has no experts");
-    } else if (module == config::Training::MLA_UP_PROJ && scenario.model().kv_lora_rank() <= 0 &&
-               scenario.model().q_lora_rank() <= 0) {
-      fail(
-          "MLA_UP_PROJ recomputes a latent attention's up-projections, but the model has none "
-          "(model.kv_lora_rank and model.q_lora_rank are 0)");
+    } else if (const std::string problem = recompute_module_problem(module, scenario.model());
+               !problem.empty()) {
+      fail(problem);
     }
+  }
+  const auto listed = [&](config::Training::RecomputeModule m) {
+    return std::find(modules.begin(), modules.end(), m) != modules.end();
+  };
+  if (listed(config::Training::MOE) &&
+      (listed(config::Training::MOE_ACT) || listed(config::Training::SHARED_EXPERTS))) {
+    fail(
+        "MOE runs the whole MoE block again, its activation and shared experts included: list "
+        "MOE without MOE_ACT and SHARED_EXPERTS");
   }
 }
 

@@ -1,8 +1,8 @@
 // training.recompute_modules (Megatron-Core's --recompute-modules): selective recompute runs
 // again what the list names (the attention's core by default; the layer's norms; the experts'
-// activation; a latent attention's up-projections), keeps their outputs out of the memory
-// ledger, and counts the attention's and the up-projections' recompute as FLOPs (not the norms'
-// or activations'); lists that make no sense are refused, naming the field.
+// activation; a latent attention's up-projections; a dense MLP, an MoE block or its shared experts
+// whole), keeps their outputs out of the memory ledger, and counts the matrix work among them as
+// FLOPs (not the norms' or activations'); lists that make no sense are refused, naming the field.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -39,7 +39,8 @@ TrainingPlan plan(const std::vector<std::string>& sets, const char* text = kMoe)
 }
 
 struct Recomputed {
-  int core = 0, norms = 0, activations = 0, up_projections = 0, other = 0;
+  int core = 0, norms = 0, activations = 0, up_projections = 0, mlp = 0, moe = 0, shared = 0,
+      other = 0;
 };
 
 // Rank 0's recompute kernels, by what they run again.
@@ -57,6 +58,12 @@ Recomputed recomputed(const TrainingPlan& p) {
       ++r.activations;
     } else if (name == "attn.q_up.recompute" || name == "attn.kv_up.recompute") {
       ++r.up_projections;
+    } else if (name.starts_with("moe.shared.")) {
+      ++r.shared;
+    } else if (name.starts_with("moe.")) {
+      ++r.moe;
+    } else if (name.starts_with("mlp.")) {
+      ++r.mlp;
     } else {
       ++r.other;
     }
@@ -109,14 +116,67 @@ TEST(RecomputeModules, UpProjectionsRunAgainBeforeTheLayersBackward) {
   EXPECT_EQ(r.core + r.norms + r.activations + r.other, 0);
 }
 
-// The attention's recompute and the up-projections' are matrix work the hardware MFU counts;
-// the norms' and activations' are not. DeepSeek-V3's up-projections: per layer 1,536 x 128 x 192
-// (queries) + 512 x 128 x (128 + 128) (keys and values) weights, 2 FLOPs each per token.
+// Rank 0's forward kernels and collectives of one layer and micro-batch whose names start with
+// `prefix`.
+int forward_steps(const TrainingPlan& p, const std::string& prefix) {
+  const TrainingStep step = build_training_step(p);
+  int n = 0;
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank != 0 || op.phase != Phase::kForward || op.micro_batch != 0) continue;
+    n += std::string(step.graph.label(op.label)).starts_with(prefix);
+  }
+  return n / static_cast<int>(p.model.layers());
+}
+
+// MLP, MOE and SHARED_EXPERTS run their block's forward again, kernel for kernel and collective
+// for collective (in each layer and micro-batch), and drop what the block keeps beyond its input: a
+// dense MLP's SwiGLU intermediates (Llama 3 8B at TP2: 4,096 tokens x 3 x 14,336 / 2 x 2 B), all
+// of an MoE block's, DeepSeek-V3's shared expert's (4,096 tokens x 3 x 2,048 x 2 B).
+TEST(RecomputeModules, WholeBlocksRunAgainAndKeepOnlyTheirInput) {
+  const std::vector<std::string> dense = {"model.preset=llama3-8b", "model.num_layers=2",
+                                          "layout.ep=1", "layout.tp=2", "layout.dp=4"};
+  std::vector<std::string> mlp = dense;
+  mlp.push_back("training.recompute_modules=MLP");
+  const TrainingPlan mlp_plan = plan(mlp);
+  const Recomputed dense_mlp = recomputed(mlp_plan);
+  const int passes = 2 * mlp_plan.micro_batches;  // layers x micro-batches
+  EXPECT_EQ(dense_mlp.mlp, passes * (forward_steps(mlp_plan, "mlp.") - 2));  // not the norm, add
+  EXPECT_GT(dense_mlp.mlp, 0);
+  EXPECT_EQ(dense_mlp.core + dense_mlp.norms + dense_mlp.moe + dense_mlp.other, 0);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(plan(dense), 0) - layer_activation_bytes(mlp_plan, 0),
+                   4096.0 * 3 * 14336 / 2 * 2);
+
+  const TrainingPlan moe_plan = plan({"training.recompute_modules=MOE"});
+  const Recomputed moe = recomputed(moe_plan);
+  EXPECT_EQ(moe.moe + moe.activations,
+            2 * moe_plan.micro_batches * forward_steps(moe_plan, "moe."));
+  EXPECT_EQ(moe.core + moe.norms + moe.mlp + moe.other, 0);
+  const TrainingPlan plain = plan({});
+  const double experts = 4096.0 * 128 * 4 + 4096.0 * 8 * (2048 + 3 * 768) * 2;  // scores, copies
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(plain, 0) - layer_activation_bytes(moe_plan, 0), experts);
+
+  const TrainingPlan shared_plan = plan({"training.recompute_modules=SHARED_EXPERTS"}, kMla);
+  const Recomputed shared = recomputed(shared_plan);
+  EXPECT_GT(shared.shared, 0);
+  EXPECT_EQ(shared.core + shared.moe + shared.mlp + shared.other, 0);
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(plan({}, kMla), 3) - layer_activation_bytes(shared_plan, 3),
+      4096.0 * 3 * 2048 * 2);
+}
+
+// The attention's recompute, the up-projections' and whole blocks' are matrix work the hardware
+// MFU counts; the norms' and activations' are not. DeepSeek-V3's up-projections: per layer 1,536 x
+// 128 x 192 (queries) + 512 x 128 x (128 + 128) (keys and values) weights, 2 FLOPs each per token.
 TEST(RecomputeModules, OnlyMatrixWorkCountsAsFlops) {
   const TrainingPlan up = plan({"training.recompute_modules=MLA_UP_PROJ"}, kMla);
   EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(up, false) -
                        up.model.model_flops_per_token(up.training.seq_length, false),
                    2 * 4 * (1536.0 * 128 * 192 + 512.0 * 128 * 256));
+  // MOE: the router and a token's 8 experts of 3 x 2,048 x 768 in both of Qwen3-30B's layers.
+  const TrainingPlan moe = plan({"training.recompute_modules=MOE"});
+  EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(moe, false) -
+                       moe.model.model_flops_per_token(moe.training.seq_length, false),
+                   2 * 2 * (2048.0 * 128 + 8 * 3 * 2048.0 * 768));
   const TrainingPlan recipe = plan({"training.recompute_modules=LAYERNORM+MOE_ACT"});
   EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(recipe, false),
                    recipe.model.model_flops_per_token(recipe.training.seq_length, false));
@@ -131,6 +191,10 @@ TEST(RecomputeModules, ListsThatMakeNoSenseAreRefused) {
            {"training.recompute_modules=MOE_ACT+MOE_ACT"},
            {"training.recompute_modules=MOE_ACT", "model.preset=llama3-8b", "layout.ep=1"},
            {"training.recompute_modules=MLA_UP_PROJ"},
+           {"training.recompute_modules=MLP"},             // every Qwen3 layer is an MoE block
+           {"training.recompute_modules=SHARED_EXPERTS"},  // Qwen3 has none
+           {"training.recompute_modules=MOE+MOE_ACT"},
+           {"training.recompute_modules=MOE", "model.preset=llama3-8b", "layout.ep=1"},
        }) {
     const config::Caught caught = config::load_error(kMoe, "moe.textproto", sets);
     EXPECT_TRUE(caught.thrown) << sets.back();

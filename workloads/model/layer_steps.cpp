@@ -40,6 +40,11 @@ LayerStep recompute_copy(LayerStep step) {
   return step;
 }
 
+void append_recompute_copies(const std::vector<LayerStep>& steps, size_t first,
+                             std::vector<LayerStep>* out) {
+  for (size_t i = first; i < steps.size(); ++i) out->push_back(recompute_copy(steps[i]));
+}
+
 LayerStep norm_step(std::string name, double elements, double elem_bytes) {
   constexpr double kFlopsPerElement = 8;
   return elementwise_step(std::move(name), 2 * elements, kFlopsPerElement * elements, elem_bytes);

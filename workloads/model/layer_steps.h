@@ -81,11 +81,15 @@ struct BlockSteps {
   // the modules training.recompute_modules lists (training_step.cpp).
   std::vector<LayerStep> selective_recompute;
   // What training.recompute_modules can add to it: the layer's norms (LAYERNORM), the
-  // multi-latent attention's up-projections (MLA_UP_PROJ) and the experts' activation (MOE_ACT),
-  // each named with ".recompute" appended.
+  // multi-latent attention's up-projections (MLA_UP_PROJ), the experts' activation (MOE_ACT), a
+  // dense MLP (MLP), an MoE block (MOE) and its shared experts (SHARED_EXPERTS), each step named
+  // with ".recompute" appended.
   std::vector<LayerStep> norm_recompute;
   std::vector<LayerStep> up_projection_recompute;
   std::vector<LayerStep> moe_activation_recompute;
+  std::vector<LayerStep> mlp_recompute;
+  std::vector<LayerStep> moe_recompute;
+  std::vector<LayerStep> shared_expert_recompute;
 };
 
 // What a block keeps for its backward, in elements per token of the micro-batch on one rank
@@ -101,6 +105,9 @@ struct SavedActivations {
 
 // A forward step as recompute runs it again: the same kernel under its name + ".recompute".
 LayerStep recompute_copy(LayerStep step);
+// Appends recompute copies of `steps` from index `first` on to `out`.
+void append_recompute_copies(const std::vector<LayerStep>& steps, size_t first,
+                             std::vector<LayerStep>* out);
 
 // Bytes of an FP32 element (the loss's logits, master weights).
 inline constexpr double kFp32Bytes = 4;

@@ -93,8 +93,10 @@ void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   }
   fw.push_back(elementwise_step("moe.unpermute", 2 * routed * h, 2 * routed * h, e));
   if (spec.shared > 0) {
+    const size_t shared_first = fw.size();
     append_dense("moe.shared", static_cast<double>(spec.shared) * f, true, tokens, h, shape.tp,
                  shape.sequence_parallel, e, fw);
+    append_recompute_copies(fw, shared_first, &block->shared_expert_recompute);
   }
 }
 
@@ -155,11 +157,14 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   append_residual("attn.residual", spec.dropout, norm_tokens * h, e, fw);
   fw.push_back(norm_step("mlp.norm", norm_tokens * h, e));
   block->norm_recompute.push_back(recompute_copy(fw.back()));
+  const size_t first = fw.size();
   if (spec.moe) {
     append_moe(spec, shape, block);
+    append_recompute_copies(fw, first, &block->moe_recompute);
   } else {
     append_dense("mlp", static_cast<double>(spec.ffn), spec.gated, tokens, h, shape.tp,
                  shape.sequence_parallel, e, fw);
+    append_recompute_copies(fw, first, &block->mlp_recompute);
   }
   append_residual("mlp.residual", spec.dropout, norm_tokens * h, e, fw);
 }

@@ -123,6 +123,26 @@ double TransformerModel::up_projection_params() const {
   return params;
 }
 
+double TransformerModel::dense_mlp_params() const {
+  double params = 0;
+  for (const auto& spec : mlp_) params += spec.moe ? 0 : mlp_params(spec);
+  return params;
+}
+
+double TransformerModel::moe_block_active_params() const {
+  double params = 0;
+  for (const auto& spec : mlp_) params += spec.moe ? mlp_active_params(spec) : 0;
+  return params;
+}
+
+double TransformerModel::shared_expert_params() const {
+  double params = 0;
+  for (const auto& spec : mlp_) {
+    if (spec.moe) params += 3.0 * static_cast<double>(spec.shared * spec.hidden * spec.expert_ffn);
+  }
+  return params;
+}
+
 double TransformerModel::attention_coeff(bool causal_halving) const {
   double a = 0;
   for (const auto& spec : attention_) a += racksim::attention_coeff(spec, causal_halving);

@@ -78,6 +78,12 @@ class TransformerModel {
   // Weights of the layers' latent-attention up-projections: 2 FLOPs each per token is what
   // recompute of MLA_UP_PROJ runs again.
   double up_projection_params() const;
+  // Weights in a matrix multiply per token of the layers' dense MLPs, of their MoE blocks
+  // (router, a token's routed experts, the shared ones) and of their shared experts alone: what
+  // recompute of MLP, MOE and SHARED_EXPERTS runs again, 2 FLOPs each per token.
+  double dense_mlp_params() const;
+  double moe_block_active_params() const;
+  double shared_expert_params() const;
   // Parameters of the multi-token-prediction modules (on the last stage, not in N).
   double mtp_params() const;
 

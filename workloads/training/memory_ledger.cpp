@@ -118,24 +118,36 @@ MemoryItem part(std::string name, const TrainingPlan& p, double elements, double
 
 // What training.recompute_modules keeps out of a layer's activations (as a negative part): with
 // LAYERNORM the norms' outputs (the attention's and the feed-forward block's inputs); with
-// MLA_UP_PROJ the latent attention's up-projection outputs; with MOE_ACT the SwiGLU's output of
-// every routed copy (the second expert GEMM's input).
+// MLA_UP_PROJ the latent attention's up-projection outputs; with MLP a dense MLP's
+// intermediates; with MOE everything the MoE block keeps but its input; with MOE_ACT the SwiGLU's
+// output of every routed copy (the second expert GEMM's input); with SHARED_EXPERTS the shared
+// experts' intermediates.
 MemoryItem recomputed_modules(const TrainingPlan& p, const LayerSaved& saved, const MlpSpec& mlp) {
-  const double e = bytes_per_element(p.training.dtype);
+  const TrainingSettings& t = p.training;
+  const double e = bytes_per_element(t.dtype);
   SavedActivations dropped;
   std::vector<std::string> what;
-  if (p.training.recomputes_norms) {
-    dropped.stream = saved.attention.stream + saved.mlp.stream;
-    what.emplace_back("the norms' outputs");
-  }
-  if (p.training.recomputes_up_projections && saved.attention.up_projection > 0) {
-    dropped.heads = saved.attention.up_projection;
-    what.emplace_back("the up-projections' outputs");
-  }
+  auto drop = [&](bool on, double& width, double more, const char* name) {
+    if (!on || more <= 0) return;
+    width += more;
+    what.emplace_back(name);
+  };
+  drop(t.recomputes_norms, dropped.stream, saved.attention.stream + saved.mlp.stream,
+       "the norms' outputs");
+  drop(t.recomputes_up_projections, dropped.heads, saved.attention.up_projection,
+       "the up-projections' outputs");
+  drop(t.recomputes_mlp, dropped.heads, saved.mlp.heads, "the MLP's intermediates");
   double bytes = rank_tokens(p) * rank_elements(p, dropped) * e;
-  if (p.training.recomputes_moe_activation && mlp.moe) {
-    bytes += routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) * e;
-    what.emplace_back("the experts' SwiGLU outputs");
+  if (mlp.moe) {
+    double experts = 0;
+    drop(t.recomputes_moe, experts, moe_item(p, mlp).bytes, "the MoE block's tensors");
+    drop(t.recomputes_moe_activation, experts,
+         routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) * e,
+         "the experts' SwiGLU outputs");
+    drop(t.recomputes_shared_experts, experts,
+         moe_tokens(p) * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e,
+         "the shared experts' intermediates");
+    bytes += experts;
   }
   return {"run again in the backward, not kept", -bytes, fmt::format("{}", fmt::join(what, ", "))};
 }

@@ -44,6 +44,9 @@ TrainingSettings training_settings(const config::Training& t) {
     s.recomputes_norms = listed(config::Training::LAYERNORM);
     s.recomputes_moe_activation = listed(config::Training::MOE_ACT);
     s.recomputes_up_projections = listed(config::Training::MLA_UP_PROJ);
+    s.recomputes_mlp = listed(config::Training::MLP);
+    s.recomputes_moe = listed(config::Training::MOE);
+    s.recomputes_shared_experts = listed(config::Training::SHARED_EXPERTS);
   }
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   // The materialized attention keeps its scores for the backward, as does any kernel a scenario

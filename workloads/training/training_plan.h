@@ -60,11 +60,14 @@ struct TrainingSettings {
   bool moe_a2a_overlap = false;
   // What selective recompute runs again (training.recompute_modules; all false unless recompute
   // is SELECTIVE): the attention's core, the layer's two norms, the experts' activation, the
-  // latent attention's up-projections.
+  // latent attention's up-projections, a dense MLP, an MoE block, the shared experts.
   bool recomputes_core_attention = false;
   bool recomputes_norms = false;
   bool recomputes_moe_activation = false;
   bool recomputes_up_projections = false;
+  bool recomputes_mlp = false;
+  bool recomputes_moe = false;
+  bool recomputes_shared_experts = false;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a

@@ -70,7 +70,10 @@ void choose_selective_recompute(const TrainingSettings& t, BlockSteps* layer) {
   add(t.recomputes_norms, layer->norm_recompute);
   add(t.recomputes_up_projections, layer->up_projection_recompute);
   add(t.recomputes_core_attention, layer->selective_recompute);
+  add(t.recomputes_mlp, layer->mlp_recompute);
+  add(t.recomputes_moe, layer->moe_recompute);
   add(t.recomputes_moe_activation, layer->moe_activation_recompute);
+  add(t.recomputes_shared_experts, layer->shared_expert_recompute);
   layer->selective_recompute = std::move(chosen);
 }
 
