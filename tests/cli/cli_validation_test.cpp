@@ -568,10 +568,10 @@ TEST(DeepSeekV3H800, DatasheetErrorOfTheReportedThroughputIsPinned) {
   const double published_s = 15360.0 * 4096 * 180e3 * 3600 / 1e12 / 2048;
   // With DeepSeek's traffic (node-limited routing, one InfiniBand copy per node, FP8 dispatch),
   // its 20 communication SMs and FP8 GEMMs as DeepGEMM runs them, at the clock a Hopper GPU holds
-  // at 700 W, its FP8 casts at the Hopper presets' cast bandwidth, RMSNorm and the MLA
-  // up-projections recomputed as the report says: 7.2 % faster than the whole-run average; at
-  // the benchmarks' burst rates 15.6 % (docs/validation.md).
-  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.072, 0.005);
+  // at 700 W, its FP8 casts at the Hopper presets' cast bandwidth, RMSNorm, the MLA
+  // up-projections and the MoE SwiGLU's output recomputed as the report says: 7.1 % faster than
+  // the whole-run average; at the benchmarks' burst rates 15.6 % (docs/validation.md).
+  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.071, 0.005);
   EXPECT_NEAR(simulate(base, {"hardware.compute.sustained_clock_ratio=1"}) / published_s - 1,
               -0.156, 0.005);
 }
