@@ -298,10 +298,6 @@ bool runs_mtp_modules(const TrainingPlan& p, const ChunkRef& chunk) {
                                              : p.map.runs_standalone_mtp(chunk);
 }
 
-// The activations stage `stage` holds at most, chunk by chunk as its schedule runs them (chunks
-// of unequal sizes where the split counts the embedding, the loss or MTP as layers; an MTP
-// module keeps what a layer like the last one keeps); with offloading, two layers' worth on the
-// GPU and the rest added to `host_bytes`.
 // The layer of `stage` that keeps the most for one micro-batch (the first such); -1 if the stage
 // holds no layer.
 int largest_layer(const TrainingPlan& p, int stage) {
@@ -319,6 +315,10 @@ int largest_layer(const TrainingPlan& p, int stage) {
   return largest;
 }
 
+// The activations stage `stage` holds at most, chunk by chunk as its schedule runs them (chunks
+// of unequal sizes where the split counts the embedding, the loss or MTP as layers; an MTP
+// module keeps what a layer like the last one keeps); with offloading, two layers' worth on the
+// GPU and the rest added to `host_bytes`.
 MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes) {
   std::vector<double> chunk_bytes;
   std::vector<std::string> chunk_layers;
