@@ -185,6 +185,47 @@ TEST(RecomputeModules, OnlyMatrixWorkCountsAsFlops) {
             by_default.model.model_flops_per_token(by_default.training.seq_length, false));
 }
 
+// The busiest rank of a validation scenario, with `sets`.
+MemoryLedger busiest(const std::string& scenario, const std::vector<std::string>& sets) {
+  const std::string path = std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/" + scenario;
+  return worst_memory_ledger(resolve_training_plan(config::load_scenario(path, sets).scenario));
+}
+
+// Two published DeepSeek-V3 runs recompute the MLA up-projections, and the ledger says they must:
+// without it neither busiest rank fits, with the recompute as published both do (DeepSeek's
+// report on 2,048 H800: the norms, the up-projections and the MoE SwiGLU's output; NVIDIA's GB200
+// recipe: the up-projections; docs/validation.md, "7 December, last").
+TEST(RecomputeModules, DeepSeekV3FitsOnlyWithItsPublishedRecompute) {
+  const std::string h800 = "deepseek-v3-h800.textproto";
+  EXPECT_TRUE(busiest(h800, {}).fits());
+  EXPECT_FALSE(busiest(h800, {"training.recompute_modules=LAYERNORM+MOE_ACT"}).fits());
+  const std::vector<std::string> gb200 = {"hardware.preset=gb200-nvl72",
+                                          "hardware.nodes=64",
+                                          "hardware.gpus_per_node=4",
+                                          "hardware.scale_up.domain_size=64",
+                                          "model.preset=deepseek-v3",
+                                          "model.mtp_depth=0",
+                                          "layout.tp=1",
+                                          "layout.pp=4",
+                                          "layout.virtual_stages=4",
+                                          "layout.ep=64",
+                                          "layout.dp=64",
+                                          "layout.sequence_parallel=false",
+                                          "layout.account_for_embedding_in_split=false",
+                                          "layout.account_for_loss_in_split=false",
+                                          "layout.pipeline_layout=Et*4|(t*4|)*14tL",
+                                          "training.dtype=BF16",
+                                          "training.micro_batch_size=1",
+                                          "training.global_batch_size=4096",
+                                          "training.seq_length=4096",
+                                          "training.moe_a2a_overlap=false"};
+  std::vector<std::string> recipe = gb200;
+  recipe.push_back("training.recompute=SELECTIVE");
+  recipe.push_back("training.recompute_modules=MLA_UP_PROJ");
+  EXPECT_TRUE(busiest("megatron-bridge-moe.textproto", recipe).fits());
+  EXPECT_FALSE(busiest("megatron-bridge-moe.textproto", gb200).fits());
+}
+
 TEST(RecomputeModules, ListsThatMakeNoSenseAreRefused) {
   for (const std::vector<std::string>& sets : std::vector<std::vector<std::string>>{
            {"training.recompute=NONE", "training.recompute_modules=MOE_ACT"},
