@@ -483,6 +483,17 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
   }
 }
 
+// How FP8 training keeps its activations says nothing for another dtype.
+void check_fp8_activations(const config::Training& training, const Checker& check) {
+  if (training.fp8_activations() == config::Training::LINEAR_INPUTS &&
+      training.dtype() != config::FP8) {
+    check.fail("training.fp8_activations",
+               fmt::format("LINEAR_INPUTS says how FP8 training keeps its activations, but dtype "
+                           "is {}",
+                           config::DType_Name(training.dtype())));
+  }
+}
+
 // Parts of the schema that the simulator does not model yet, and precisions the GPU lacks.
 void check_supported(const config::Scenario& scenario, const Sizes& sizes, const Checker& check) {
   check_experts(scenario, sizes, check);
@@ -492,6 +503,7 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
   check_pipeline_exchange(scenario, check);
   check_moe_a2a_overlap(scenario, sizes, check);
   check_recompute_modules(scenario, check);
+  check_fp8_activations(scenario.training(), check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

@@ -491,6 +491,15 @@ TEST(app_scenario_loader, DeepSpeedPipelineExchangeField) {
       << overlapped.detail;
 }
 
+// How FP8 training keeps its activations is refused for another dtype, naming the field.
+TEST(app_scenario_loader, Fp8ActivationsField) {
+  const Caught bf16 = with("training.fp8_activations=LINEAR_INPUTS");
+  EXPECT_EQ(bf16.field, "training.fp8_activations");
+  EXPECT_NE(bf16.detail.find("BF16"), std::string::npos) << bf16.detail;
+  EXPECT_NO_THROW(config::load_scenario_text(
+      small_scenario(""), "s", {"training.dtype=FP8", "training.fp8_activations=LINEAR_INPUTS"}));
+}
+
 // The sustained clock is a fraction of the measured one; with the GEMM ceiling, which holds the
 // same drop for full-wave GEMMs, it would count the power limit twice.
 TEST(app_scenario_loader, SustainedClockRatioField) {

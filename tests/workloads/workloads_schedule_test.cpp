@@ -557,6 +557,24 @@ TEST(MemoryLedger, ALayersPartsSayWhereItsBytesAre) {
   EXPECT_DOUBLE_EQ(total, layer_activation_bytes(plan, 0));
 }
 
+// FP8 training as Transformer Engine keeps it (training.fp8_activations LINEAR_INPUTS): the linear
+// layers' inputs in FP8 (the attention's and the MLP's inputs, the activation's output), the rest
+// in BF16 (the norms' inputs, the attention kernel's queries, keys, values and output, the
+// activation's input), and the attention's output once more in FP8 for the output projection.
+// The default keeps every element at one byte.
+TEST(MemoryLedger, Fp8TrainingKeepsOnlyLinearInputsInFp8UnderTransformerEnginesRule) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_dtype(config::FP8);
+  const double tokens = 1024, h = 4096, a = 32, g = 8, d = 128, f = 14336, t = 2;
+  const double kept_heads = 2 * a * d + 2 * g * d + 2 * f;  // q, k, v, o; gate and up
+  const double linear_heads = f + a * d;                    // the activation's output; o again
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   tokens * (4 * h + (kept_heads + f) / t));  // one byte each
+  s.mutable_training()->set_fp8_activations(config::Training::LINEAR_INPUTS);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(resolve_training_plan(s)),
+                   tokens * (2 * h * 2 + 2 * h * 1 + kept_heads / t * 2 + linear_heads / t * 1));
+}
+
 // Multi-latent attention keeps its latents whole on every TP rank (the query latent and its norm's
 // output, the key/value latent with the RoPE key and its norm's output) and, split by TP, the
 // queries and keys (a (d + r) each), the values and the output (a v each). Recompute of

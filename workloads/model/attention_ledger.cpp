@@ -204,20 +204,28 @@ double kv_bytes_per_token(const AttentionSpec& s, double elem_bytes) {
 SavedActivations attention_saved_activations(const AttentionSpec& s) {
   const double heads = static_cast<double>(s.heads);
   const double queries = heads * static_cast<double>(s.qk_dim());
+  const double output = heads * static_cast<double>(s.v_head_dim);
   SavedActivations saved;
   saved.stream = static_cast<double>(s.hidden);
-  saved.heads = queries + heads * static_cast<double>(s.v_head_dim);  // and the core's output
+  saved.linear_stream = saved.stream;  // the projections' input
+  saved.heads = queries + output;      // the core's output is the output projection's input too
+  saved.fp8_copies = output;
   if (own_kv_heads(s.kind)) {
     saved.heads += static_cast<double>(s.kv_heads * (s.head_dim + s.v_head_dim));
     return saved;
   }
-  // A query latent: the down-projection's output (its norm's input) and the norm's output.
-  if (s.q_lora_rank > 0) saved.latent += 2 * static_cast<double>(s.q_lora_rank);
+  // A query latent: the down-projection's output (its norm's input) and the norm's output (the
+  // up-projection's input).
+  if (s.q_lora_rank > 0) {
+    saved.latent += 2 * static_cast<double>(s.q_lora_rank);
+    saved.linear_latent += static_cast<double>(s.q_lora_rank);
+  }
   saved.up_projection = queries;
   if (s.kind == AttentionKind::kLatent) {
     // The key/value latent with the shared RoPE key and the latent's norm output; the keys and
     // values the up-projection expands per head.
     saved.latent += static_cast<double>(2 * s.kv_lora_rank + s.rope_dim);
+    saved.linear_latent += static_cast<double>(s.kv_lora_rank);
     const double keys_and_values = heads * static_cast<double>(s.qk_dim() + s.v_head_dim);
     saved.heads += keys_and_values;
     saved.up_projection += keys_and_values;

@@ -101,6 +101,14 @@ struct SavedActivations {
   double latent = 0;  // whole on every TP rank with or without SP (MLA's latents)
   // Of `heads`: the up-projections' outputs, which recompute of MLA_UP_PROJ does not keep.
   double up_projection = 0;
+  // Of stream, heads and latent: linear layers' inputs and nothing else's, which FP8 training can
+  // keep as the FP8 cast its weight gradient reads.
+  double linear_stream = 0;
+  double linear_heads = 0;
+  double linear_latent = 0;
+  // Per-head elements FP8 training keeps twice, once in 16-bit for another kernel and once as a
+  // linear layer's FP8 input (the attention's output); in 16-bit training one tensor serves both.
+  double fp8_copies = 0;
 };
 
 // A forward step as recompute runs it again: the same kernel under its name + ".recompute".

@@ -143,7 +143,10 @@ double mlp_active_params(const MlpSpec& s) {
 SavedActivations dense_mlp_saved_activations(const MlpSpec& s) {
   SavedActivations saved;
   saved.stream = static_cast<double>(s.hidden);
+  saved.linear_stream = saved.stream;
   saved.heads = (s.gated ? 3 : 2) * static_cast<double>(s.ffn);
+  saved.linear_heads =
+      static_cast<double>(s.ffn);  // the activation's output, the down GEMM's input
   return saved;
 }
 

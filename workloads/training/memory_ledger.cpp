@@ -35,11 +35,6 @@ double sbh(const TrainingPlan& p) {
   return rank_tokens(p) * static_cast<double>(p.model.hidden());
 }
 
-// Korthikanti's formulas count 2-byte activations.
-double dtype_scale(const TrainingPlan& p) {
-  return bytes_per_element(p.training.dtype) / 2;
-}
-
 // The s x s attention scores and their softmax/dropout, 5as/h per sbh element (per score: the
 // softmax's 16-bit output, the dropout's 1-byte mask and its 16-bit output), unless the attention
 // kernel never stores them (FlashAttention) or selective recompute of the core attention drops
@@ -67,35 +62,19 @@ double routed_copies(const TrainingPlan& p, const MlpSpec& mlp) {
   return moe_tokens(p) * static_cast<double>(mlp.top_k);
 }
 
-// An MoE layer keeps, besides its input: the router's FP32 scores over the experts, per routed
-// token copy the dispatched input and the expert's SwiGLU intermediates (gate and up, and their
-// product), and the shared experts' intermediates.
-MemoryItem moe_item(const TrainingPlan& p, const MlpSpec& mlp) {
-  const double tokens = moe_tokens(p);
-  const double e = bytes_per_element(p.training.dtype);
-  const double scores = tokens * static_cast<double>(mlp.experts) * kFp32Bytes;
-  const double routed =
-      routed_copies(p, mlp) * static_cast<double>(mlp.hidden + 3 * mlp.expert_ffn) * e;
-  const double shared = tokens * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e;
-  return {"experts: router scores and routed copies", scores + routed + shared,
-          fmt::format("{:.0f} tokens x {} FP32 scores + {:.0f} copies x ({} + 3 x {}) x {:g} B{}",
-                      tokens, mlp.experts, routed_copies(p, mlp), mlp.hidden, mlp.expert_ffn, e,
-                      mlp.shared > 0 ? " + the shared experts' 3 x " +
-                                           std::to_string(mlp.shared * mlp.expert_ffn) + " a token"
-                                     : "")};
-}
-
-// What a layer's two blocks keep, per token, by how TP and SP divide it.
-struct LayerSaved {
-  SavedActivations attention;
-  SavedActivations mlp;  // an MoE block: its input alone (the rest is moe_item)
+// Bytes per saved element: of a tensor kept as computed, of a linear layer's input, of the FP8
+// copy kept beside a 16-bit one. FP8 training under training.fp8_activations LINEAR_INPUTS keeps
+// the first in BF16; otherwise every element takes the training dtype's bytes.
+struct ElementBytes {
+  double kept = 2;
+  double linear = 2;
+  double fp8_copy = 0;
 };
 
-LayerSaved layer_saved(const AttentionSpec& attention, const MlpSpec& mlp) {
-  SavedActivations ffn;
-  ffn.stream = static_cast<double>(mlp.hidden);
-  if (!mlp.moe) ffn = dense_mlp_saved_activations(mlp);
-  return {attention_saved_activations(attention), ffn};
+ElementBytes element_bytes(const TrainingPlan& p) {
+  if (p.training.dtype == DataType::kFp8 && p.training.fp8_linear_inputs_only) return {2, 1, 1};
+  const double e = bytes_per_element(p.training.dtype);
+  return {e, e, 0};
 }
 
 // The share of the hidden stream's tensors one TP rank keeps: all of them, or 1/t under SP.
@@ -103,17 +82,104 @@ double stream_share(const TrainingPlan& p) {
   return p.shape.sequence_parallel ? 1.0 / p.layout.tp() : 1.0;
 }
 
-// Elements per token of `widths` on one rank: the stream's share, the heads' 1/t, the latents
-// whole.
-double rank_elements(const TrainingPlan& p, const SavedActivations& widths) {
-  return widths.stream * stream_share(p) + widths.heads / p.layout.tp() + widths.latent;
+// Elements per token one rank keeps of `saved` (the stream's share, the heads' 1/t, the latents
+// whole), by their bytes: kept as computed, linear layers' inputs, FP8 copies.
+struct RankElements {
+  double kept = 0;
+  double linear = 0;
+  double fp8_copies = 0;
+};
+
+RankElements rank_elements(const TrainingPlan& p, const SavedActivations& saved) {
+  const double share = stream_share(p);
+  const double t = p.layout.tp();
+  const double all = saved.stream * share + saved.heads / t + saved.latent;
+  const double linear = saved.linear_stream * share + saved.linear_heads / t + saved.linear_latent;
+  return {all - linear, linear, saved.fp8_copies / t};
 }
 
-// `elements` per token of the rank's micro-batch, `element_bytes` each.
-MemoryItem part(std::string name, const TrainingPlan& p, double elements, double element_bytes) {
+double rank_bytes(const TrainingPlan& p, const SavedActivations& saved) {
+  const ElementBytes b = element_bytes(p);
+  const RankElements n = rank_elements(p, saved);
+  return n.kept * b.kept + n.linear * b.linear + n.fp8_copies * b.fp8_copy;
+}
+
+// One class of `saved`: its hidden-stream, per-head or latent tensors.
+SavedActivations stream_of(const SavedActivations& s) {
+  SavedActivations c;
+  c.stream = s.stream;
+  c.linear_stream = s.linear_stream;
+  return c;
+}
+SavedActivations heads_of(const SavedActivations& s) {
+  SavedActivations c;
+  c.heads = s.heads;
+  c.linear_heads = s.linear_heads;
+  c.fp8_copies = s.fp8_copies;
+  return c;
+}
+SavedActivations latent_of(const SavedActivations& s) {
+  SavedActivations c;
+  c.latent = s.latent;
+  c.linear_latent = s.linear_latent;
+  return c;
+}
+
+// What `saved` keeps for the rank's micro-batch.
+MemoryItem part(std::string name, const TrainingPlan& p, const SavedActivations& saved) {
   const double tokens = rank_tokens(p);
-  return {std::move(name), tokens * elements * element_bytes,
-          fmt::format("{:.0f} tokens x {:.6g} elements x {:g} B", tokens, elements, element_bytes)};
+  const ElementBytes b = element_bytes(p);
+  const RankElements n = rank_elements(p, saved);
+  std::string detail =
+      b.kept == b.linear
+          ? fmt::format("{:.0f} tokens x {:.6g} elements x {:g} B", tokens, n.kept + n.linear,
+                        b.kept)
+          : fmt::format("{:.0f} tokens x ({:.6g} elements x {:g} B + {:.6g} linear inputs x {:g} B",
+                        tokens, n.kept, b.kept, n.linear, b.linear);
+  if (b.kept != b.linear) {
+    detail += n.fp8_copies * b.fp8_copy > 0
+                  ? fmt::format(" + {:.6g} FP8 copies x {:g} B)", n.fp8_copies, b.fp8_copy)
+                  : ")";
+  }
+  return {std::move(name), tokens * rank_bytes(p, saved), detail};
+}
+
+// A SwiGLU block of `ffn` per token: the activation's input (gate and up) kept, its output a
+// linear input.
+double swiglu_bytes(const ElementBytes& b, double ffn) {
+  return 2 * ffn * b.kept + ffn * b.linear;
+}
+
+// An MoE layer keeps, besides its input: the router's FP32 scores over the experts, per routed
+// token copy the dispatched input (the experts' linear input) and the SwiGLU's, and the shared
+// experts' SwiGLU.
+MemoryItem moe_item(const TrainingPlan& p, const MlpSpec& mlp) {
+  const ElementBytes b = element_bytes(p);
+  const double tokens = moe_tokens(p);
+  const double f = static_cast<double>(mlp.expert_ffn);
+  const double scores = tokens * static_cast<double>(mlp.experts) * kFp32Bytes;
+  const double per_copy = static_cast<double>(mlp.hidden) * b.linear + swiglu_bytes(b, f);
+  const double shared = tokens * static_cast<double>(mlp.shared) * swiglu_bytes(b, f);
+  return {"experts: router scores and routed copies",
+          scores + routed_copies(p, mlp) * per_copy + shared,
+          fmt::format("{:.0f} tokens x {} FP32 scores + {:.0f} copies x {:.6g} B{}", tokens,
+                      mlp.experts, routed_copies(p, mlp), per_copy,
+                      mlp.shared > 0 ? fmt::format(" + {:.0f} tokens x {} shared x {:.6g} B",
+                                                   tokens, mlp.shared, swiglu_bytes(b, f))
+                                     : "")};
+}
+
+// What a layer's two blocks keep, per token, by how TP and SP divide it.
+struct LayerSaved {
+  SavedActivations attention;
+  SavedActivations mlp;  // an MoE block: its input alone, the router's (the rest is moe_item)
+};
+
+LayerSaved layer_saved(const AttentionSpec& attention, const MlpSpec& mlp) {
+  SavedActivations ffn;
+  ffn.stream = static_cast<double>(mlp.hidden);  // the router runs in 16-bit, not FP8
+  if (!mlp.moe) ffn = dense_mlp_saved_activations(mlp);
+  return {attention_saved_activations(attention), ffn};
 }
 
 // What training.recompute_modules keeps out of a layer's activations (as a negative part): with
@@ -124,30 +190,30 @@ MemoryItem part(std::string name, const TrainingPlan& p, double elements, double
 // experts' intermediates.
 MemoryItem recomputed_modules(const TrainingPlan& p, const LayerSaved& saved, const MlpSpec& mlp) {
   const TrainingSettings& t = p.training;
-  const double e = bytes_per_element(t.dtype);
-  SavedActivations dropped;
+  const ElementBytes b = element_bytes(p);
+  double bytes = 0;
   std::vector<std::string> what;
-  auto drop = [&](bool on, double& width, double more, const char* name) {
+  auto drop = [&](bool on, double more, const char* name) {
     if (!on || more <= 0) return;
-    width += more;
+    bytes += more;
     what.emplace_back(name);
   };
-  drop(t.recomputes_norms, dropped.stream, saved.attention.stream + saved.mlp.stream,
+  const double tokens = rank_tokens(p);
+  drop(t.recomputes_norms,
+       tokens * (rank_bytes(p, stream_of(saved.attention)) + rank_bytes(p, stream_of(saved.mlp))),
        "the norms' outputs");
-  drop(t.recomputes_up_projections, dropped.heads, saved.attention.up_projection,
-       "the up-projections' outputs");
-  drop(t.recomputes_mlp, dropped.heads, saved.mlp.heads, "the MLP's intermediates");
-  double bytes = rank_tokens(p) * rank_elements(p, dropped) * e;
+  SavedActivations up;
+  up.heads = saved.attention.up_projection;
+  drop(t.recomputes_up_projections, tokens * rank_bytes(p, up), "the up-projections' outputs");
+  drop(t.recomputes_mlp, tokens * rank_bytes(p, heads_of(saved.mlp)), "the MLP's intermediates");
   if (mlp.moe) {
-    double experts = 0;
-    drop(t.recomputes_moe, experts, moe_item(p, mlp).bytes, "the MoE block's tensors");
-    drop(t.recomputes_moe_activation, experts,
-         routed_copies(p, mlp) * static_cast<double>(mlp.expert_ffn) * e,
+    const double f = static_cast<double>(mlp.expert_ffn);
+    drop(t.recomputes_moe, moe_item(p, mlp).bytes, "the MoE block's tensors");
+    drop(t.recomputes_moe_activation, routed_copies(p, mlp) * f * b.linear,
          "the experts' SwiGLU outputs");
-    drop(t.recomputes_shared_experts, experts,
-         moe_tokens(p) * static_cast<double>(mlp.shared * 3 * mlp.expert_ffn) * e,
+    drop(t.recomputes_shared_experts,
+         moe_tokens(p) * static_cast<double>(mlp.shared) * swiglu_bytes(b, f),
          "the shared experts' intermediates");
-    bytes += experts;
   }
   return {"run again in the backward, not kept", -bytes, fmt::format("{}", fmt::join(what, ", "))};
 }
@@ -161,23 +227,26 @@ MemoryItem recomputed_modules(const TrainingPlan& p, const LayerSaved& saved, co
 std::vector<MemoryItem> layer_parts_without_full_recompute(const TrainingPlan& p,
                                                            const AttentionSpec& attention,
                                                            const MlpSpec& mlp) {
-  const double e = bytes_per_element(p.training.dtype);
   const double h = static_cast<double>(p.model.hidden());
-  const double t = p.layout.tp();
   const LayerSaved saved = layer_saved(attention, mlp);
   std::vector<MemoryItem> parts;
   auto add = [&](MemoryItem item) {
     if (item.bytes != 0) parts.push_back(std::move(item));
   };
-  add(part("norms' inputs (the residual stream)", p, 2 * h * stream_share(p), e));
-  add(part("attention: its input", p, saved.attention.stream * stream_share(p), e));
-  add(part("attention: queries, keys, values, output", p, saved.attention.heads / t, e));
-  add(part("attention: latents", p, saved.attention.latent, e));
-  add(part("feed-forward: its input", p, saved.mlp.stream * stream_share(p), e));
-  add(part("MLP: activation's input and output", p, saved.mlp.heads / t, e));
+  SavedActivations norms;
+  norms.stream = 2 * h;
+  add(part("norms' inputs (the residual stream)", p, norms));
+  add(part("attention: its input", p, stream_of(saved.attention)));
+  add(part("attention: queries, keys, values, output", p, heads_of(saved.attention)));
+  add(part("attention: latents", p, latent_of(saved.attention)));
+  add(part("feed-forward: its input", p, stream_of(saved.mlp)));
+  add(part("MLP: activation's input and output", p, heads_of(saved.mlp)));
   if (mlp.moe) add(moe_item(p, mlp));
-  if (mlp.dropout) add(part("dropout masks (two residual adds)", p, 2 * h * stream_share(p), 1));
-  add({"stored attention scores", sbh(p) * score_term(p) * dtype_scale(p),
+  if (mlp.dropout) {
+    const double masks = rank_tokens(p) * 2 * h * stream_share(p);
+    add({"dropout masks (two residual adds)", masks, "1 B an element"});
+  }
+  add({"stored attention scores", sbh(p) * score_term(p) * element_bytes(p).kept / 2,
        "the softmax's output, dropout mask and output: 5 B a score (7 in PyTorch's FP32 softmax)"});
   add(recomputed_modules(p, saved, mlp));
   return parts;
@@ -220,9 +289,9 @@ double MemoryLedger::peak_bytes() const {
 
 std::vector<MemoryItem> layer_activation_parts(const TrainingPlan& p, int layer) {
   if (p.training.recompute == config::Training::FULL) {
-    return {part("the layer's input (all full recompute keeps)", p,
-                 static_cast<double>(p.model.hidden()) * stream_share(p),
-                 bytes_per_element(p.training.dtype))};
+    SavedActivations input;
+    input.stream = static_cast<double>(p.model.hidden());
+    return {part("the layer's input (all full recompute keeps)", p, input)};
   }
   return layer_parts_without_full_recompute(p, p.model.attention(layer), p.model.mlp(layer));
 }

@@ -48,6 +48,7 @@ TrainingSettings training_settings(const config::Training& t) {
     s.recomputes_moe = listed(config::Training::MOE);
     s.recomputes_shared_experts = listed(config::Training::SHARED_EXPERTS);
   }
+  s.fp8_linear_inputs_only = t.fp8_activations() == config::Training::LINEAR_INPUTS;
   s.skewed_routing = t.routing() > config::Training::BALANCED;
   // The materialized attention keeps its scores for the backward, as does any kernel a scenario
   // declares not to be FlashAttention-style.

@@ -68,6 +68,10 @@ struct TrainingSettings {
   bool recomputes_mlp = false;
   bool recomputes_moe = false;
   bool recomputes_shared_experts = false;
+  // FP8 training keeps only its linear layers' inputs in FP8, the rest in BF16
+  // (training.fp8_activations LINEAR_INPUTS); otherwise every saved element takes the dtype's
+  // bytes.
+  bool fp8_linear_inputs_only = false;
 };
 
 // Where a rank's offloaded state lives, how fast the host updates it, and the fixed cost of a
