@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -104,24 +106,24 @@ double rank_bytes(const TrainingPlan& p, const SavedActivations& saved) {
   return n.kept * b.kept + n.linear * b.linear + n.fp8_copies * b.fp8_copy;
 }
 
-// One class of `saved`: its hidden-stream, per-head or latent tensors.
-SavedActivations stream_of(const SavedActivations& s) {
+// One class of `saved`: its hidden-stream, per-head or latent tensors (the FP8 copies are
+// per-head).
+enum class SavedClass : uint8_t { kStream, kHeads, kLatent };
+
+SavedActivations only(const SavedActivations& s, SavedClass which) {
   SavedActivations c;
-  c.stream = s.stream;
-  c.linear_stream = s.linear_stream;
-  return c;
-}
-SavedActivations heads_of(const SavedActivations& s) {
-  SavedActivations c;
-  c.heads = s.heads;
-  c.linear_heads = s.linear_heads;
-  c.fp8_copies = s.fp8_copies;
-  return c;
-}
-SavedActivations latent_of(const SavedActivations& s) {
-  SavedActivations c;
-  c.latent = s.latent;
-  c.linear_latent = s.linear_latent;
+  switch (which) {
+    case SavedClass::kStream:
+      std::tie(c.stream, c.linear_stream) = std::pair(s.stream, s.linear_stream);
+      break;
+    case SavedClass::kHeads:
+      std::tie(c.heads, c.linear_heads, c.fp8_copies) =
+          std::tuple(s.heads, s.linear_heads, s.fp8_copies);
+      break;
+    case SavedClass::kLatent:
+      std::tie(c.latent, c.linear_latent) = std::pair(s.latent, s.linear_latent);
+      break;
+  }
   return c;
 }
 
@@ -200,12 +202,14 @@ MemoryItem recomputed_modules(const TrainingPlan& p, const LayerSaved& saved, co
   };
   const double tokens = rank_tokens(p);
   drop(t.recomputes_norms,
-       tokens * (rank_bytes(p, stream_of(saved.attention)) + rank_bytes(p, stream_of(saved.mlp))),
+       tokens * (rank_bytes(p, only(saved.attention, SavedClass::kStream)) +
+                 rank_bytes(p, only(saved.mlp, SavedClass::kStream))),
        "the norms' outputs");
   SavedActivations up;
   up.heads = saved.attention.up_projection;
   drop(t.recomputes_up_projections, tokens * rank_bytes(p, up), "the up-projections' outputs");
-  drop(t.recomputes_mlp, tokens * rank_bytes(p, heads_of(saved.mlp)), "the MLP's intermediates");
+  drop(t.recomputes_mlp, tokens * rank_bytes(p, only(saved.mlp, SavedClass::kHeads)),
+       "the MLP's intermediates");
   if (mlp.moe) {
     const double f = static_cast<double>(mlp.expert_ffn);
     drop(t.recomputes_moe, moe_item(p, mlp).bytes, "the MoE block's tensors");
@@ -236,11 +240,12 @@ std::vector<MemoryItem> layer_parts_without_full_recompute(const TrainingPlan& p
   SavedActivations norms;
   norms.stream = 2 * h;
   add(part("norms' inputs (the residual stream)", p, norms));
-  add(part("attention: its input", p, stream_of(saved.attention)));
-  add(part("attention: queries, keys, values, output", p, heads_of(saved.attention)));
-  add(part("attention: latents", p, latent_of(saved.attention)));
-  add(part("feed-forward: its input", p, stream_of(saved.mlp)));
-  add(part("MLP: activation's input and output", p, heads_of(saved.mlp)));
+  add(part("attention: its input", p, only(saved.attention, SavedClass::kStream)));
+  add(part("attention: queries, keys, values, output", p,
+           only(saved.attention, SavedClass::kHeads)));
+  add(part("attention: latents", p, only(saved.attention, SavedClass::kLatent)));
+  add(part("feed-forward: its input", p, only(saved.mlp, SavedClass::kStream)));
+  add(part("MLP: activation's input and output", p, only(saved.mlp, SavedClass::kHeads)));
   if (mlp.moe) add(moe_item(p, mlp));
   if (mlp.dropout) {
     const double masks = rank_tokens(p) * 2 * h * stream_share(p);
