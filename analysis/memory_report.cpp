@@ -42,12 +42,11 @@ std::string memory_layer_text(const MemoryLedger& mem) {
       "\nWhat layer {} keeps for one micro-batch on rank {} (its stage's largest), GB = 1e9 "
       "bytes:\n",
       mem.layer, mem.rank);
-  double total = 0;
   for (const MemoryItem& part : mem.layer_parts) {
     out += fmt::format("  {:<44}{:>9.3f} GB  {}\n", part.name, part.bytes / kGB, part.detail);
-    total += part.bytes;
   }
-  out += fmt::format("  {:<44}{:>9.3f} GB\n", "one layer, one micro-batch", total / kGB);
+  out += fmt::format("  {:<44}{:>9.3f} GB\n", "one layer, one micro-batch",
+                     total_bytes(mem.layer_parts) / kGB);
   return out;
 }
 

@@ -23,10 +23,6 @@ namespace {
 std::string recompute_name(const TrainingSettings& t) {
   std::string name = config::Training::Recompute_Name(t.recompute);
   if (t.recompute != config::Training::SELECTIVE) return name;
-  const bool no_other_module = !t.recomputes_norms && !t.recomputes_moe_activation &&
-                               !t.recomputes_up_projections && !t.recomputes_mlp &&
-                               !t.recomputes_moe && !t.recomputes_shared_experts;
-  if (t.recomputes_core_attention && no_other_module) return name;
   std::vector<std::string> modules;
   using config::Training;
   auto add = [&](bool on, Training::RecomputeModule module) {
@@ -39,6 +35,7 @@ std::string recompute_name(const TrainingSettings& t) {
   add(t.recomputes_mlp, Training::MLP);
   add(t.recomputes_moe, Training::MOE);
   add(t.recomputes_shared_experts, Training::SHARED_EXPERTS);
+  if (modules == std::vector{Training::RecomputeModule_Name(Training::CORE_ATTN)}) return name;
   return fmt::format("{} ({})", name, fmt::join(modules, ", "));
 }
 

@@ -8,6 +8,11 @@ double matrices(bool gated) {
   return gated ? 3.0 : 2.0;
 }
 
+// One SwiGLU expert's weights.
+double one_expert_params(const MlpSpec& s) {
+  return matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
+}
+
 void append_dense(const std::string& name, double ffn, bool gated, double tokens, double hidden,
                   int tp, bool sequence_parallel, double e, std::vector<LayerStep>& fw) {
   const double f = ffn / tp;
@@ -122,21 +127,21 @@ MlpSpec mlp_spec(const config::Model& model, int layer) {
 double mlp_params(const MlpSpec& s) {
   const double h = static_cast<double>(s.hidden);
   if (!s.moe) return matrices(s.gated) * h * static_cast<double>(s.ffn);
-  const double expert = matrices(true) * h * static_cast<double>(s.expert_ffn);
   const double router = h * static_cast<double>(s.experts);
-  return static_cast<double>(s.experts + s.shared) * expert + router;
+  return static_cast<double>(s.experts + s.shared) * one_expert_params(s) + router;
 }
 
 double mlp_expert_params(const MlpSpec& s) {
-  if (!s.moe) return 0;
-  return static_cast<double>(s.experts) * matrices(true) *
-         static_cast<double>(s.hidden * s.expert_ffn);
+  return s.moe ? static_cast<double>(s.experts) * one_expert_params(s) : 0;
+}
+
+double mlp_shared_expert_params(const MlpSpec& s) {
+  return s.moe ? static_cast<double>(s.shared) * one_expert_params(s) : 0;
 }
 
 double mlp_active_params(const MlpSpec& s) {
   if (!s.moe) return mlp_params(s);
-  const double expert = matrices(true) * static_cast<double>(s.hidden * s.expert_ffn);
-  return static_cast<double>(s.top_k + s.shared) * expert +
+  return static_cast<double>(s.top_k + s.shared) * one_expert_params(s) +
          static_cast<double>(s.hidden * s.experts);
 }
 

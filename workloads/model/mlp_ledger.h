@@ -26,9 +26,10 @@ struct MlpSpec {
 
 MlpSpec mlp_spec(const config::Model& model, int layer);
 
-double mlp_params(const MlpSpec& spec);         // all of the block's parameters
-double mlp_expert_params(const MlpSpec& spec);  // of which routed experts (sharded over EP)
-double mlp_active_params(const MlpSpec& spec);  // in a matrix multiply per token
+double mlp_params(const MlpSpec& spec);                // all of the block's parameters
+double mlp_expert_params(const MlpSpec& spec);         // of which routed experts (sharded over EP)
+double mlp_shared_expert_params(const MlpSpec& spec);  // of which shared experts
+double mlp_active_params(const MlpSpec& spec);         // in a matrix multiply per token
 
 // What a dense MLP keeps for its backward, per token: its input (the norm's output) on the
 // stream; the activation's input (gate and up halves when gated) and output, split by columns.

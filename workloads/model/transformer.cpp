@@ -7,6 +7,14 @@ namespace racksim {
 
 namespace {
 
+// The sum of `per_layer` over the layers' specs.
+template <class Spec, class PerLayer>
+double sum_over(const std::vector<Spec>& specs, PerLayer per_layer) {
+  double total = 0;
+  for (const Spec& spec : specs) total += per_layer(spec);
+  return total;
+}
+
 double local_tokens(const RankShape& shape) {
   return static_cast<double>(shape.micro_batch * shape.seq_length) / shape.cp;
 }
@@ -118,35 +126,26 @@ double TransformerModel::mtp_params() const {
 }
 
 double TransformerModel::up_projection_params() const {
-  double params = 0;
-  for (const auto& spec : attention_) params += racksim::up_projection_params(spec);
-  return params;
+  return sum_over(attention_,
+                  [](const AttentionSpec& s) { return racksim::up_projection_params(s); });
 }
 
 double TransformerModel::dense_mlp_params() const {
-  double params = 0;
-  for (const auto& spec : mlp_) params += spec.moe ? 0 : mlp_params(spec);
-  return params;
+  return sum_over(mlp_, [](const MlpSpec& s) { return s.moe ? 0 : mlp_params(s); });
 }
 
 double TransformerModel::moe_block_active_params() const {
-  double params = 0;
-  for (const auto& spec : mlp_) params += spec.moe ? mlp_active_params(spec) : 0;
-  return params;
+  return sum_over(mlp_, [](const MlpSpec& s) { return s.moe ? mlp_active_params(s) : 0; });
 }
 
 double TransformerModel::shared_expert_params() const {
-  double params = 0;
-  for (const auto& spec : mlp_) {
-    if (spec.moe) params += 3.0 * static_cast<double>(spec.shared * spec.hidden * spec.expert_ffn);
-  }
-  return params;
+  return sum_over(mlp_, mlp_shared_expert_params);
 }
 
 double TransformerModel::attention_coeff(bool causal_halving) const {
-  double a = 0;
-  for (const auto& spec : attention_) a += racksim::attention_coeff(spec, causal_halving);
-  return a;
+  return sum_over(attention_, [&](const AttentionSpec& s) {
+    return racksim::attention_coeff(s, causal_halving);
+  });
 }
 
 double TransformerModel::model_flops_per_token(int64_t seq_length, bool causal_halving) const {

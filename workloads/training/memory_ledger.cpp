@@ -257,12 +257,6 @@ std::vector<MemoryItem> layer_parts_without_full_recompute(const TrainingPlan& p
   return parts;
 }
 
-double total_bytes(const std::vector<MemoryItem>& items) {
-  double total = 0;
-  for (const MemoryItem& item : items) total += item.bytes;
-  return total;
-}
-
 double layer_bytes_without_full_recompute(const TrainingPlan& p, const AttentionSpec& attention,
                                           const MlpSpec& mlp) {
   return total_bytes(layer_parts_without_full_recompute(p, attention, mlp));
@@ -282,10 +276,14 @@ MemoryItem static_item(const char* name, const RankParams& params, double bytes,
 
 }  // namespace
 
-double MemoryLedger::static_bytes() const {
+double total_bytes(const std::vector<MemoryItem>& items) {
   double total = 0;
-  for (const auto& item : static_items) total += item.bytes;
+  for (const MemoryItem& item : items) total += item.bytes;
   return total;
+}
+
+double MemoryLedger::static_bytes() const {
+  return total_bytes(static_items);
 }
 
 double MemoryLedger::peak_bytes() const {
@@ -372,45 +370,46 @@ bool runs_mtp_modules(const TrainingPlan& p, const ChunkRef& chunk) {
                                              : p.map.runs_standalone_mtp(chunk);
 }
 
-// The layer of `stage` that keeps the most for one micro-batch (the first such); -1 if the stage
-// holds no layer.
-int largest_layer(const TrainingPlan& p, int stage) {
+// What a stage's layers keep for one micro-batch, each layer's bytes computed once: per chunk
+// (chunks of unequal sizes where the split counts the embedding, the loss or MTP as layers; an
+// MTP module keeps what a layer like the last one keeps), and its largest layer (the first such;
+// -1 if the stage holds none).
+struct StageLayers {
+  std::vector<double> chunk_bytes;
+  std::vector<std::string> chunk_layers;  // "4", or "(4+1 MTP)"
   int largest = -1;
   double largest_bytes = 0;
-  for (int k = 0; k < p.map.chunks_per_stage(); ++k) {
-    const LayerRange layers = p.map.layers({stage, k});
-    for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      const double bytes = layer_activation_bytes(p, l);
-      if (largest >= 0 && bytes <= largest_bytes) continue;
-      largest = l;
-      largest_bytes = bytes;
-    }
-  }
-  return largest;
-}
+};
 
-// The activations stage `stage` holds at most, chunk by chunk as its schedule runs them (chunks
-// of unequal sizes where the split counts the embedding, the loss or MTP as layers; an MTP
-// module keeps what a layer like the last one keeps); with offloading, two layers' worth on the
-// GPU and the rest added to `host_bytes`.
-MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes) {
-  std::vector<double> chunk_bytes;
-  std::vector<std::string> chunk_layers;
+StageLayers stage_layers(const TrainingPlan& p, int stage) {
+  StageLayers s;
   const int last_layer = static_cast<int>(p.model.layers()) - 1;
   for (int k = 0; k < p.map.chunks_per_stage(); ++k) {
     const LayerRange layers = p.map.layers({stage, k});
     double bytes = 0;
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      bytes += layer_activation_bytes(p, l);
+      const double layer = layer_activation_bytes(p, l);
+      bytes += layer;
+      if (s.largest >= 0 && layer <= s.largest_bytes) continue;
+      s.largest = l;
+      s.largest_bytes = layer;
     }
     std::string held = std::to_string(layers.count);
     if (runs_mtp_modules(p, {stage, k})) {
       bytes += p.model.mtp_depth() * layer_activation_bytes(p, last_layer);
       held = fmt::format("({}+{} MTP)", layers.count, p.model.mtp_depth());
     }
-    chunk_bytes.push_back(bytes);
-    chunk_layers.push_back(held);
+    s.chunk_bytes.push_back(bytes);
+    s.chunk_layers.push_back(held);
   }
+  return s;
+}
+
+// The activations stage `stage` holds at most, chunk by chunk as its schedule runs them; with
+// offloading, two layers' worth on the GPU and the rest added to `host_bytes`.
+MemoryItem activations_item(const TrainingPlan& p, int stage, const StageLayers& layers,
+                            double* host_bytes) {
+  const std::vector<double>& chunk_bytes = layers.chunk_bytes;
   const PassOrder& order = p.orders[static_cast<size_t>(stage)];
   const int in_flight = in_flight_chunk_passes(order);
   const double peak = in_flight_activation_bytes(order, chunk_bytes);
@@ -420,20 +419,18 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, double* host_bytes
       equal ? fmt::format(
                   "{:.4g} B for the {} layers of a chunk x {} chunk passes in flight "
                   "(from the schedule)",
-                  chunk_bytes.front(), chunk_layers.front(), in_flight)
+                  chunk_bytes.front(), layers.chunk_layers.front(), in_flight)
             : fmt::format(
                   "at most {} chunk passes in flight, of chunks holding {} layers (from "
                   "the schedule)",
-                  in_flight, fmt::join(chunk_layers, "/"));
+                  in_flight, fmt::join(layers.chunk_layers, "/"));
   if (!p.training.offload_activations) return {"activations", peak, detail};
   // Double-buffered offload: one layer's activations in use and the next one's in transit.
   *host_bytes += peak;
-  const int largest = largest_layer(p, stage);
-  const double layer = largest < 0 ? 0 : layer_activation_bytes(p, largest);
-  return {"activations", 2 * layer,
+  return {"activations", 2 * layers.largest_bytes,
           fmt::format("2 x {:.4g} B (double-buffered offload; {:.4g} B of {} chunk passes in "
                       "host memory)",
-                      layer, peak, in_flight)};
+                      layers.largest_bytes, peak, in_flight)};
 }
 
 // training.defer_embedding_wgrad on the stage where micro-batches leave the model: per deferred
@@ -496,8 +493,9 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
   }
 
   if (auto deferred = deferred_wgrad_item(p, c.pp)) ledger.static_items.push_back(*deferred);
-  ledger.activations = activations_item(p, c.pp, &ledger.host_bytes);
-  ledger.layer = largest_layer(p, c.pp);
+  const StageLayers layers = stage_layers(p, c.pp);
+  ledger.activations = activations_item(p, c.pp, layers, &ledger.host_bytes);
+  ledger.layer = layers.largest;
   if (ledger.layer >= 0) ledger.layer_parts = layer_activation_parts(p, ledger.layer);
   ledger.largest_transient = largest_transient(p, c.pp);
   return ledger;

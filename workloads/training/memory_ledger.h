@@ -24,6 +24,9 @@ struct MemoryItem {
   std::string detail;  // how it was computed
 };
 
+// The sum of the items' bytes.
+double total_bytes(const std::vector<MemoryItem>& items);
+
 struct MemoryLedger {
   RankId rank = 0;
   double capacity_bytes = 0;
