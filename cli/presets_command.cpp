@@ -46,11 +46,12 @@ void print_text() {
         name, m->hidden_size(), m->num_layers(), m->num_heads(), m->num_kv_heads(),
         m->ffn_hidden_size(), m->vocab_size(), m->source());
   }
-  fmt::print("hardware (per GPU; bandwidth per direction):\n");
+  fmt::print(
+      "hardware (per GPU; bandwidth per direction; HBM as the driver reports it, GB = 1e9 B):\n");
   for (const auto& name : topo::hardware_preset_names()) {
     const auto h = topo::hardware_preset(name);
     fmt::print(
-        "  {:<19} {:<11} {:>5.0f} TFLOP/s BF16, {:>4.0f} GB HBM at {:.2f} TB/s, scale-up {:.0f} "
+        "  {:<19} {:<11} {:>5.0f} TFLOP/s BF16, {:>5.1f} GB HBM at {:.2f} TB/s, scale-up {:.0f} "
         "GB/s, NIC {:.0f} Gb/s\n",
         name, h->gpu().name(), h->gpu().bf16_flops_per_s() / 1e12, h->gpu().hbm_bytes() / 1e9,
         h->gpu().hbm_bytes_per_s() / 1e12, h->scale_up().bytes_per_s() / 1e9,

@@ -103,7 +103,7 @@ constexpr std::string_view kDgxA100 = R"pb(
     bf16_flops_per_s: 312e12
     # No FP8 on Ampere: fp8_flops_per_s stays unset (0).
     fp32_flops_per_s: 19.5e12
-    hbm_bytes: 80e9
+    hbm_bytes: 85899345920  # the driver's total, 81,920 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 2.039e12
     sm_count: 108
   }
@@ -202,7 +202,7 @@ constexpr std::string_view kDgxH100 = R"pb(
     bf16_flops_per_s: 989e12
     fp8_flops_per_s: 1979e12
     fp32_flops_per_s: 67e12
-    hbm_bytes: 80e9
+    hbm_bytes: 85520809984  # the driver's total, 81,559 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 3.35e12
     sm_count: 132
   }
@@ -222,7 +222,7 @@ constexpr std::string_view kDgxH200 = R"pb(
     bf16_flops_per_s: 989e12
     fp8_flops_per_s: 1979e12
     fp32_flops_per_s: 67e12
-    hbm_bytes: 141e9
+    hbm_bytes: 150754820096  # the driver's total, 143,771 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 4.8e12
     sm_count: 132
   }
@@ -241,7 +241,7 @@ constexpr std::string_view kHgxH800 = R"pb(
     bf16_flops_per_s: 989e12
     fp8_flops_per_s: 1979e12
     fp32_flops_per_s: 67e12
-    hbm_bytes: 80e9
+    hbm_bytes: 85520809984  # the driver's total, 81,559 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 3.35e12
     sm_count: 132
   }
@@ -259,7 +259,7 @@ constexpr std::string_view kHgxB200 = R"pb(
     bf16_flops_per_s: 2250e12
     fp8_flops_per_s: 4500e12
     fp32_flops_per_s: 75e12
-    hbm_bytes: 180e9
+    hbm_bytes: 192265846784  # the driver's total, 183,359 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 8.0e12
     # 148 SMs, 74 of each die's 80 (Chips and Cheese, "Nvidia's B200: Keeping the CUDA
     # Juggernaut Rolling", 2025).
@@ -279,7 +279,7 @@ constexpr std::string_view kHgxB300 = R"pb(
     fp8_flops_per_s: 4500e12
     # Blackwell Ultra cuts FP64 (to ~1.25 TF), not FP32.
     fp32_flops_per_s: 75e12
-    hbm_bytes: 288e9
+    hbm_bytes: 288400343040  # the driver's total, 275,040 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 8.0e12
     # 160 SMs (NVIDIA developer blog, "Inside NVIDIA Blackwell Ultra", August 2025).
     sm_count: 160
@@ -305,7 +305,7 @@ constexpr std::string_view kHgxB300MixedNics = R"pb(
     bf16_flops_per_s: 2250e12
     fp8_flops_per_s: 4500e12
     fp32_flops_per_s: 75e12
-    hbm_bytes: 288e9
+    hbm_bytes: 288400343040  # the driver's total, 275,040 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 8.0e12
     # 160 SMs (NVIDIA developer blog, "Inside NVIDIA Blackwell Ultra", August 2025).
     sm_count: 160
@@ -333,7 +333,7 @@ constexpr std::string_view kGb200Nvl72 = R"pb(
     bf16_flops_per_s: 2500e12
     fp8_flops_per_s: 5000e12
     fp32_flops_per_s: 80e12
-    hbm_bytes: 186e9
+    hbm_bytes: 198674743296  # the driver's total, 189,471 MiB (data/hbm-capacity.csv)
     hbm_bytes_per_s: 8.0e12
     # 148 SMs, 74 of each die's 80 (Chips and Cheese, "Nvidia's B200: Keeping the CUDA
     # Juggernaut Rolling", 2025).
@@ -358,7 +358,7 @@ constexpr std::string_view kGb300Nvl72 = R"pb(
     bf16_flops_per_s: 2500e12
     fp8_flops_per_s: 5000e12
     fp32_flops_per_s: 80e12
-    hbm_bytes: 288e9
+    hbm_bytes: 298500227072  # 278 GiB as PyTorch sees it (data/hbm-capacity.csv)
     hbm_bytes_per_s: 8.0e12
     # 160 SMs (NVIDIA developer blog, "Inside NVIDIA Blackwell Ultra", August 2025).
     sm_count: 160
@@ -379,7 +379,7 @@ constexpr std::string_view kMi300x = R"pb(
     bf16_flops_per_s: 1307e12
     fp8_flops_per_s: 2615e12
     fp32_flops_per_s: 163e12
-    hbm_bytes: 192e9
+    hbm_bytes: 205822885888  # rocm-smi's VRAM total (data/hbm-capacity.csv)
     hbm_bytes_per_s: 5.3e12
   }
   scale_up {

@@ -191,11 +191,13 @@ MemoryLedger busiest(const std::string& scenario, const std::vector<std::string>
   return worst_memory_ledger(resolve_training_plan(config::load_scenario(path, sets).scenario));
 }
 
-// Two published DeepSeek-V3 runs recompute the MLA up-projections, and the ledger says they must:
-// without it neither busiest rank fits, with the recompute as published both do (DeepSeek's
-// report on 2,048 H800: the norms, the up-projections and the MoE SwiGLU's output; NVIDIA's GB200
-// recipe: the up-projections; docs/validation.md, "7 December, last").
-TEST(RecomputeModules, DeepSeekV3FitsOnlyWithItsPublishedRecompute) {
+// Two published DeepSeek-V3 runs recompute the MLA up-projections (DeepSeek's report on 2,048
+// H800: the norms, the up-projections and the MoE SwiGLU's output; NVIDIA's GB200 recipe: the
+// up-projections; docs/validation.md, "7 December, last"). On the H800 the ledger says they must:
+// without it the busiest rank does not fit. On the GB200 it fits either way, but without the
+// recompute within 4 % of the driver's total, which the CUDA context and NCCL's buffers (not in
+// the ledger) would take; with it 40 GB stay free.
+TEST(RecomputeModules, DeepSeekV3NeedsItsPublishedRecompute) {
   const std::string h800 = "deepseek-v3-h800.textproto";
   EXPECT_TRUE(busiest(h800, {}).fits());
   EXPECT_FALSE(busiest(h800, {"training.recompute_modules=LAYERNORM+MOE_ACT"}).fits());
@@ -222,8 +224,11 @@ TEST(RecomputeModules, DeepSeekV3FitsOnlyWithItsPublishedRecompute) {
   std::vector<std::string> recipe = gb200;
   recipe.push_back("training.recompute=SELECTIVE");
   recipe.push_back("training.recompute_modules=MLA_UP_PROJ");
-  EXPECT_TRUE(busiest("megatron-bridge-moe.textproto", recipe).fits());
-  EXPECT_FALSE(busiest("megatron-bridge-moe.textproto", gb200).fits());
+  const MemoryLedger with = busiest("megatron-bridge-moe.textproto", recipe);
+  EXPECT_LT(with.peak_bytes(), with.capacity_bytes - 40e9);
+  const MemoryLedger without = busiest("megatron-bridge-moe.textproto", gb200);
+  EXPECT_TRUE(without.fits());
+  EXPECT_GT(without.peak_bytes(), 0.96 * without.capacity_bytes);
 }
 
 TEST(RecomputeModules, ListsThatMakeNoSenseAreRefused) {

@@ -159,7 +159,7 @@ TEST(app_scenario_loader, PresetFigures) {
 
   const auto b300 = topo::hardware_preset("hgx-b300");
   ASSERT_TRUE(b300.has_value());
-  EXPECT_DOUBLE_EQ(b300->gpu().hbm_bytes(), 288e9);
+  EXPECT_DOUBLE_EQ(b300->gpu().hbm_bytes(), 275040.0 * 1024 * 1024);  // nvidia-smi MiB
   EXPECT_DOUBLE_EQ(b300->scale_out().nic_bits_per_s(), 800e9);
   EXPECT_EQ(b300->pcie().generation(), 6);
 

@@ -443,9 +443,18 @@ TEST(MemoryLedger, Fp8TrainingHoldsBf16WeightsAndTheirFp8Copies) {
   const TrainingPlan bf16 = resolve_training_plan(s);
   s.mutable_training()->set_dtype(config::FP8);
   const TrainingPlan fp8 = resolve_training_plan(s);
-  const double params = params_on_rank(fp8.model, fp8.layout, fp8.map, 0);
-  EXPECT_DOUBLE_EQ(memory_ledger(bf16, 0).static_items.front().bytes, 2 * params);
-  EXPECT_DOUBLE_EQ(memory_ledger(fp8, 0).static_items.front().bytes, 4 * params);
+  for (const int stage : {0, 1}) {  // the embedding's and the output layer's (untied)
+    const RankId rank = fp8.layout.rank(RankCoords{0, 0, 0, stage});
+    const double params = params_on_rank(fp8.model, fp8.layout, fp8.map, rank);
+    const double tables = rank_table_params(fp8.model, fp8.layout, fp8.map, rank);
+    EXPECT_DOUBLE_EQ(tables, fp8.model.embedding_params() / 2);  // split over TP 2
+    const MemoryLedger ledger = memory_ledger(fp8, rank);
+    EXPECT_DOUBLE_EQ(memory_ledger(bf16, rank).static_items.at(0).bytes, 2 * params);
+    EXPECT_DOUBLE_EQ(ledger.static_items.at(0).bytes, 2 * params);
+    // Transformer Engine's FP8 copy and transpose: the blocks' GEMM weights, not the tables.
+    EXPECT_EQ(ledger.static_items.at(1).name, "FP8 weight copies");
+    EXPECT_DOUBLE_EQ(ledger.static_items.at(1).bytes, 2 * (params - tables));
+  }
 }
 
 // AdamW's moments in BF16 (DeepSeek-V3): 4 + 2 x 2 = 8 B of optimizer state per parameter, and

@@ -24,7 +24,9 @@ namespace {
 double optimizer_bytes_per_param(const TrainingPlan& p) {
   return 4 + 2 * p.training.moment_bytes;
 }
-constexpr double kFp8TrainingWeightBytes = 2 + 1 + 1;
+// Transformer Engine's FP8 copy of a weight and its transpose (Hopper's FP8 GEMMs read both
+// operands K-major, so the backward's data gradient needs the transposed copy).
+constexpr double kFp8WeightCopyBytes = 1 + 1;
 
 // The tokens of one micro-batch on one rank (after the CP split).
 double rank_tokens(const TrainingPlan& p) {
@@ -266,9 +268,11 @@ MemoryItem static_item(const char* name, const RankParams& params, double bytes,
                        const RankParams& shards, const std::string& where) {
   const double per_rank = (params.dense / shards.dense + params.expert / shards.expert) * bytes;
   std::string detail = fmt::format("{:.4g} parameters x {} B", params.total(), bytes);
-  if (shards.dense > 1 || shards.expert > 1) {
+  if (params.expert > 0 && (shards.dense > 1 || shards.expert > 1)) {
     detail += fmt::format(", sharded {:g}-way (dense) and {:g}-way (experts)", shards.dense,
                           shards.expert);
+  } else if (shards.dense > 1) {
+    detail += fmt::format(", sharded {:g}-way", shards.dense);
   }
   if (!where.empty()) detail += ", " + where;
   return {name, per_rank, detail};
@@ -433,6 +437,23 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, const StageLayers&
                       layers.largest_bytes, peak, in_flight)};
 }
 
+// The weights. FP8 training keeps them in BF16 (2 B) and, over the step, Transformer Engine's FP8
+// copy and transpose of each FP8 GEMM's weight (cast in the first micro-batch, reused by the
+// others: the cast kernels of training/rank_writer.h). The embedding and output tables run in
+// BF16 and have no copy.
+void append_weight_items(const TrainingPlan& p, RankId rank, const RankParams& params,
+                         const RankParams& shards, std::vector<MemoryItem>* items) {
+  const bool fp8 = p.training.dtype == DataType::kFp8;
+  const double bytes = bytes_per_element(fp8 ? DataType::kBf16 : p.training.dtype);
+  items->push_back(static_item("weights", params, bytes, shards, fp8 ? "BF16" : ""));
+  if (!fp8) return;
+  const RankParams gemm_weights{params.dense - rank_table_params(p.model, p.layout, p.map, rank),
+                                params.expert};
+  items->push_back(static_item("FP8 weight copies", gemm_weights, kFp8WeightCopyBytes, shards,
+                               "FP8 copy and transpose of each FP8 GEMM's weight (not the "
+                               "embedding and output tables)"));
+}
+
 // training.defer_embedding_wgrad on the stage where micro-batches leave the model: per deferred
 // micro-batch Megatron-Core keeps the output layer's input (its sequence-parallel shard) and the
 // logits' gradient [s, b, V/tp] in BF16 until the drain (ColumnParallelLinear's
@@ -469,15 +490,8 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
   const RankParams replicas{static_cast<double>(layout.dp_cp_group(rank).size()),
                             static_cast<double>(layout.expert_dp_group(rank).size())};
   const RankParams whole{1, 1};
-  // FP8 training keeps the weights in BF16 and, over the step, Transformer Engine's FP8 copy of
-  // each and its transpose (cast in the first micro-batch, reused by the others: the cast
-  // kernels of training/rank_writer.h): 2 + 1 + 1 B per parameter.
-  const bool fp8 = p.training.dtype == DataType::kFp8;
-  const double weight_bytes = fp8 ? kFp8TrainingWeightBytes : bytes_per_element(p.training.dtype);
+  append_weight_items(p, rank, params, zero >= 3 ? replicas : whole, &ledger.static_items);
   const double grad_bytes = bytes_per_element(p.training.grad_reduce_dtype);
-  ledger.static_items.push_back(
-      static_item("weights", params, weight_bytes, zero >= 3 ? replicas : whole,
-                  fp8 ? "BF16 with the step's FP8 copy and its transpose" : ""));
   ledger.static_items.push_back(
       static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
   if (p.training.offload_optimizer) {

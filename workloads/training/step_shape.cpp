@@ -168,6 +168,30 @@ RankParams mtp_chunk_params(const TransformerModel& model, const ParallelLayout&
   return params;
 }
 
+namespace {
+
+// The stage holds the MTP modules: beside the output head, or in a chunk of their own.
+bool stage_runs_mtp(const PipelineMap& map, int stage) {
+  const int mtp_stage = map.standalone_mtp_stage();
+  return mtp_stage < 0 ? map.stage_ends_route(stage) : stage == mtp_stage;
+}
+
+}  // namespace
+
+double rank_table_params(const TransformerModel& model, const ParallelLayout& layout,
+                         const PipelineMap& map, RankId rank) {
+  const int stage = layout.coords(rank).pp;
+  const bool embedding = map.stage_starts_route(stage), head = map.stage_ends_route(stage);
+  const double table = model.embedding_params() / layout.tp();
+  double tables = embedding ? table : 0;
+  // The output head: its own matrix, or with tied embeddings a copy of the table unless this
+  // stage already holds the table.
+  if (head && (!model.tied_embeddings() || !embedding)) tables += table;
+  const bool mtp_table = model.mtp_depth() > 0 && map.standalone_mtp_position() > 0;
+  if (mtp_table && stage_runs_mtp(map, stage)) tables += table;
+  return tables;
+}
+
 RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
                        const PipelineMap& map, RankId rank) {
   const int stage = layout.coords(rank).pp;
@@ -180,17 +204,12 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
       params.expert += p.expert;
     }
   }
-  const bool embedding = map.stage_starts_route(stage), head = map.stage_ends_route(stage);
-  const double table = model.embedding_params() / layout.tp();
-  if (embedding) params.dense += table;
-  // The output head: its own matrix, or with tied embeddings a copy of the table unless this
-  // stage already holds the table; the final norm; the multi-token-prediction modules.
-  if (head && (!model.tied_embeddings() || !embedding)) params.dense += table;
-  if (head) params.dense += static_cast<double>(model.hidden());
-  // The MTP modules: beside the output head, or on the stage of their own chunk.
-  const int mtp_stage = map.standalone_mtp_stage();
-  if (mtp_stage < 0 ? head : stage == mtp_stage) {
-    const RankParams mtp = mtp_chunk_params(model, layout, map);
+  // The embedding and output tables (the MTP chunk's copy included), the final norm, the MTP
+  // modules' own weights.
+  params.dense += rank_table_params(model, layout, map, rank);
+  if (map.stage_ends_route(stage)) params.dense += static_cast<double>(model.hidden());
+  if (stage_runs_mtp(map, stage)) {
+    const RankParams mtp = mtp_split_params(model, layout);
     params.dense += mtp.dense;
     params.expert += mtp.expert;
   }

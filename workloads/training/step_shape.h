@@ -37,6 +37,10 @@ std::vector<std::vector<double>> expert_rank_shares(const config::Scenario& scen
 // it leaves (shared when tied and on the same stage).
 RankParams rank_params(const TransformerModel& model, const ParallelLayout& layout,
                        const PipelineMap& map, RankId rank);
+// The vocabulary tables among them: the embedding, the output head (unless tied and on the same
+// stage) and a standalone MTP chunk's copy of the embedding. FP8 recipes run these in BF16.
+double rank_table_params(const TransformerModel& model, const ParallelLayout& layout,
+                         const PipelineMap& map, RankId rank);
 double params_on_rank(const TransformerModel& model, const ParallelLayout& layout,
                       const PipelineMap& map, RankId rank);
 // One layer's parameters on a rank.
