@@ -23,12 +23,14 @@ import csv, os, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PUBLISHED = os.path.join(ROOT, "data", "published")
 
-# (label, results file, larger-pass row, its tokens per pass, smaller-pass row, its tokens)
+# (label, results file, larger-pass row, its tokens per pass, smaller-pass row, its tokens).
+# Not a pair: gpt-oss-120b on 64 H100 (25.11 against 26.02). The 25.11 page prints micro-batch
+# 4, which does not fit the H100 in racksim's ledger (98.5 GB of 85.5; scripts/memory-fit.py)
+# and which Megatron-Bridge's recipe for that layout sets to 1; at 1 both rows carry 4,096 tokens
+# a pass and racksim misses both by the same -40.5 and -40.6 %.
 PAIRS = [
     ("Qwen3-30B-A3B on 16 H100, FP8", "megatron-bridge-moe-results.csv",
      "qwen3-30b-h100-25.11", 2 * 4096, "qwen3-30b-h100-26.02", 1 * 4096),
-    ("gpt-oss-120b on 64 H100, BF16", "megatron-bridge-gpt-oss-results.csv",
-     "gpt-oss-120b-h100-25.11", 4 * 4096, "gpt-oss-120b-h100-26.02", 1 * 4096),
     ("gpt-oss-120b on 64 GB200, BF16", "megatron-bridge-gpt-oss-results.csv",
      "gpt-oss-120b-gb200-26.02", 4 * 4096, "gpt-oss-120b-gb200-25.11", 1 * 8192),
 ]
