@@ -14,6 +14,25 @@ std::string entry_line(const std::string& name, double bytes, const std::string&
   return fmt::format("  {:<28}{:>10.2f} GB  {}\n", name, bytes / kGB, detail);
 }
 
+// A peak this close to the capacity fits the ledger but perhaps not the GPU: the CUDA context,
+// NCCL's buffers and the allocator's fragmentation are not in the ledger (data/hbm-capacity.csv).
+constexpr double kMarginalSpareBytes = 2e9;
+
+std::string verdict(const MemoryLedger& mem) {
+  if (!mem.fits()) return "DOES NOT FIT";
+  const double spare = mem.capacity_bytes - mem.peak_bytes();
+  if (spare >= kMarginalSpareBytes) return "fits";
+  return fmt::format(
+      "fits with {:.2f} GB to spare, marginal: the CUDA context, NCCL's buffers and the "
+      "allocator's fragmentation are not in the ledger",
+      spare / kGB);
+}
+
+std::string stage_verdict(const MemoryLedger& mem) {
+  if (!mem.fits()) return "OOM: " + mem.culprit().name;
+  return mem.capacity_bytes - mem.peak_bytes() < kMarginalSpareBytes ? "fits, marginal" : "fits";
+}
+
 }  // namespace
 
 std::string memory_text(const MemoryLedger& mem) {
@@ -26,7 +45,7 @@ std::string memory_text(const MemoryLedger& mem) {
         fmt::format("  {:<28}{:>10.2f} GB  (not in HBM)\n", "in host memory", mem.host_bytes / kGB);
   }
   out += fmt::format("  {:<28}{:>10.2f} GB of {:.2f} GB: {}\n", "peak", mem.peak_bytes() / kGB,
-                     mem.capacity_bytes / kGB, mem.fits() ? "fits" : "DOES NOT FIT");
+                     mem.capacity_bytes / kGB, verdict(mem));
   if (!mem.fits()) {
     const MemoryItem& culprit = mem.culprit();
     out += fmt::format("  over by {:.2f} GB; culprit: {} ({:.2f} GB{}{})\n",
@@ -56,11 +75,10 @@ std::string memory_stages_text(const std::vector<MemoryLedger>& stages) {
                   "activations", "transient", "peak GB", "HBM GB", "verdict");
   for (size_t i = 0; i < stages.size(); ++i) {
     const MemoryLedger& m = stages[i];
-    out +=
-        fmt::format("{:<7}{:>7}{:>12.2f}{:>14.2f}{:>12.2f}{:>10.2f}{:>10.2f}  {}\n", i, m.rank,
-                    m.static_bytes() / kGB, m.activations.bytes / kGB,
-                    m.largest_transient.bytes / kGB, m.peak_bytes() / kGB, m.capacity_bytes / kGB,
-                    m.fits() ? std::string("fits") : "OOM: " + m.culprit().name);
+    out += fmt::format("{:<7}{:>7}{:>12.2f}{:>14.2f}{:>12.2f}{:>10.2f}{:>10.2f}  {}\n", i, m.rank,
+                       m.static_bytes() / kGB, m.activations.bytes / kGB,
+                       m.largest_transient.bytes / kGB, m.peak_bytes() / kGB,
+                       m.capacity_bytes / kGB, stage_verdict(m));
   }
   return out;
 }
