@@ -16,6 +16,7 @@
 #include "config/scenario_limits.h"
 #include "config/scenario_loader.h"
 #include "config/symmetry_fold.h"
+#include "proto/recompute_modules.h"
 #include "topologies/measured_collectives.h"
 #include "workloads/model/attention_ledger.h"
 #include "workloads/training/framework_presets.h"
@@ -473,7 +474,7 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
     }
   }
   const auto listed = [&](config::Training::RecomputeModule m) {
-    return std::find(modules.begin(), modules.end(), m) != modules.end();
+    return lists_recompute_module(training, m);
   };
   if (listed(config::Training::MOE) &&
       (listed(config::Training::MOE_ACT) || listed(config::Training::SHARED_EXPERTS))) {

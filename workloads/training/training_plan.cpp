@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "proto/recompute_modules.h"
 #include "proto/scale_up_domain.h"
 #include "workloads/moe/token_routing.h"
 #include "workloads/training/step_shape.h"
@@ -36,11 +37,9 @@ TrainingSettings training_settings(const config::Training& t) {
   s.wgrad_deferral_limit = t.wgrad_deferral_limit();
   s.moe_a2a_overlap = t.moe_a2a_overlap();
   if (t.recompute() == config::Training::SELECTIVE) {
-    const auto& modules = t.recompute_modules();
-    auto listed = [&](config::Training::RecomputeModule m) {
-      return std::find(modules.begin(), modules.end(), m) != modules.end();
-    };
-    s.recomputes_core_attention = modules.empty() || listed(config::Training::CORE_ATTN);
+    auto listed = [&](config::Training::RecomputeModule m) { return lists_recompute_module(t, m); };
+    s.recomputes_core_attention =
+        t.recompute_modules().empty() || listed(config::Training::CORE_ATTN);
     s.recomputes_norms = listed(config::Training::LAYERNORM);
     s.recomputes_moe_activation = listed(config::Training::MOE_ACT);
     s.recomputes_up_projections = listed(config::Training::MLA_UP_PROJ);
