@@ -17,6 +17,9 @@ token) the same. With f the share of M paid per pass:
 The step times come from the committed results files (scripts/validate.py writes them), so the
 figures follow the last validation run. --check exits 1 unless every pair's f lies within
 +-0.15: the missing time scales with the tokens, not with the passes.
+
+Caution: each pair sets two releases against each other, so a cost per pass that the later
+software reduced reads here as a cost per token (docs/validation.md, the MoE section).
 """
 import csv, os, sys
 
