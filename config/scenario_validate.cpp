@@ -484,7 +484,9 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
   }
 }
 
-// How FP8 training keeps its activations says nothing for another dtype.
+// How FP8 training keeps its activations and weights says nothing for another dtype; FP8
+// parameters, and the overlap of their gather, need a sharded optimizer (Megatron-Core asserts
+// the distributed one).
 void check_fp8_activations(const config::Training& training, const Checker& check) {
   if (training.fp8_activations() == config::Training::LINEAR_INPUTS &&
       training.dtype() != config::FP8) {
@@ -492,6 +494,25 @@ void check_fp8_activations(const config::Training& training, const Checker& chec
                fmt::format("LINEAR_INPUTS says how FP8 training keeps its activations, but dtype "
                            "is {}",
                            config::DType_Name(training.dtype())));
+  }
+  if (training.overlap_param_gather() && (training.zero_stage() < 1 || training.zero_stage() > 2)) {
+    check.fail(
+        "training.overlap_param_gather",
+        fmt::format("overlaps a sharded optimizer's parameter gather (zero_stage 1 or 2), "
+                    "but zero_stage is {}{}",
+                    training.zero_stage(),
+                    training.zero_stage() > 2 ? " (stage 3 gathers every layer anyway)" : ""));
+  }
+  if (!training.fp8_param_gather()) return;
+  if (training.dtype() != config::FP8) {
+    check.fail("training.fp8_param_gather",
+               fmt::format("FP8 parameters need dtype FP8, but dtype is {}",
+                           config::DType_Name(training.dtype())));
+  }
+  if (training.zero_stage() < 1) {
+    check.fail("training.fp8_param_gather",
+               "FP8 parameters are gathered by a sharded optimizer: set zero_stage 1 or more "
+               "(Megatron's distributed optimizer)");
   }
 }
 

@@ -500,6 +500,41 @@ TEST(app_scenario_loader, Fp8ActivationsField) {
       small_scenario(""), "s", {"training.dtype=FP8", "training.fp8_activations=LINEAR_INPUTS"}));
 }
 
+// FP8 parameters need FP8 training and a sharded optimizer; each refusal names the field. The
+// megatron-bridge framework turns them on for FP8 only where the optimizer is sharded.
+TEST(app_scenario_loader, Fp8ParamGatherField) {
+  const Caught bf16 = with("training.fp8_param_gather=true");
+  EXPECT_EQ(bf16.field, "training.fp8_param_gather");
+  EXPECT_NE(bf16.detail.find("BF16"), std::string::npos) << bf16.detail;
+  const Caught unsharded =
+      load_error(small_scenario(""), "scenario.textproto",
+                 {"training.dtype=FP8", "training.zero_stage=0", "training.fp8_param_gather=true"});
+  EXPECT_EQ(unsharded.field, "training.fp8_param_gather");
+  EXPECT_NE(unsharded.detail.find("zero_stage"), std::string::npos) << unsharded.detail;
+  const auto bridge = [](std::vector<std::string> sets) {
+    sets.push_back("training.framework=megatron-bridge");
+    return config::load_scenario_text(small_scenario(""), "s", sets).scenario.training();
+  };
+  EXPECT_TRUE(bridge({"training.dtype=FP8"}).fp8_param_gather());
+  EXPECT_FALSE(bridge({"training.dtype=FP8", "training.zero_stage=0"}).fp8_param_gather());
+  EXPECT_FALSE(bridge({}).fp8_param_gather());  // BF16
+}
+
+// Overlapping the parameter gather needs a sharded optimizer that gathers after its update.
+TEST(app_scenario_loader, OverlapParamGatherField) {
+  const Caught unsharded = with("training.overlap_param_gather=true");
+  EXPECT_EQ(unsharded.field, "training.overlap_param_gather");
+  EXPECT_NE(unsharded.detail.find("zero_stage is 0"), std::string::npos) << unsharded.detail;
+  const Caught fsdp = load_error(small_scenario(""), "scenario.textproto",
+                                 {"training.zero_stage=3", "training.overlap_param_gather=true"});
+  EXPECT_EQ(fsdp.field, "training.overlap_param_gather");
+  EXPECT_NO_THROW(config::load_scenario_text(
+      small_scenario(""), "s", {"training.zero_stage=1", "training.overlap_param_gather=true"}));
+  const auto bridge =
+      config::load_scenario_text(small_scenario(""), "s", {"training.framework=megatron-bridge"});
+  EXPECT_TRUE(bridge.scenario.training().overlap_param_gather());
+}
+
 // The sustained clock is a fraction of the measured one; with the GEMM ceiling, which holds the
 // same drop for full-wave GEMMs, it would count the power limit twice.
 TEST(app_scenario_loader, SustainedClockRatioField) {

@@ -457,6 +457,94 @@ TEST(MemoryLedger, Fp8TrainingHoldsBf16WeightsAndTheirFp8Copies) {
   }
 }
 
+// FP8 parameters (training.fp8_param_gather): the GEMMs' weights at 1 B with their 1 B transpose
+// and no BF16 copy, the tables in BF16; the parameter all-gather of the distributed optimizer at
+// one byte a parameter; no weight cast in the forward, only the transpose in the first micro-batch.
+TEST(MemoryLedger, Fp8ParametersHoldOneByteAndATranspose) {
+  auto s = scenario(2, 2, 2, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_dtype(config::FP8);
+  s.mutable_training()->set_zero_stage(1);
+  const TrainingPlan copies = resolve_training_plan(s);
+  s.mutable_training()->set_fp8_param_gather(true);
+  const TrainingPlan fp8_params = resolve_training_plan(s);
+  const RankId rank = fp8_params.layout.rank(RankCoords{0, 0, 0, 1});  // the output layer's stage
+  const double params = params_on_rank(fp8_params.model, fp8_params.layout, fp8_params.map, rank);
+  const double tables =
+      rank_table_params(fp8_params.model, fp8_params.layout, fp8_params.map, rank);
+  const MemoryLedger ledger = memory_ledger(fp8_params, rank);
+  EXPECT_DOUBLE_EQ(ledger.static_items.at(0).bytes, (params - tables) + 2 * tables);
+  EXPECT_EQ(ledger.static_items.at(1).name, "FP8 weight transposes");
+  EXPECT_DOUBLE_EQ(ledger.static_items.at(1).bytes, params - tables);
+  const MemoryLedger before = memory_ledger(copies, rank);
+  EXPECT_DOUBLE_EQ(before.static_bytes() - ledger.static_bytes(), 2 * (params - tables));
+
+  auto op_bytes = [&](const TrainingPlan& plan, const std::string& suffix) {
+    const TrainingStep step = build_training_step(plan);
+    double bytes = 0;
+    for (const Op& op : step.graph.ops()) {
+      const std::string label(step.graph.label(op.label));
+      if (op.rank == rank && label.size() >= suffix.size() &&
+          label.compare(label.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        bytes += op.kind == OpKind::kCollective ? op.amount : op.hbm_bytes;
+      }
+    }
+    return bytes;
+  };
+  // The distributed optimizer's gather: dense parameters at 1 B instead of BF16's 2 B.
+  EXPECT_DOUBLE_EQ(op_bytes(copies, "params.allgather"),
+                   2 * op_bytes(fp8_params, "params.allgather"));
+  EXPECT_GT(op_bytes(fp8_params, "params.allgather"), 0);
+  // Casts: the inputs' as before, the weights' 4 B an element become a 2 B transpose.
+  EXPECT_LT(op_bytes(fp8_params, ".fp8_cast"), op_bytes(copies, ".fp8_cast"));
+}
+
+// FP8 training runs only its GEMMs in FP8: the hidden state a pipeline stage sends on is BF16, as
+// under BF16 training (it was counted at one byte before 7 December).
+TEST(TrainingStep, Fp8PipelineSendsCarryTheBf16HiddenState) {
+  auto s = scenario(2, 2, 1, config::Training::ONE_F_ONE_B);
+  auto sent = [](const TrainingPlan& plan) {
+    const TrainingStep step = build_training_step(plan);
+    double bytes = 0;
+    for (const Op& op : step.graph.ops()) {
+      if (op.rank == 0 && op.kind == OpKind::kSend) bytes += op.amount;
+    }
+    return bytes;
+  };
+  const double bf16 = sent(resolve_training_plan(s));
+  s.mutable_training()->set_dtype(config::FP8);
+  EXPECT_GT(bf16, 0);
+  EXPECT_DOUBLE_EQ(sent(resolve_training_plan(s)), bf16);
+}
+
+// overlap_param_gather: a sharded optimizer's all-gather of the updated parameters leaves the end
+// of the step and runs layer by layer before the first micro-batch's forward of each layer; the
+// bytes gathered stay the same.
+TEST(GradientSync, OverlappedParameterGatherRunsUnderTheFirstForward) {
+  auto s = scenario(2, 2, 2, config::Training::ONE_F_ONE_B);
+  s.mutable_training()->set_zero_stage(1);
+  auto gathers = [](const TrainingPlan& plan) {
+    const TrainingStep step = build_training_step(plan);
+    std::map<Phase, double> bytes;
+    for (const Op& op : step.graph.ops()) {
+      if (op.rank == 0 && step.graph.label(op.label) == "params.allgather") {
+        bytes[op.phase] += op.amount;
+        EXPECT_TRUE(op.phase != Phase::kForward || op.micro_batch == 0);
+      }
+    }
+    return bytes;
+  };
+  const auto after_update = gathers(resolve_training_plan(s));
+  s.mutable_training()->set_overlap_param_gather(true);
+  const auto overlapped = gathers(resolve_training_plan(s));
+  ASSERT_EQ(after_update.count(Phase::kForward), 0u);
+  ASSERT_EQ(overlapped.count(Phase::kForward), 1u);
+  double total = 0;
+  for (const auto& [phase, bytes] : after_update) total += bytes;
+  EXPECT_GT(total, 0);
+  EXPECT_DOUBLE_EQ(overlapped.at(Phase::kForward), total);
+  EXPECT_EQ(overlapped.size(), 1u);
+}
+
 // AdamW's moments in BF16 (DeepSeek-V3): 4 + 2 x 2 = 8 B of optimizer state per parameter, and
 // the optimizer kernel moves 14 + 4 x 2 = 22 B per parameter instead of 30.
 TEST(MemoryLedger, Bf16MomentsHoldEightBytesPerParameter) {

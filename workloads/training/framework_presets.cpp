@@ -49,9 +49,19 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   t.set_cross_entropy(Training::FUSED);
   t.set_overlap_grad_reduce(true);
   t.set_zero_stage(1);
+  // overlap_param_gather, where the scenario keeps the optimizer sharded.
+  const config::Training& own = scenario.training();
+  const bool sharded = !own.has_zero_stage() || own.zero_stage() >= 1;
+  t.set_overlap_param_gather(sharded && (!own.has_zero_stage() || own.zero_stage() <= 2));
   const config::Layout& layout = scenario.layout();
   t.set_tp_comm_overlap(layout.tp() > 1 && layout.sequence_parallel());
-  if (scenario.training().dtype() == config::FP8) t.set_fp8_scaling(Training::CURRENT);  // fp8_cs
+  // CommOverlapConfig: overlap_p2p_comm with virtual stages, batched blocking sends without.
+  t.set_pp_comm_overlap(layout.pp() > 1 && layout.virtual_stages() > 1);
+  // bf16_with_fp8_current_scaling_mixed (fp8_cs): per-tensor current scaling, FP8 parameters.
+  if (own.dtype() == config::FP8) {
+    t.set_fp8_scaling(Training::CURRENT);
+    t.set_fp8_param_gather(sharded);  // gathered by the distributed optimizer
+  }
   return t;
 }
 
@@ -154,14 +164,17 @@ const std::array<Framework, 8>& frameworks() {
        megatron_deepspeed_training},
       {{"megatron-bridge",
         "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
-        "distributed optimizer, gradients reduced in BF16 in buckets during the backward, "
+        "distributed optimizer (its parameter gather under the next forward), gradients reduced in "
+        "BF16 in buckets during the backward, pipeline sends overlapped with compute where there "
+        "are virtual stages, "
         "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
         "cross-entropy, TP communication overlapped where sequence parallelism allows it, FP8 "
-        "with current scaling",
+        "with current scaling and FP8 parameters",
         "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
-        "use_distributed_optimizer, overlap_grad_reduce, grad_reduce_in_fp32 false, "
+        "use_distributed_optimizer, overlap_grad_reduce, overlap_param_gather, grad_reduce_in_fp32 "
+        "false, overlap_p2p_comm with virtual pipeline stages (CommOverlapConfig), "
         "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
-        "(bf16_with_fp8_current_scaling_mixed)"},
+        "(bf16_with_fp8_current_scaling_mixed: tensorwise scaling, fp8_param_gather)"},
        megatron_bridge_training},
       {{"deepspeed-zero1",
         "DeepSpeed's engine with ZeRO stage 1: optimizer states sharded, gradients "

@@ -39,7 +39,11 @@ double GradientSync::optimizer_params(const RankParams& p) const {
 
 void GradientSync::gather_parameters(ComputeChain& chain, const RankParams& params,
                                      OpId prefetch_after, const OpTag& tag) {
-  if (!gathers_parameters()) return;
+  // FSDP gathers before every use; a sharded optimizer with overlap_param_gather before the
+  // first micro-batch's forward of each layer (the gather of the update that ended the step
+  // before).
+  const bool first_forward = tag.phase == Phase::kForward && tag.micro_batch == 0;
+  if (!gathers_parameters() && !(gathers_updated_parameters_in_forward() && first_forward)) return;
   std::vector<OpId> deps;
   if (prefetch_after != kNoOp) deps.push_back(prefetch_after);
   for (Group* g : {&dense_, &experts_}) {
@@ -109,7 +113,8 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
                      params * adam_bytes_per_param(config_.moment_bytes));
     writer_->kernel(chain, compute_stream, adam, tag);
   }
-  if (config_.zero_stage == 1 || config_.zero_stage == 2) {
+  if ((config_.zero_stage == 1 || config_.zero_stage == 2) &&
+      !gathers_updated_parameters_in_forward()) {
     for (Group* g : {&dense_, &experts_}) {
       const double p = g == &dense_ ? rank_params.dense : rank_params.expert;
       if (p <= 0 || g->size <= 1) continue;

@@ -28,6 +28,9 @@ namespace racksim {
 struct GradientSyncConfig {
   int zero_stage = 0;
   bool overlap = false;
+  // ZeRO-1/2: the updated parameters' all-gather under the first micro-batch's forward, layer by
+  // layer (Megatron's overlap_param_gather), instead of after the update.
+  bool overlap_param_gather = false;
   double bucket_elements = 40e6;
   double grad_bytes = 4;    // per gradient element on the wire
   double param_bytes = 2;   // per parameter element on the wire (gathers)
@@ -70,6 +73,11 @@ class GradientSync {
   GradientSync(RankWriter* writer, GradientSyncConfig config);
 
   bool gathers_parameters() const { return config_.zero_stage >= 3 && config_.dp > 1; }
+  // ZeRO-1/2 with overlap_param_gather: the update's all-gather waits for each layer's first
+  // forward instead of ending the step.
+  bool gathers_updated_parameters_in_forward() const {
+    return config_.overlap_param_gather && (config_.zero_stage == 1 || config_.zero_stage == 2);
+  }
 
   // ZeRO-3: gathers the parameters of one layer before the chain's next kernel. The gather is
   // issued when the previous layer started (`prefetch_after`, or at once if kNoOp), one layer

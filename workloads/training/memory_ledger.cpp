@@ -439,16 +439,33 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, const StageLayers&
 
 // The weights. FP8 training keeps them in BF16 (2 B) and, over the step, Transformer Engine's FP8
 // copy and transpose of each FP8 GEMM's weight (cast in the first micro-batch, reused by the
-// others: the cast kernels of training/rank_writer.h). The embedding and output tables run in
-// BF16 and have no copy.
+// others: the cast kernels of training/rank_writer.h). With FP8 parameters
+// (training.fp8_param_gather) those weights live in FP8 (1 B) with their transpose (1 B) and no
+// BF16 copy. The embedding and output tables run in BF16 either way and have no FP8 copy.
 void append_weight_items(const TrainingPlan& p, RankId rank, const RankParams& params,
                          const RankParams& shards, std::vector<MemoryItem>* items) {
   const bool fp8 = p.training.dtype == DataType::kFp8;
   const double bytes = bytes_per_element(fp8 ? DataType::kBf16 : p.training.dtype);
-  items->push_back(static_item("weights", params, bytes, shards, fp8 ? "BF16" : ""));
-  if (!fp8) return;
-  const RankParams gemm_weights{params.dense - rank_table_params(p.model, p.layout, p.map, rank),
-                                params.expert};
+  if (!fp8) {
+    items->push_back(static_item("weights", params, bytes, shards, ""));
+    return;
+  }
+  const double tables = rank_table_params(p.model, p.layout, p.map, rank);
+  const RankParams gemm_weights{params.dense - tables, params.expert};
+  if (p.training.fp8_param_gather) {
+    const RankParams bf16_weights{tables, 0};
+    MemoryItem item = static_item("weights", gemm_weights, 1, shards,
+                                  "FP8 GEMM weights (training.fp8_param_gather)");
+    const MemoryItem tables_item = static_item("", bf16_weights, bytes, shards, "");
+    item.bytes += tables_item.bytes;
+    item.detail +=
+        fmt::format(", and {:.4g} embedding and output parameters x {} B", tables, bytes);
+    items->push_back(item);
+    items->push_back(static_item("FP8 weight transposes", gemm_weights, 1, shards,
+                                 "each FP8 GEMM weight's transpose, for the backward"));
+    return;
+  }
+  items->push_back(static_item("weights", params, bytes, shards, "BF16"));
   items->push_back(static_item("FP8 weight copies", gemm_weights, kFp8WeightCopyBytes, shards,
                                "FP8 copy and transpose of each FP8 GEMM's weight (not the "
                                "embedding and output tables)"));

@@ -48,10 +48,11 @@ RankStep::RankStep(const Shared& shared, EventGraph* graph, RankId rank)
     : s_(shared),
       rank_(rank),
       coords_(shared.plan.layout.coords(rank)),
-      writer_(
-          graph, rank, shared.plan.training.dtype, activation_dtype(shared.plan.training.dtype),
-          {shared.plan.training.grad_accumulation, shared.plan.training.grad_reduce_dtype},
-          shared.plan.training.fp8_current_scaling ? Fp8Scaling::kCurrent : Fp8Scaling::kDelayed),
+      writer_(graph, rank, shared.plan.training.dtype, activation_dtype(shared.plan.training.dtype),
+              {shared.plan.training.grad_accumulation, shared.plan.training.grad_reduce_dtype},
+              Fp8Recipe{shared.plan.training.fp8_current_scaling ? Fp8Scaling::kCurrent
+                                                                 : Fp8Scaling::kDelayed,
+                        shared.plan.training.fp8_param_gather}),
       tp_comm_(graph->add_communicator(shared.plan.layout.tp_group(rank))),
       cp_comm_(graph->add_communicator(shared.plan.layout.cp_group(rank))),
       ep_comm_(graph->add_communicator(shared.plan.layout.ep_group(rank))),
@@ -105,9 +106,13 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   GradientSyncConfig c;
   c.zero_stage = t.zero_stage;
   c.overlap = t.overlap_grad_reduce;
+  c.overlap_param_gather = t.overlap_param_gather;
   c.bucket_elements = t.grad_bucket_elements > 0 ? t.grad_bucket_elements : kDefaultBucketElements;
   c.grad_bytes = bytes_per_element(t.grad_reduce_dtype);
-  c.param_bytes = bytes_per_element(t.dtype);
+  // Parameters travel in the dtype they live in: BF16 under FP8 training, unless the GEMMs' weights
+  // are FP8 themselves (training.fp8_param_gather; the tables, gathered in BF16, are counted at
+  // one byte too).
+  c.param_bytes = t.fp8_param_gather ? 1 : bytes_per_element(activation_dtype(t.dtype));
   c.moment_bytes = t.moment_bytes;
   const auto group = s_.plan.layout.dp_cp_group(rank_);
   c.dp = static_cast<int>(group.size());
@@ -238,7 +243,7 @@ double RankStep::p2p_bytes(int hop) const {
   const TrainingSettings& t = s_.plan.training;
   const double one =
       static_cast<double>(t.micro_batch_size * t.seq_length * s_.plan.model.hidden()) *
-      bytes_per_element(t.dtype) / (s_.plan.layout.tp() * s_.plan.layout.cp());
+      bytes_per_element(activation_dtype(t.dtype)) / (s_.plan.layout.tp() * s_.plan.layout.cp());
   // After MTP modules of their own, the main hidden state travels with one per module
   // (Megatron-Core concatenates them along the sequence for the output layer's chunk).
   const int mtp = s_.plan.map.standalone_mtp_position();

@@ -26,32 +26,37 @@ namespace {
 // (LayerNormLinear, LayerNormMLP), delayed scaling has it write FP8, so the cast only transposes
 // (read 1 B, write 1 B); current scaling cannot (the scale needs the whole output's amax), so that
 // kernel writes BF16 and finds the amax as it goes, and the cast is a whole one. Expert GEMMs scale
-// with the tokens their experts received, as their FLOPs do.
+// with the tokens their experts received, as their FLOPs do. FP8 parameters need no weight cast:
+// the first micro-batch transposes them (read 1 B, write 1 B), scaled already by the optimizer.
 constexpr double kBytesPerCastElement = 2 + 1 + 1;
 constexpr double kBytesPerAmaxElement = 2;  // read the BF16 tensor once
+constexpr double kBytesPerTransposeElement = 1 + 1;
 
 struct Fp8Bytes {
   double amax = 0;
   double cast = 0;
 };
 
-Fp8Bytes fp8_bytes(const LayerStep& step, const OpTag& tag, Fp8Scaling scaling) {
+Fp8Bytes fp8_bytes(const LayerStep& step, const OpTag& tag, const Fp8Recipe& fp8) {
   const KernelShape& s = step.shape;
   if (!s.known() || s.flops() <= 0) return {};
   const double load = step.flops / s.flops();
-  const bool current = scaling == Fp8Scaling::kCurrent;
+  const bool current = fp8.scaling == Fp8Scaling::kCurrent;
   const double amax = current ? kBytesPerAmaxElement : 0;
   switch (s.pass) {
     case GemmPass::kForward: {
       const double weights = tag.phase == Phase::kForward && tag.micro_batch == 0 ? s.k * s.n : 0;
       const double inputs = s.m * s.k * load;
+      // The weights' amax and cast, or with FP8 parameters their transpose alone.
+      const double weight_amax = fp8.fp8_params ? 0 : amax * weights;
+      const double weight_cast =
+          (fp8.fp8_params ? kBytesPerTransposeElement : kBytesPerCastElement) * weights;
       if (step.fp8_input_fused) {
-        return {s.batch * amax * weights,
-                s.batch * ((current ? kBytesPerCastElement : 1 + 1) * inputs +
-                           kBytesPerCastElement * weights)};
+        return {s.batch * weight_amax,
+                s.batch * ((current ? kBytesPerCastElement : 1 + 1) * inputs + weight_cast)};
       }
-      return {s.batch * amax * (inputs + weights),
-              s.batch * kBytesPerCastElement * (inputs + weights)};
+      return {s.batch * (amax * inputs + weight_amax),
+              s.batch * (kBytesPerCastElement * inputs + weight_cast)};
     }
     case GemmPass::kBackward:
     case GemmPass::kInputGrad: {
@@ -101,7 +106,7 @@ OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& s
   const bool in_gemm_dtype = step.op_class == OpClass::kGemm && (step.fp8_linear || !mixed);
   const DataType dtype = in_gemm_dtype ? gemm_dtype_ : dtype_;
   if (mixed && in_gemm_dtype && gemm_dtype_ == DataType::kFp8) {
-    const Fp8Bytes bytes = fp8_bytes(step, tag, fp8_scaling_);
+    const Fp8Bytes bytes = fp8_bytes(step, tag, fp8_);
     if (bytes.amax > 0) {
       const OpId amax =
           graph_->add_compute(context(stream, tag), step.name + ".fp8_amax", OpClass::kElementwise,

@@ -49,22 +49,29 @@ struct GradAccumulation {
 // How the FP8 casts before FP8 GEMMs find their scales (training.fp8_scaling).
 enum class Fp8Scaling { kDelayed, kCurrent };
 
+// What FP8 training casts before its GEMMs: scales as `scaling` says; with `fp8_params`
+// (training.fp8_param_gather) the weights are FP8 already and the first micro-batch only
+// transposes them.
+struct Fp8Recipe {
+  Fp8Scaling scaling = Fp8Scaling::kDelayed;
+  bool fp8_params = false;
+};
+
 class RankWriter {
  public:
   // Every kernel in `dtype`.
   RankWriter(EventGraph* graph, RankId rank, DataType dtype)
       : RankWriter(graph, rank, dtype, dtype) {}
   // GEMMs in `gemm_dtype`, every other kernel in `other_dtype` (FP8 training: only the GEMMs
-  // run in FP8, after casts scaled as `fp8_scaling` says); weight gradients accumulate as
-  // `accumulation` says.
+  // run in FP8, after the casts `fp8` says); weight gradients accumulate as `accumulation` says.
   RankWriter(EventGraph* graph, RankId rank, DataType gemm_dtype, DataType other_dtype,
-             GradAccumulation accumulation = {}, Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed)
+             GradAccumulation accumulation = {}, Fp8Recipe fp8 = {})
       : graph_(graph),
         rank_(rank),
         gemm_dtype_(gemm_dtype),
         dtype_(other_dtype),
         accumulation_(accumulation),
-        fp8_scaling_(fp8_scaling) {}
+        fp8_(fp8) {}
 
   RankId rank() const { return rank_; }
   EventGraph& graph() { return *graph_; }
@@ -96,7 +103,7 @@ class RankWriter {
   DataType gemm_dtype_;
   DataType dtype_;
   GradAccumulation accumulation_;
-  Fp8Scaling fp8_scaling_;
+  Fp8Recipe fp8_;
 };
 
 // A deduplicated dispatch matrix (n x n, row-major) as the graph's kMatrix weights tables: the

@@ -25,7 +25,9 @@ TrainingSettings training_settings(const config::Training& t) {
   s.zero_stage = t.zero_stage();
   s.framework = t.framework();
   s.fp8_current_scaling = t.fp8_scaling() == config::Training::CURRENT;
+  s.fp8_param_gather = t.fp8_param_gather();
   s.overlap_grad_reduce = t.overlap_grad_reduce();
+  s.overlap_param_gather = t.overlap_param_gather();
   s.grad_bucket_elements = static_cast<double>(t.grad_bucket_elements());
   s.offload_optimizer = t.offload_optimizer();
   s.offload_activations = t.offload_activations();

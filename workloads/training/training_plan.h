@@ -29,6 +29,9 @@ struct TrainingSettings {
   config::Training::Recompute recompute = config::Training::NONE;
   int zero_stage = 0;
   bool overlap_grad_reduce = false;
+  // A sharded optimizer's parameter all-gather under the first micro-batch's forward
+  // (training.overlap_param_gather) instead of after the update.
+  bool overlap_param_gather = false;
   double grad_bucket_elements = 0;  // 0: the framework's default
   bool offload_optimizer = false;
   bool offload_activations = false;
@@ -51,6 +54,9 @@ struct TrainingSettings {
   std::string framework;    // training.framework, empty when the scenario names none
   // FP8 scales from each tensor's own amax (training.fp8_scaling CURRENT): a pass before a cast.
   bool fp8_current_scaling = false;
+  // The FP8 GEMMs' weights live in FP8 (training.fp8_param_gather): no BF16 copy, no weight cast
+  // in the forward, the data-parallel parameter gather at one byte.
+  bool fp8_param_gather = false;
   // The output layer's weight gradients of the first wgrad_deferral_limit micro-batches (0: all)
   // run after the last stage's last backward pass (training.defer_embedding_wgrad).
   bool defer_embedding_wgrad = false;
