@@ -487,7 +487,7 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
 // How FP8 training keeps its activations and weights says nothing for another dtype; FP8
 // parameters, and the overlap of their gather, need a sharded optimizer (Megatron-Core asserts
 // the distributed one).
-void check_fp8_activations(const config::Training& training, const Checker& check) {
+void check_fp8_and_parameter_gather(const config::Training& training, const Checker& check) {
   if (training.fp8_activations() == config::Training::LINEAR_INPUTS &&
       training.dtype() != config::FP8) {
     check.fail("training.fp8_activations",
@@ -525,7 +525,7 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
   check_pipeline_exchange(scenario, check);
   check_moe_a2a_overlap(scenario, sizes, check);
   check_recompute_modules(scenario, check);
-  check_fp8_activations(scenario.training(), check);
+  check_fp8_and_parameter_gather(scenario.training(), check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {
