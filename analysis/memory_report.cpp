@@ -18,10 +18,14 @@ std::string entry_line(const std::string& name, double bytes, const std::string&
 // NCCL's buffers and the allocator's fragmentation are not in the ledger (data/hbm-capacity.csv).
 constexpr double kMarginalSpareBytes = 2e9;
 
+bool marginal(const MemoryLedger& mem) {
+  return mem.fits() && mem.capacity_bytes - mem.peak_bytes() < kMarginalSpareBytes;
+}
+
 std::string verdict(const MemoryLedger& mem) {
   if (!mem.fits()) return "DOES NOT FIT";
+  if (!marginal(mem)) return "fits";
   const double spare = mem.capacity_bytes - mem.peak_bytes();
-  if (spare >= kMarginalSpareBytes) return "fits";
   return fmt::format(
       "fits with {:.2f} GB to spare, marginal: the CUDA context, NCCL's buffers and the "
       "allocator's fragmentation are not in the ledger",
@@ -30,7 +34,7 @@ std::string verdict(const MemoryLedger& mem) {
 
 std::string stage_verdict(const MemoryLedger& mem) {
   if (!mem.fits()) return "OOM: " + mem.culprit().name;
-  return mem.capacity_bytes - mem.peak_bytes() < kMarginalSpareBytes ? "fits, marginal" : "fits";
+  return marginal(mem) ? "fits, marginal" : "fits";
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from csv_rows import csv_rows  # noqa: E402
+from racksim_step import set_args  # noqa: E402
 from validate import ROOT, TABLES, with_layouts  # noqa: E402
 
 TE_RULE = ["--set", "training.fp8_activations=LINEAR_INPUTS"]
@@ -37,7 +38,7 @@ KNOWN_OVER = {
 def memory(racksim, base, row, extra):
     """(peak GB, capacity GB) of the busiest rank, or None where racksim refuses the input (a
     BF16 row under the FP8 rule)."""
-    sets = [a for k, v in row.items() if "." in k and v != "" for a in ("--set", f"{k}={v}")]
+    sets = set_args({k: v for k, v in row.items() if "." in k})
     out = subprocess.run([racksim, "memory", base, *sets, *extra, "--json"], capture_output=True,
                          text=True, cwd=ROOT)
     if out.returncode == 2:

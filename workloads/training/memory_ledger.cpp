@@ -264,9 +264,15 @@ double layer_bytes_without_full_recompute(const TrainingPlan& p, const Attention
   return total_bytes(layer_parts_without_full_recompute(p, attention, mlp));
 }
 
+// Bytes one rank holds of `params` at `bytes` each, dense and expert parameters each split over
+// its own shards.
+double sharded_bytes(const RankParams& params, double bytes, const RankParams& shards) {
+  return (params.dense / shards.dense + params.expert / shards.expert) * bytes;
+}
+
 MemoryItem static_item(const char* name, const RankParams& params, double bytes,
                        const RankParams& shards, const std::string& where) {
-  const double per_rank = (params.dense / shards.dense + params.expert / shards.expert) * bytes;
+  const double per_rank = sharded_bytes(params, bytes, shards);
   std::string detail = fmt::format("{:.4g} parameters x {} B", params.total(), bytes);
   if (params.expert > 0 && (shards.dense > 1 || shards.expert > 1)) {
     detail += fmt::format(", sharded {:g}-way (dense) and {:g}-way (experts)", shards.dense,
@@ -453,11 +459,9 @@ void append_weight_items(const TrainingPlan& p, RankId rank, const RankParams& p
   const double tables = rank_table_params(p.model, p.layout, p.map, rank);
   const RankParams gemm_weights{params.dense - tables, params.expert};
   if (p.training.fp8_param_gather) {
-    const RankParams bf16_weights{tables, 0};
     MemoryItem item = static_item("weights", gemm_weights, 1, shards,
                                   "FP8 GEMM weights (training.fp8_param_gather)");
-    const MemoryItem tables_item = static_item("", bf16_weights, bytes, shards, "");
-    item.bytes += tables_item.bytes;
+    item.bytes += sharded_bytes({tables, 0}, bytes, shards);
     item.detail +=
         fmt::format(", and {:.4g} embedding and output parameters x {} B", tables, bytes);
     items->push_back(item);

@@ -161,14 +161,14 @@ RankParams mtp_split_params(const TransformerModel& model, const ParallelLayout&
   return {depth * (projection + layer.dense), depth * layer.expert};
 }
 
-RankParams mtp_chunk_params(const TransformerModel& model, const ParallelLayout& layout,
-                            const PipelineMap& map) {
-  RankParams params = mtp_split_params(model, layout);
-  if (map.standalone_mtp_position() > 0) params.dense += model.embedding_params() / layout.tp();
-  return params;
-}
-
 namespace {
+
+// The embedding table's copy a standalone MTP chunk after the first holds (Megatron-Core builds
+// one for every model chunk that runs MTP without the embedding), else 0.
+double mtp_chunk_table_params(const TransformerModel& model, const ParallelLayout& layout,
+                              const PipelineMap& map) {
+  return map.standalone_mtp_position() > 0 ? model.embedding_params() / layout.tp() : 0;
+}
 
 // The stage holds the MTP modules: beside the output head, or in a chunk of their own.
 bool stage_runs_mtp(const PipelineMap& map, int stage) {
@@ -177,6 +177,13 @@ bool stage_runs_mtp(const PipelineMap& map, int stage) {
 }
 
 }  // namespace
+
+RankParams mtp_chunk_params(const TransformerModel& model, const ParallelLayout& layout,
+                            const PipelineMap& map) {
+  RankParams params = mtp_split_params(model, layout);
+  params.dense += mtp_chunk_table_params(model, layout, map);
+  return params;
+}
 
 double rank_table_params(const TransformerModel& model, const ParallelLayout& layout,
                          const PipelineMap& map, RankId rank) {
@@ -187,8 +194,7 @@ double rank_table_params(const TransformerModel& model, const ParallelLayout& la
   // The output head: its own matrix, or with tied embeddings a copy of the table unless this
   // stage already holds the table.
   if (head && (!model.tied_embeddings() || !embedding)) tables += table;
-  const bool mtp_table = model.mtp_depth() > 0 && map.standalone_mtp_position() > 0;
-  if (mtp_table && stage_runs_mtp(map, stage)) tables += table;
+  if (stage_runs_mtp(map, stage)) tables += mtp_chunk_table_params(model, layout, map);
   return tables;
 }
 
