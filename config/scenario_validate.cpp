@@ -503,6 +503,11 @@ void check_fp8_and_parameter_gather(const config::Training& training, const Chec
                     training.zero_stage(),
                     training.zero_stage() > 2 ? " (stage 3 gathers every layer anyway)" : ""));
   }
+  if (training.bucket_first_chunk_only() && training.zero_stage() > 2) {
+    check.fail("training.bucket_first_chunk_only",
+               "describes the buckets of Megatron-Core's data parallelism (zero_stage 0 to 2), but "
+               "zero_stage 3 gathers and reduces layer by layer");
+  }
   if (!training.fp8_param_gather()) return;
   if (training.dtype() != config::FP8) {
     check.fail("training.fp8_param_gather",

@@ -529,7 +529,7 @@ TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
                                               "training.global_batch_size=256",
                                               "training.defer_embedding_wgrad=true",
                                               "training.wgrad_deferral_limit=50"};
-  EXPECT_NEAR(simulate(base, gpt3_175b) / (256.0 * 2048 / (128 * 726.0)) - 1, 0.030, 0.005);
+  EXPECT_NEAR(simulate(base, gpt3_175b) / (256.0 * 2048 / (128 * 726.0)) - 1, 0.019, 0.005);
 }
 
 // MosaicML's MPT benchmarks on A100 80GB in BF16 with FSDP

@@ -37,22 +37,45 @@ double GradientSync::optimizer_params(const RankParams& p) const {
   return p.dense / config_.dp + p.expert / config_.expert_dp;
 }
 
+void GradientSync::begin_chunk(bool first_of_model) {
+  bucketed_ = !config_.bucket_first_chunk_only || first_of_model;
+}
+
+double GradientSync::gather_bytes(const RankParams& params, const Group& group) const {
+  if (&group == &experts_) return params.expert * config_.param_bytes;
+  return (params.dense - params.tables) * config_.param_bytes +
+         params.tables * config_.table_param_bytes;
+}
+
+std::vector<OpId> GradientSync::issue_chunk_gather(const RankParams& params,
+                                                   const std::vector<OpId>& deps,
+                                                   const OpTag& tag) {
+  std::vector<OpId> gathers;
+  for (const Group* g : {&dense_, &experts_}) {
+    const double bytes = gather_bytes(params, *g);
+    if (bytes <= 0 || g->size <= 1) continue;
+    gathers.push_back(writer_->detached_collective(config_.stream, "params.allgather",
+                                                   CollectiveKind::kAllGather, g->comm, bytes,
+                                                   CommDim::kDp, tag, deps));
+  }
+  return gathers;
+}
+
 void GradientSync::gather_parameters(ComputeChain& chain, const RankParams& params,
                                      OpId prefetch_after, const OpTag& tag) {
   // FSDP gathers before every use; a sharded optimizer with overlap_param_gather before the
   // first micro-batch's forward of each layer (the gather of the update that ended the step
-  // before).
+  // before), unless the chunk is gathered whole.
   const bool first_forward = tag.phase == Phase::kForward && tag.micro_batch == 0;
-  if (!gathers_parameters() && !(gathers_updated_parameters_in_forward() && first_forward)) return;
+  const bool layer_by_layer = !gathers_chunks_whole() || bucketed_;
+  if (!gathers_parameters() &&
+      !(gathers_updated_parameters_in_forward() && first_forward && layer_by_layer)) {
+    return;
+  }
   std::vector<OpId> deps;
   if (prefetch_after != kNoOp) deps.push_back(prefetch_after);
-  for (Group* g : {&dense_, &experts_}) {
-    const double p = g == &dense_ ? params.dense : params.expert;
-    if (p <= 0 || g->size <= 1) continue;
-    chain.pending.push_back(
-        writer_->detached_collective(config_.stream, "params.allgather", CollectiveKind::kAllGather,
-                                     g->comm, p * config_.param_bytes, CommDim::kDp, tag, deps));
-  }
+  const std::vector<OpId> gathers = issue_chunk_gather(params, deps, tag);
+  chain.pending.insert(chain.pending.end(), gathers.begin(), gathers.end());
 }
 
 void GradientSync::gradients_ready(const RankParams& params, OpId ready, bool final,
@@ -73,7 +96,9 @@ void GradientSync::gradients_ready(const RankParams& params, OpId ready, bool fi
 
 void GradientSync::add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag) {
   group.bucket += params;
-  if (config_.overlap && group.bucket >= config_.bucket_elements) flush_bucket(group, {ready}, tag);
+  if (config_.overlap && bucketed_ && group.bucket >= config_.bucket_elements) {
+    flush_bucket(group, {ready}, tag);
+  }
 }
 
 void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag) {
@@ -86,8 +111,8 @@ void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, co
   group.bucket = 0;
 }
 
-void GradientSync::backward_done(ComputeChain& chain, const OpTag& tag) {
-  if (!reduces_every_micro_batch()) return;
+void GradientSync::backward_done(ComputeChain& chain, const OpTag& tag, bool final) {
+  if (!reduces_every_micro_batch() && !(final && config_.overlap)) return;
   for (Group* g : {&dense_, &experts_}) {
     if (g->bucket <= 0) continue;
     flush_bucket(*g, chain.inputs(), tag);
@@ -116,10 +141,10 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
   if ((config_.zero_stage == 1 || config_.zero_stage == 2) &&
       !gathers_updated_parameters_in_forward()) {
     for (Group* g : {&dense_, &experts_}) {
-      const double p = g == &dense_ ? rank_params.dense : rank_params.expert;
-      if (p <= 0 || g->size <= 1) continue;
+      const double bytes = gather_bytes(rank_params, *g);
+      if (bytes <= 0 || g->size <= 1) continue;
       writer_->collective(chain, config_.stream, "params.allgather", CollectiveKind::kAllGather,
-                          g->comm, p * config_.param_bytes, CommDim::kDp, tag);
+                          g->comm, bytes, CommDim::kDp, tag);
     }
   }
 }

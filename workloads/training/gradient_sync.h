@@ -31,11 +31,15 @@ struct GradientSyncConfig {
   // ZeRO-1/2: the updated parameters' all-gather under the first micro-batch's forward, layer by
   // layer (Megatron's overlap_param_gather), instead of after the update.
   bool overlap_param_gather = false;
+  // Megatron-Core's buckets (training.bucket_first_chunk_only): only the first stage's first
+  // chunk is bucketed; every other chunk is reduced, and gathered, whole.
+  bool bucket_first_chunk_only = false;
   double bucket_elements = 40e6;
-  double grad_bytes = 4;    // per gradient element on the wire
-  double param_bytes = 2;   // per parameter element on the wire (gathers)
-  double moment_bytes = 4;  // per element of each of AdamW's moments
-  int dp = 1;               // replicas sharing the parameters (data x context parallel)
+  double grad_bytes = 4;         // per gradient element on the wire
+  double param_bytes = 2;        // per parameter element on the wire (gathers)
+  double table_param_bytes = 2;  // the same for the vocabulary tables (BF16 under FP8 parameters)
+  double moment_bytes = 4;       // per element of each of AdamW's moments
+  int dp = 1;                    // replicas sharing the parameters (data x context parallel)
   CommId dp_comm = 0;
   int expert_dp = 1;  // replicas sharing the rank's experts
   CommId expert_comm = 0;
@@ -65,7 +69,14 @@ struct GradientSyncConfig {
 struct RankParams {
   double dense = 0;
   double expert = 0;
+  double tables = 0;  // of `dense`: the vocabulary tables, which FP8 recipes keep in BF16
   double total() const { return dense + expert; }
+  RankParams& operator+=(const RankParams& other) {
+    dense += other.dense;
+    expert += other.expert;
+    tables += other.tables;
+    return *this;
+  }
 };
 
 class GradientSync {
@@ -78,6 +89,20 @@ class GradientSync {
   bool gathers_updated_parameters_in_forward() const {
     return config_.overlap_param_gather && (config_.zero_stage == 1 || config_.zero_stage == 2);
   }
+  // Under bucket_first_chunk_only, where the gather above takes whole chunks but the first
+  // stage's first one (issue_chunk_gather).
+  bool gathers_chunks_whole() const {
+    return gathers_updated_parameters_in_forward() && config_.bucket_first_chunk_only;
+  }
+
+  // The passes written next are of a model chunk that is (`first_of_model`) or is not the first
+  // stage's first chunk: whether its gradients are bucketed (bucket_first_chunk_only).
+  void begin_chunk(bool first_of_model);
+
+  // The all-gather of one whole chunk's updated parameters, issued after `deps`; the chunk's
+  // first forward waits for the ids returned.
+  std::vector<OpId> issue_chunk_gather(const RankParams& params, const std::vector<OpId>& deps,
+                                       const OpTag& tag);
 
   // ZeRO-3: gathers the parameters of one layer before the chain's next kernel. The gather is
   // issued when the previous layer started (`prefetch_after`, or at once if kNoOp), one layer
@@ -91,7 +116,9 @@ class GradientSync {
 
   // The end of one backward pass over a chunk (its weight gradients included). ZeRO-2 reduces
   // what the pass left in its buckets; with no overlap the chain's next kernel waits for it.
-  void backward_done(ComputeChain& chain, const OpTag& tag);
+  // After the chunk's `final` pass, overlapped reduction sends the chunk's last bucket (each
+  // chunk has a buffer of its own).
+  void backward_done(ComputeChain& chain, const OpTag& tag, bool final);
 
   // After the schedule: the remaining reductions, the optimizer step (of this rank's share of
   // `rank_params`), and the all-gather of updated parameters under ZeRO 1/2.
@@ -106,6 +133,8 @@ class GradientSync {
     CommId comm = 0;
     double bucket = 0;  // parameters waiting in the open bucket
   };
+  // Bytes an all-gather of `params` moves per rank, per group.
+  double gather_bytes(const RankParams& params, const Group& group) const;
   void add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag);
   void flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag);
   CollectiveKind reduction() const;
@@ -118,6 +147,7 @@ class GradientSync {
   GradientSyncConfig config_;
   Group dense_;
   Group experts_;
+  bool bucketed_ = true;  // the current chunk splits its gradients into buckets
   std::vector<OpId> reductions_;
 };
 

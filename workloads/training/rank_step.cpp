@@ -1,5 +1,6 @@
 #include "workloads/training/rank_step.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include <stdexcept>
@@ -82,6 +83,7 @@ void RankStep::write_passes(const PassOrder& order) {
 
 void RankStep::write(const PassOrder& order) {
   final_pass_ = last_backward_of_each_chunk(order);
+  plan_chunk_gathers(order);
   if (s_.plan.training.deepspeed_exchange) {
     write_deepspeed_passes(order);
   } else {
@@ -107,16 +109,22 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   c.zero_stage = t.zero_stage;
   c.overlap = t.overlap_grad_reduce;
   c.overlap_param_gather = t.overlap_param_gather;
-  c.bucket_elements = t.grad_bucket_elements > 0 ? t.grad_bucket_elements : kDefaultBucketElements;
+  c.bucket_first_chunk_only = t.bucket_first_chunk_only;
   c.grad_bytes = bytes_per_element(t.grad_reduce_dtype);
   // Parameters travel in the dtype they live in: BF16 under FP8 training, unless the GEMMs' weights
-  // are FP8 themselves (training.fp8_param_gather; the tables, gathered in BF16, are counted at
-  // one byte too).
-  c.param_bytes = t.fp8_param_gather ? 1 : bytes_per_element(activation_dtype(t.dtype));
+  // are FP8 themselves (training.fp8_param_gather; the vocabulary tables stay BF16).
+  c.table_param_bytes = bytes_per_element(activation_dtype(t.dtype));
+  c.param_bytes = t.fp8_param_gather ? 1 : c.table_param_bytes;
   c.moment_bytes = t.moment_bytes;
   const auto group = s_.plan.layout.dp_cp_group(rank_);
   c.dp = static_cast<int>(group.size());
   c.dp_comm = graph->add_communicator(group);
+  // Megatron-Core's default bucket grows with the data-parallel group, so that each rank's share
+  // of a bucket stays large enough for NCCL's rings to run at bandwidth.
+  const double default_bucket = t.bucket_first_chunk_only
+                                    ? std::max(kDefaultBucketElements, 1e6 * c.dp)
+                                    : kDefaultBucketElements;
+  c.bucket_elements = t.grad_bucket_elements > 0 ? t.grad_bucket_elements : default_bucket;
   const auto experts = s_.plan.layout.expert_dp_group(rank_);
   c.expert_dp = static_cast<int>(experts.size());
   c.expert_comm = graph->add_communicator(experts);
@@ -203,6 +211,7 @@ void RankStep::write_pass(ComputeChain& chain, const PassStreams& streams, const
   if (pos < 0)
     throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
   const Visit visit{chain, streams, pass, route, pos, index == final_pass_[pass.local_chunk]};
+  sync_.begin_chunk(first_of_model(pass.local_chunk));
   switch (pass.kind) {
     case PassKind::kForward:
       write_forward(visit);
@@ -271,6 +280,11 @@ void RankStep::write_handoff(ComputeChain& chain, StreamId compute, double bytes
 void RankStep::write_forward(const Visit& v) {
   const int mb = v.pass.micro_batch;
   const OpTag tag{Phase::kForward, mb, -1};
+  const OpId before = v.chain.last_compute;
+  wait_for_chunk_gather(v, before);
+  // Layer-by-layer gathers follow the forward, one layer ahead, except the first chunk's under
+  // the interleaved schedule, which issues them all before its first pass.
+  const bool gathers_at_start = !chunk_gather_.empty() && s_.plan.map.chunks_per_stage() > 1;
   OpId previous_start = kNoOp;
   if (v.first()) {
     sync_.gather_parameters(v.chain, block_params(s_.embedding), kNoOp, tag);
@@ -278,7 +292,8 @@ void RankStep::write_forward(const Visit& v) {
   }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
   for (int l = layers.first; l < layers.first + layers.count; ++l) {
-    sync_.gather_parameters(v.chain, layer_params(l), previous_start, {Phase::kForward, mb, l});
+    sync_.gather_parameters(v.chain, layer_params(l), gathers_at_start ? kNoOp : previous_start,
+                            {Phase::kForward, mb, l});
     previous_start =
         write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kForward, mb, l});
     stash_activations(v.chain, mb, l);
@@ -291,6 +306,7 @@ void RankStep::write_forward(const Visit& v) {
     sync_.gather_parameters(v.chain, block_params(s_.head), previous_start, tag);
     write_steps(v.chain, v.streams, s_.head.forward, tag);
   }
+  issue_due_chunk_gathers(before);
   if (!v.last() && !s_.plan.training.deepspeed_exchange) {
     const PipelineHop hop = pipeline_hop(PipelineTransfer::kSendActivation, v.route, v.pos, mb);
     writer_.send(v.chain, v.streams.pp, "send.activation", hop.peer, hop.tag, hop.bytes,
@@ -348,7 +364,7 @@ void RankStep::write_backward(const Visit& v) {
                  blocking_sends(), tag);
     write_handoff(v.chain, v.streams.compute, hop.bytes, tag);
   }
-  if (!split) sync_.backward_done(v.chain, tag);
+  if (!split) sync_.backward_done(v.chain, tag, v.final);
 }
 
 OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& block,
@@ -413,7 +429,7 @@ void RankStep::write_weight(const Visit& v) {
     write_steps(v.chain, v.streams, s_.embedding.backward_weight, tag);
     sync_.gradients_ready(block_params(s_.embedding), v.chain.last_compute, v.final, tag);
   }
-  sync_.backward_done(v.chain, tag);
+  sync_.backward_done(v.chain, tag, v.final);
 }
 
 OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,

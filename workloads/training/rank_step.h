@@ -7,6 +7,7 @@
 //   rank_step_tp_overlap.cpp  TP collectives overlapped with the GEMMs beside them
 //   rank_step_offload.cpp  activation offload to the host and its prefetch
 //   rank_step_params.cpp   parameters per block, expert load, tied-embedding sync
+//   rank_step_gathers.cpp  whole-chunk parameter gathers (Megatron-Core's unbucketed chunks)
 #pragma once
 
 #include <map>
@@ -186,6 +187,16 @@ class RankStep {
   // stage already holds) with the final norm and the multi-token-prediction modules.
   RankParams block_params(const BlockSteps& block) const;
   bool holds_embedding() const;
+  // The first stage's first chunk, the one Megatron-Core buckets.
+  bool first_of_model(int local_chunk) const { return coords_.pp == 0 && local_chunk == 0; }
+  // All the parameters of one local chunk on this rank.
+  RankParams chunk_params(int local_chunk) const;
+  // Whole-chunk parameter gathers (GradientSync::gathers_chunks_whole), rank_step_gathers.cpp:
+  // when each is issued, what waits for it.
+  void plan_chunk_gathers(const PassOrder& order);
+  void wait_for_chunk_gather(const Visit& v, OpId before);
+  void issue_due_chunk_gathers(OpId before);
+  void issue_chunk_gather(int local_chunk, const std::vector<OpId>& deps);
   // Tied embeddings live where micro-batches enter and where they leave; when those are
   // different stages their gradients are summed over the pair. The pair is two pipeline stages
   // (Megatron's embedding group), so its time counts as pp: the first stage waits here for the
@@ -207,6 +218,15 @@ class RankStep {
   ComputeChain main_;
   ComputeChain overlap_;
   std::vector<int> final_pass_;
+  // Per local chunk under whole-chunk gathers (empty otherwise): the forward pass, counted in the
+  // rank's order, before which its gather is issued (kIssuedByItsForward: its own first forward),
+  // the gather once issued, and whether a forward has waited for it.
+  static constexpr int kIssuedByItsForward = -1;
+  std::vector<int> gather_due_at_;
+  std::vector<std::vector<OpId>> chunk_gather_;
+  std::vector<bool> gather_issued_;
+  std::vector<bool> gather_waited_;
+  int forwards_written_ = 0;
   std::vector<int> deferred_head_wgrad_;         // micro-batches whose output-layer wgrad waits
   std::map<std::pair<int, int>, OpId> stashed_;  // (micro-batch, layer) -> its copy to the host
 };

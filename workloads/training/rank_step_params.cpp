@@ -43,13 +43,12 @@ RankParams RankStep::layer_params(int layer) const {
 RankParams RankStep::block_params(const BlockSteps& block) const {
   if (&block == &s_.mtp) return mtp_chunk_params(s_.plan.model, s_.plan.layout, s_.plan.map);
   const double table = s_.plan.model.embedding_params() / s_.plan.layout.tp();
-  if (&block != &s_.head) return {table, 0};
+  if (&block != &s_.head) return {table, 0, table};
   const RankParams mtp = mtp_split_params(s_.plan.model, s_.plan.layout);
-  const bool shared_table = s_.plan.model.tied_embeddings() && holds_embedding();
+  const double own_table = s_.plan.model.tied_embeddings() && holds_embedding() ? 0 : table;
   const bool with_mtp = s_.plan.map.standalone_mtp_position() < 0;
-  return {(shared_table ? 0 : table) + static_cast<double>(s_.plan.model.hidden()) +
-              (with_mtp ? mtp.dense : 0),
-          with_mtp ? mtp.expert : 0};
+  return {own_table + static_cast<double>(s_.plan.model.hidden()) + (with_mtp ? mtp.dense : 0),
+          with_mtp ? mtp.expert : 0, own_table};
 }
 
 bool RankStep::holds_embedding() const {

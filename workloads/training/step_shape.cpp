@@ -181,7 +181,8 @@ bool stage_runs_mtp(const PipelineMap& map, int stage) {
 RankParams mtp_chunk_params(const TransformerModel& model, const ParallelLayout& layout,
                             const PipelineMap& map) {
   RankParams params = mtp_split_params(model, layout);
-  params.dense += mtp_chunk_table_params(model, layout, map);
+  params.tables = mtp_chunk_table_params(model, layout, map);
+  params.dense += params.tables;
   return params;
 }
 
@@ -212,7 +213,8 @@ RankParams rank_params(const TransformerModel& model, const ParallelLayout& layo
   }
   // The embedding and output tables (the MTP chunk's copy included), the final norm, the MTP
   // modules' own weights.
-  params.dense += rank_table_params(model, layout, map, rank);
+  params.tables = rank_table_params(model, layout, map, rank);
+  params.dense += params.tables;
   if (map.stage_ends_route(stage)) params.dense += static_cast<double>(model.hidden());
   if (stage_runs_mtp(map, stage)) {
     const RankParams mtp = mtp_split_params(model, layout);

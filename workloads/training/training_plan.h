@@ -32,6 +32,9 @@ struct TrainingSettings {
   // A sharded optimizer's parameter all-gather under the first micro-batch's forward
   // (training.overlap_param_gather) instead of after the update.
   bool overlap_param_gather = false;
+  // Megatron-Core's buckets (training.bucket_first_chunk_only): only the first stage's first
+  // chunk is bucketed; every other chunk is reduced, and gathered, whole.
+  bool bucket_first_chunk_only = false;
   double grad_bucket_elements = 0;  // 0: the framework's default
   bool offload_optimizer = false;
   bool offload_activations = false;
