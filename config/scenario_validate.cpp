@@ -508,6 +508,11 @@ void check_fp8_and_parameter_gather(const config::Training& training, const Chec
                "describes the buckets of Megatron-Core's data parallelism (zero_stage 0 to 2), but "
                "zero_stage 3 gathers and reduces layer by layer");
   }
+  if (training.align_grad_reduce() && !training.overlap_grad_reduce()) {
+    check.fail("training.align_grad_reduce",
+               "aligns the launch of overlapped gradient reductions, but overlap_grad_reduce is "
+               "off");
+  }
   if (!training.fp8_param_gather()) return;
   if (training.dtype() != config::FP8) {
     check.fail("training.fp8_param_gather",

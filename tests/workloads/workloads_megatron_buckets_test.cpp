@@ -106,6 +106,28 @@ TEST(MegatronBuckets, WithoutVirtualStagesTheGatherFollowsTheFirstReceive) {
   EXPECT_EQ(step.graph.label(step.graph.ops()[deps.front()].label), "recv.activation");
 }
 
+// align_grad_reduce under the interleaved schedule: no reduction during a backward; each chunk's
+// is launched whole after the backward pass pipeline-rank passes after its last. Stage 0 launches
+// both chunks' right after their last backward passes; stage 1 launches the chunk that finishes
+// first one backward pass later and the one that finishes last (chunk 0) after the schedule.
+TEST(MegatronBuckets, AlignedReductionsFollowThePipelineRank) {
+  auto s = sharded(config::Training::INTERLEAVED_1F1B, 2);
+  s.mutable_training()->set_bucket_first_chunk_only(true);
+  s.mutable_training()->set_align_grad_reduce(true);
+  const TrainingPlan plan = resolve_training_plan(s);
+  const TrainingStep step = build_training_step(plan);
+  const Collectives reductions = collectives(plan, step, "grad.reducescatter");
+  std::map<int, std::vector<Phase>> phases;
+  for (const auto& [stage, ids] : reductions.ids) {
+    for (OpId id : ids) phases[stage].push_back(step.graph.ops()[id].phase);
+  }
+  EXPECT_EQ(phases.at(0), (std::vector<Phase>{Phase::kBackward, Phase::kBackward}));
+  EXPECT_EQ(phases.at(1), (std::vector<Phase>{Phase::kBackward, Phase::kOptimizer}));
+  for (int stage : {0, 1}) {
+    EXPECT_DOUBLE_EQ(reductions.bytes.at(stage), 4 * params_of_stage(plan, stage));
+  }
+}
+
 // FP8 parameters gather the GEMMs' weights at one byte and the vocabulary tables, which stay
 // BF16, at two.
 TEST(MegatronBuckets, Fp8ParametersGatherTheTablesInBf16) {

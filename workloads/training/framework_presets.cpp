@@ -53,8 +53,12 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   const config::Training& own = scenario.training();
   const bool sharded = !own.has_zero_stage() || own.zero_stage() >= 1;
   t.set_overlap_param_gather(sharded && (!own.has_zero_stage() || own.zero_stage() <= 2));
-  // DistributedDataParallel buckets only the first stage's first chunk.
+  // DistributedDataParallel buckets only the first stage's first chunk; CommOverlapConfig sets
+  // 128 Mi-element buckets where there is data parallelism, and dist_config.align_grad_reduce is
+  // on by default.
   if (!own.has_zero_stage() || own.zero_stage() <= 2) t.set_bucket_first_chunk_only(true);
+  t.set_grad_bucket_elements(int64_t{128} * 1024 * 1024);
+  if (!own.has_overlap_grad_reduce() || own.overlap_grad_reduce()) t.set_align_grad_reduce(true);
   const config::Layout& layout = scenario.layout();
   t.set_tp_comm_overlap(layout.tp() > 1 && layout.sequence_parallel());
   // CommOverlapConfig: overlap_p2p_comm with virtual stages, batched blocking sends without.
@@ -167,8 +171,9 @@ const std::array<Framework, 8>& frameworks() {
       {{"megatron-bridge",
         "Megatron-Core as NVIDIA's NeMo 2 / Megatron-Bridge performance recipes configure it: "
         "distributed optimizer (its parameter gather under the next forward), gradients reduced in "
-        "BF16 in buckets during the backward (the first stage's first chunk bucketed, every other "
-        "chunk one bucket), pipeline sends overlapped with compute where there are virtual "
+        "BF16 in 128 Mi-element buckets (the first stage's first chunk bucketed, every other "
+        "chunk one bucket; with virtual stages each chunk's launched whole, aligned over the "
+        "stages), pipeline sends overlapped with compute where there are virtual "
         "stages, "
         "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
         "cross-entropy, TP communication overlapped where sequence parallelism allows it, FP8 "
@@ -177,7 +182,9 @@ const std::array<Framework, 8>& frameworks() {
         "use_distributed_optimizer, overlap_grad_reduce, overlap_param_gather, grad_reduce_in_fp32 "
         "false; github.com/NVIDIA/Megatron-LM (BSD-3) megatron/core/distributed/"
         "distributed_data_parallel.py (no buckets after the first stage's first chunk), "
-        "pipeline_parallel/schedules.py (param_sync_func); overlap_p2p_comm with virtual pipeline "
+        "pipeline_parallel/schedules.py (param_sync_func, grad_sync_func); Megatron-Bridge "
+        "comm_overlap.py (bucket_size 128 Mi, align_param_gather) and "
+        "dist_config.align_grad_reduce; overlap_p2p_comm with virtual pipeline "
         "stages (CommOverlapConfig), "
         "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
         "(bf16_with_fp8_current_scaling_mixed: tensorwise scaling, fp8_param_gather)"},

@@ -1,5 +1,7 @@
 #include "workloads/training/gradient_sync.h"
 
+#include <algorithm>
+
 namespace racksim {
 
 namespace {
@@ -21,7 +23,7 @@ constexpr double kScalarBytes = 4;
 }  // namespace
 
 GradientSync::GradientSync(RankWriter* writer, GradientSyncConfig config)
-    : writer_(writer), config_(config) {
+    : writer_(writer), config_(config), held_(static_cast<size_t>(std::max(1, config.chunks))) {
   dense_.size = config.dp;
   dense_.comm = config.dp_comm;
   experts_.size = config.expert_dp;
@@ -37,8 +39,22 @@ double GradientSync::optimizer_params(const RankParams& p) const {
   return p.dense / config_.dp + p.expert / config_.expert_dp;
 }
 
-void GradientSync::begin_chunk(bool first_of_model) {
+void GradientSync::begin_chunk(int local_chunk, bool first_of_model) {
+  chunk_ = local_chunk;
   bucketed_ = !config_.bucket_first_chunk_only || first_of_model;
+}
+
+bool GradientSync::holds_reductions() const {
+  return config_.align_grad_reduce && config_.overlap && config_.chunks > 1 &&
+         !reduces_every_micro_batch();
+}
+
+void GradientSync::release_held(int local_chunk, ComputeChain& chain, const OpTag& tag) {
+  auto& [dense, expert] = held_.at(static_cast<size_t>(local_chunk));
+  dense_.bucket += dense;
+  experts_.bucket += expert;
+  dense = expert = 0;
+  for (Group* g : {&dense_, &experts_}) flush_bucket(*g, chain.inputs(), tag);
 }
 
 double GradientSync::gather_bytes(const RankParams& params, const Group& group) const {
@@ -96,7 +112,8 @@ void GradientSync::gradients_ready(const RankParams& params, OpId ready, bool fi
 
 void GradientSync::add_to_bucket(Group& group, double params, OpId ready, const OpTag& tag) {
   group.bucket += params;
-  if (config_.overlap && bucketed_ && group.bucket >= config_.bucket_elements) {
+  if (config_.overlap && bucketed_ && !holds_reductions() &&
+      group.bucket >= config_.bucket_elements) {
     flush_bucket(group, {ready}, tag);
   }
 }
@@ -112,6 +129,13 @@ void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, co
 }
 
 void GradientSync::backward_done(ComputeChain& chain, const OpTag& tag, bool final) {
+  if (final && holds_reductions()) {
+    auto& held = held_.at(static_cast<size_t>(chunk_));
+    held.first += dense_.bucket;
+    held.second += experts_.bucket;
+    dense_.bucket = experts_.bucket = 0;
+    return;
+  }
   if (!reduces_every_micro_batch() && !(final && config_.overlap)) return;
   for (Group* g : {&dense_, &experts_}) {
     if (g->bucket <= 0) continue;
@@ -123,8 +147,9 @@ void GradientSync::backward_done(ComputeChain& chain, const OpTag& tag, bool fin
 void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
                           const RankParams& rank_params) {
   const OpTag tag{Phase::kOptimizer, -1, -1};
-  // The last buckets; without overlap, the single reduction of all gradients after everything
-  // the step computed.
+  // The last buckets (and the held reductions no backward pass released); without overlap, the
+  // single reduction of all gradients after everything the step computed.
+  for (size_t c = 0; c < held_.size(); ++c) release_held(static_cast<int>(c), chain, tag);
   for (Group* g : {&dense_, &experts_}) flush_bucket(*g, chain.inputs(), tag);
   chain.pending.insert(chain.pending.end(), reductions_.begin(), reductions_.end());
   reductions_.clear();

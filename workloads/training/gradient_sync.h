@@ -19,6 +19,7 @@
 // ZeRO 2: every micro-batch's).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "workloads/training/rank_writer.h"
@@ -34,6 +35,10 @@ struct GradientSyncConfig {
   // Megatron-Core's buckets (training.bucket_first_chunk_only): only the first stage's first
   // chunk is bucketed; every other chunk is reduced, and gathered, whole.
   bool bucket_first_chunk_only = false;
+  // With overlap and virtual stages (training.align_grad_reduce): a chunk's reduction waits, held,
+  // until release_held launches it whole.
+  bool align_grad_reduce = false;
+  int chunks = 1;  // model chunks on the rank
   double bucket_elements = 40e6;
   double grad_bytes = 4;         // per gradient element on the wire
   double param_bytes = 2;        // per parameter element on the wire (gathers)
@@ -97,7 +102,11 @@ class GradientSync {
 
   // The passes written next are of a model chunk that is (`first_of_model`) or is not the first
   // stage's first chunk: whether its gradients are bucketed (bucket_first_chunk_only).
-  void begin_chunk(bool first_of_model);
+  void begin_chunk(int local_chunk, bool first_of_model);
+
+  // align_grad_reduce: launches the reduction held for `local_chunk` since its last backward,
+  // after the chain's work so far.
+  void release_held(int local_chunk, ComputeChain& chain, const OpTag& tag);
 
   // The all-gather of one whole chunk's updated parameters, issued after `deps`; the chunk's
   // first forward waits for the ids returned.
@@ -139,6 +148,8 @@ class GradientSync {
   void flush_bucket(Group& group, const std::vector<OpId>& ready, const OpTag& tag);
   CollectiveKind reduction() const;
   bool reduces_every_micro_batch() const { return config_.zero_stage == 2; }
+  // align_grad_reduce in effect: overlapped reductions of several chunks, none of them ZeRO-2's.
+  bool holds_reductions() const;
   void offloaded_step(ComputeChain& chain, double params, const OpTag& tag);
   void gradient_checks(ComputeChain& chain, StreamId compute_stream, double params,
                        const OpTag& tag);
@@ -148,6 +159,9 @@ class GradientSync {
   Group dense_;
   Group experts_;
   bool bucketed_ = true;  // the current chunk splits its gradients into buckets
+  int chunk_ = 0;         // the current chunk
+  // align_grad_reduce: per chunk, the dense and expert parameters whose reduction is held.
+  std::vector<std::pair<double, double>> held_;
   std::vector<OpId> reductions_;
 };
 

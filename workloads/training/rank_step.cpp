@@ -84,6 +84,7 @@ void RankStep::write_passes(const PassOrder& order) {
 void RankStep::write(const PassOrder& order) {
   final_pass_ = last_backward_of_each_chunk(order);
   plan_chunk_gathers(order);
+  plan_aligned_reductions(order);
   if (s_.plan.training.deepspeed_exchange) {
     write_deepspeed_passes(order);
   } else {
@@ -110,6 +111,8 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   c.overlap = t.overlap_grad_reduce;
   c.overlap_param_gather = t.overlap_param_gather;
   c.bucket_first_chunk_only = t.bucket_first_chunk_only;
+  c.align_grad_reduce = t.align_grad_reduce;
+  c.chunks = s_.plan.map.chunks_per_stage();
   c.grad_bytes = bytes_per_element(t.grad_reduce_dtype);
   // Parameters travel in the dtype they live in: BF16 under FP8 training, unless the GEMMs' weights
   // are FP8 themselves (training.fp8_param_gather; the vocabulary tables stay BF16).
@@ -211,7 +214,7 @@ void RankStep::write_pass(ComputeChain& chain, const PassStreams& streams, const
   if (pos < 0)
     throw std::logic_error("training step: a pass on a chunk its micro-batch never visits");
   const Visit visit{chain, streams, pass, route, pos, index == final_pass_[pass.local_chunk]};
-  sync_.begin_chunk(first_of_model(pass.local_chunk));
+  sync_.begin_chunk(pass.local_chunk, first_of_model(pass.local_chunk));
   switch (pass.kind) {
     case PassKind::kForward:
       write_forward(visit);
@@ -365,6 +368,7 @@ void RankStep::write_backward(const Visit& v) {
     write_handoff(v.chain, v.streams.compute, hop.bytes, tag);
   }
   if (!split) sync_.backward_done(v.chain, tag, v.final);
+  release_due_reductions(v);
 }
 
 OpId RankStep::head_or_embedding_backward(const Visit& v, const BlockSteps& block,
@@ -430,6 +434,7 @@ void RankStep::write_weight(const Visit& v) {
     sync_.gradients_ready(block_params(s_.embedding), v.chain.last_compute, v.final, tag);
   }
   sync_.backward_done(v.chain, tag, v.final);
+  release_due_reductions(v);
 }
 
 OpId RankStep::write_steps(ComputeChain& chain, const PassStreams& streams,

@@ -197,6 +197,10 @@ class RankStep {
   void wait_for_chunk_gather(const Visit& v, OpId before);
   void issue_due_chunk_gathers(OpId before);
   void issue_chunk_gather(int local_chunk, const std::vector<OpId>& deps);
+  // Aligned reductions (training.align_grad_reduce with virtual stages): after which backward
+  // pass, counted in the rank's order, each chunk's held reduction is launched.
+  void plan_aligned_reductions(const PassOrder& order);
+  void release_due_reductions(const Visit& v);
   // Tied embeddings live where micro-batches enter and where they leave; when those are
   // different stages their gradients are summed over the pair. The pair is two pipeline stages
   // (Megatron's embedding group), so its time counts as pp: the first stage waits here for the
@@ -227,6 +231,9 @@ class RankStep {
   std::vector<bool> gather_issued_;
   std::vector<bool> gather_waited_;
   int forwards_written_ = 0;
+  // Per backward pass (counted in the rank's order), the chunks whose reductions follow it.
+  std::vector<std::vector<int>> reductions_after_;
+  int backwards_written_ = 0;
   std::vector<int> deferred_head_wgrad_;         // micro-batches whose output-layer wgrad waits
   std::map<std::pair<int, int>, OpId> stashed_;  // (micro-batch, layer) -> its copy to the host
 };

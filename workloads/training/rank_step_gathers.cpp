@@ -1,7 +1,9 @@
-// Megatron-Core's whole-chunk parameter gathers (training.bucket_first_chunk_only with
-// overlap_param_gather): a chunk other than the first stage's first is one bucket, so the
-// optimizer's update reaches it in one all-gather, which its first forward waits for. Where the
-// gather is issued follows Megatron-Core (github.com/NVIDIA/Megatron-LM, BSD-3):
+// When Megatron-Core's data-parallel communication of a whole chunk is issued.
+//
+// Parameter gathers (training.bucket_first_chunk_only with overlap_param_gather): a chunk other
+// than the first stage's first is one bucket, so the optimizer's update reaches it in one
+// all-gather, which its first forward waits for. Where the gather is issued follows Megatron-Core
+// (github.com/NVIDIA/Megatron-LM, BSD-3):
 // - without virtual stages nothing issues it early: the forward's first hook does
 //   (finish_param_sync), after the pass's receive;
 // - the interleaved schedule issues chunks 0 and 1 before its first pass and chunk c as the rank
@@ -80,6 +82,35 @@ void RankStep::issue_due_chunk_gathers(OpId before) {
     }
   }
   ++forwards_written_;
+}
+
+// Reductions (training.align_grad_reduce, virtual stages): the interleaved schedule launches a
+// chunk's reduction after the backward pass pipeline-rank passes after the chunk's last
+// (grad_sync_func in backward_step_helper), and the rest after the schedule.
+void RankStep::plan_aligned_reductions(const PassOrder& order) {
+  reductions_after_.clear();
+  const int chunks = s_.plan.map.chunks_per_stage();
+  if (!s_.plan.training.align_grad_reduce || chunks == 1) return;
+  std::vector<int> last_backward(chunks, -1);
+  int backwards = 0;
+  for (const PipelinePass& pass : order) {
+    if (pass.kind == PassKind::kBackwardInput) continue;  // the weight pass ends the chunk's work
+    if (pass.kind != PassKind::kForward) last_backward[pass.local_chunk] = backwards++;
+  }
+  reductions_after_.assign(backwards, {});
+  for (int c = 0; c < chunks; ++c) {
+    const int due = last_backward[c] + coords_.pp;
+    if (last_backward[c] >= 0 && due < backwards) reductions_after_[due].push_back(c);
+  }
+}
+
+void RankStep::release_due_reductions(const Visit& v) {
+  if (v.pass.kind == PassKind::kBackwardInput) return;
+  const int index = backwards_written_++;
+  if (index >= static_cast<int>(reductions_after_.size())) return;
+  for (int c : reductions_after_[index]) {
+    sync_.release_held(c, v.chain, {Phase::kBackward, v.pass.micro_batch, -1});
+  }
 }
 
 }  // namespace racksim

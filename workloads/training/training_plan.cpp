@@ -29,6 +29,7 @@ TrainingSettings training_settings(const config::Training& t) {
   s.overlap_grad_reduce = t.overlap_grad_reduce();
   s.overlap_param_gather = t.overlap_param_gather();
   s.bucket_first_chunk_only = t.bucket_first_chunk_only();
+  s.align_grad_reduce = t.align_grad_reduce();
   s.grad_bucket_elements = static_cast<double>(t.grad_bucket_elements());
   s.offload_optimizer = t.offload_optimizer();
   s.offload_activations = t.offload_activations();

@@ -35,6 +35,9 @@ struct TrainingSettings {
   // Megatron-Core's buckets (training.bucket_first_chunk_only): only the first stage's first
   // chunk is bucketed; every other chunk is reduced, and gathered, whole.
   bool bucket_first_chunk_only = false;
+  // Each chunk's reduction launched whole, pipeline-rank backward passes after its last one,
+  // under virtual stages (training.align_grad_reduce).
+  bool align_grad_reduce = false;
   double grad_bucket_elements = 0;  // 0: the framework's default
   bool offload_optimizer = false;
   bool offload_activations = false;
