@@ -28,6 +28,14 @@ config::Scenario sharded(config::Training::Schedule schedule, int virtual_stages
   return s;
 }
 
+// The same with Megatron-Core's buckets and the optimizer's gather under the next forward.
+config::Scenario gathered_whole(config::Training::Schedule schedule, int virtual_stages) {
+  auto s = sharded(schedule, virtual_stages);
+  s.mutable_training()->set_overlap_param_gather(true);
+  s.mutable_training()->set_bucket_first_chunk_only(true);
+  return s;
+}
+
 struct Collectives {
   std::map<int, int> count;     // per pipeline stage, on its first rank
   std::map<int, double> bytes;  // the same
@@ -76,10 +84,8 @@ TEST(MegatronBuckets, OnlyTheFirstStagesFirstChunkIsBucketed) {
 // With overlap_param_gather, a later stage's chunks are gathered whole, and under the
 // interleaved schedule chunks 0 and 1 as the step starts: nothing precedes them.
 TEST(MegatronBuckets, InterleavedChunksAreGatheredWholeAtTheStart) {
-  auto s = sharded(config::Training::INTERLEAVED_1F1B, 2);
-  s.mutable_training()->set_overlap_param_gather(true);
-  s.mutable_training()->set_bucket_first_chunk_only(true);
-  const TrainingPlan plan = resolve_training_plan(s);
+  const TrainingPlan plan =
+      resolve_training_plan(gathered_whole(config::Training::INTERLEAVED_1F1B, 2));
   const TrainingStep step = build_training_step(plan);
   const Collectives gathers = collectives(plan, step, "params.allgather");
   ASSERT_EQ(gathers.count.at(1), 2);
@@ -94,10 +100,7 @@ TEST(MegatronBuckets, InterleavedChunksAreGatheredWholeAtTheStart) {
 // Without virtual stages the forward's first hook issues the later stage's gather, after the
 // activation it receives.
 TEST(MegatronBuckets, WithoutVirtualStagesTheGatherFollowsTheFirstReceive) {
-  auto s = sharded(config::Training::ONE_F_ONE_B, 1);
-  s.mutable_training()->set_overlap_param_gather(true);
-  s.mutable_training()->set_bucket_first_chunk_only(true);
-  const TrainingPlan plan = resolve_training_plan(s);
+  const TrainingPlan plan = resolve_training_plan(gathered_whole(config::Training::ONE_F_ONE_B, 1));
   const TrainingStep step = build_training_step(plan);
   const Collectives gathers = collectives(plan, step, "params.allgather");
   ASSERT_EQ(gathers.count.at(1), 1);
