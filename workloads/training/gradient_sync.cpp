@@ -158,10 +158,10 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
     offloaded_step(chain, params, tag);
   } else {
     gradient_checks(chain, compute_stream, params, tag);
-    LayerStep adam =
-        compute_step("optimizer.adam", OpClass::kElementwise, params * kAdamFlopsPerParam,
-                     params * adam_bytes_per_param(config_.moment_bytes));
-    writer_->kernel(chain, compute_stream, adam, tag);
+    // The optimizer's share of the tables, sharded as the rest of the dense parameters.
+    const double tables =
+        config_.zero_stage >= 1 ? rank_params.tables / config_.dp : rank_params.tables;
+    update(chain, compute_stream, params, params - tables, tag);
   }
   if ((config_.zero_stage == 1 || config_.zero_stage == 2) &&
       !gathers_updated_parameters_in_forward()) {
@@ -191,6 +191,36 @@ void GradientSync::gradient_checks(ComputeChain& chain, StreamId compute_stream,
   };
   if (config_.unscale_fp16) check("optimizer.unscale", kUnscaleBytesPerParam, "grad.found_inf");
   if (config_.clip_grad_norm) check("optimizer.grad_norm", kNormBytesPerParam, "grad.norm");
+}
+
+void GradientSync::update(ComputeChain& chain, StreamId compute_stream, double params,
+                          double gemm_params, const OpTag& tag) {
+  // With FP8 parameters the GEMMs' weights get no BF16 copy (2 B of adam_bytes_per_param).
+  const double fp8 = config_.fp8_params ? gemm_params : 0;
+  writer_->kernel(chain, compute_stream,
+                  compute_step("optimizer.adam", OpClass::kElementwise, params * kAdamFlopsPerParam,
+                               params * adam_bytes_per_param(config_.moment_bytes) - 2 * fp8),
+                  tag);
+  if (fp8 <= 0) return;
+  // Transformer Engine's cast of the master shards (cast_master_weights_to_fp8): under current
+  // scaling the amax of each shard (a read of its FP32 values) and a MAX all-reduce of the packed
+  // amaxes over the data-parallel group (a few hundred bytes: counted as one scalar), then the
+  // cast itself, 4 B read and 1 B written per parameter.
+  if (config_.fp8_current_scaling) {
+    writer_->kernel(
+        chain, compute_stream,
+        compute_step("optimizer.fp8_param_amax", OpClass::kElementwise, fp8, kFp32Bytes * fp8),
+        tag);
+    if (config_.dp > 1) {
+      writer_->collective(chain, config_.stream, "optimizer.fp8_param_amax.allreduce",
+                          CollectiveKind::kAllReduce, config_.dp_comm, kScalarBytes, CommDim::kDp,
+                          tag);
+    }
+  }
+  writer_->kernel(
+      chain, compute_stream,
+      compute_step("optimizer.fp8_param_cast", OpClass::kElementwise, fp8, (kFp32Bytes + 1) * fp8),
+      tag);
 }
 
 void GradientSync::offloaded_step(ComputeChain& chain, double params, const OpTag& tag) {

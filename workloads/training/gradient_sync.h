@@ -43,8 +43,13 @@ struct GradientSyncConfig {
   double grad_bytes = 4;         // per gradient element on the wire
   double param_bytes = 2;        // per parameter element on the wire (gathers)
   double table_param_bytes = 2;  // the same for the vocabulary tables (BF16 under FP8 parameters)
-  double moment_bytes = 4;       // per element of each of AdamW's moments
-  int dp = 1;                    // replicas sharing the parameters (data x context parallel)
+  // FP8 parameters (training.fp8_param_gather): the optimizer casts its FP32 shard of the GEMMs'
+  // weights to FP8 instead of writing a BF16 copy; with current scaling (fp8_current_scaling) an
+  // amax pass and an all-reduce of the amaxes come first.
+  bool fp8_params = false;
+  bool fp8_current_scaling = false;
+  double moment_bytes = 4;  // per element of each of AdamW's moments
+  int dp = 1;               // replicas sharing the parameters (data x context parallel)
   CommId dp_comm = 0;
   int expert_dp = 1;  // replicas sharing the rank's experts
   CommId expert_comm = 0;
@@ -151,6 +156,10 @@ class GradientSync {
   // align_grad_reduce in effect: overlapped reductions of several chunks, none of them ZeRO-2's.
   bool holds_reductions() const;
   void offloaded_step(ComputeChain& chain, double params, const OpTag& tag);
+  // The update on the GPU: AdamW over the rank's share, then, with FP8 parameters, the cast of
+  // the GEMMs' weights in it (`gemm_params`).
+  void update(ComputeChain& chain, StreamId compute_stream, double params, double gemm_params,
+              const OpTag& tag);
   void gradient_checks(ComputeChain& chain, StreamId compute_stream, double params,
                        const OpTag& tag);
 

@@ -118,6 +118,8 @@ GradientSyncConfig RankStep::sync_config(EventGraph* graph) const {
   // are FP8 themselves (training.fp8_param_gather; the vocabulary tables stay BF16).
   c.table_param_bytes = bytes_per_element(activation_dtype(t.dtype));
   c.param_bytes = t.fp8_param_gather ? 1 : c.table_param_bytes;
+  c.fp8_params = t.fp8_param_gather;
+  c.fp8_current_scaling = t.fp8_current_scaling;
   c.moment_bytes = t.moment_bytes;
   const auto group = s_.plan.layout.dp_cp_group(rank_);
   c.dp = static_cast<int>(group.size());
