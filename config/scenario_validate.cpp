@@ -484,10 +484,8 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
   }
 }
 
-// How FP8 training keeps its activations and weights says nothing for another dtype; FP8
-// parameters, and the overlap of their gather, need a sharded optimizer (Megatron-Core asserts
-// the distributed one).
-void check_fp8_and_parameter_gather(const config::Training& training, const Checker& check) {
+// How FP8 training keeps its activations says nothing for another dtype.
+void check_fp8_activations(const config::Training& training, const Checker& check) {
   if (training.fp8_activations() == config::Training::LINEAR_INPUTS &&
       training.dtype() != config::FP8) {
     check.fail("training.fp8_activations",
@@ -495,6 +493,12 @@ void check_fp8_and_parameter_gather(const config::Training& training, const Chec
                            "is {}",
                            config::DType_Name(training.dtype())));
   }
+}
+
+// The data-parallel overlaps describe Megatron-Core's distributed optimizer and
+// DistributedDataParallel: the parameter gather's needs a sharded optimizer below FSDP's stage,
+// the buckets are not FSDP's, and aligned reductions are overlapped ones.
+void check_data_parallel_overlap(const config::Training& training, const Checker& check) {
   if (training.overlap_param_gather() && (training.zero_stage() < 1 || training.zero_stage() > 2)) {
     check.fail(
         "training.overlap_param_gather",
@@ -513,6 +517,11 @@ void check_fp8_and_parameter_gather(const config::Training& training, const Chec
                "aligns the launch of overlapped gradient reductions, but overlap_grad_reduce is "
                "off");
   }
+}
+
+// FP8 parameters are FP8 training's, gathered by a sharded optimizer (Megatron-Core asserts the
+// distributed one).
+void check_fp8_parameters(const config::Training& training, const Checker& check) {
   if (!training.fp8_param_gather()) return;
   if (training.dtype() != config::FP8) {
     check.fail("training.fp8_param_gather",
@@ -535,7 +544,9 @@ void check_supported(const config::Scenario& scenario, const Sizes& sizes, const
   check_pipeline_exchange(scenario, check);
   check_moe_a2a_overlap(scenario, sizes, check);
   check_recompute_modules(scenario, check);
-  check_fp8_and_parameter_gather(scenario.training(), check);
+  check_fp8_activations(scenario.training(), check);
+  check_data_parallel_overlap(scenario.training(), check);
+  check_fp8_parameters(scenario.training(), check);
   const config::Training& training = scenario.training();
   const config::Gpu& gpu = scenario.hardware().gpu();
   if (training.dtype() == config::FP8 && !(gpu.fp8_flops_per_s() > 0)) {

@@ -52,11 +52,13 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   // overlap_param_gather, where the scenario keeps the optimizer sharded.
   const config::Training& own = scenario.training();
   const bool sharded = !own.has_zero_stage() || own.zero_stage() >= 1;
-  t.set_overlap_param_gather(sharded && (!own.has_zero_stage() || own.zero_stage() <= 2));
+  // Megatron-Core's DistributedDataParallel (not its FSDP, zero_stage 3).
+  const bool megatron_ddp = !own.has_zero_stage() || own.zero_stage() <= 2;
+  t.set_overlap_param_gather(sharded && megatron_ddp);
   // DistributedDataParallel buckets only the first stage's first chunk; CommOverlapConfig sets
   // 128 Mi-element buckets where there is data parallelism, and dist_config.align_grad_reduce is
   // on by default.
-  if (!own.has_zero_stage() || own.zero_stage() <= 2) t.set_bucket_first_chunk_only(true);
+  if (megatron_ddp) t.set_bucket_first_chunk_only(true);
   t.set_grad_bucket_elements(int64_t{128} * 1024 * 1024);
   if (!own.has_overlap_grad_reduce() || own.overlap_grad_reduce()) t.set_align_grad_reduce(true);
   const config::Layout& layout = scenario.layout();

@@ -50,10 +50,10 @@ bool GradientSync::holds_reductions() const {
 }
 
 void GradientSync::release_held(int local_chunk, ComputeChain& chain, const OpTag& tag) {
-  auto& [dense, expert] = held_.at(static_cast<size_t>(local_chunk));
-  dense_.bucket += dense;
-  experts_.bucket += expert;
-  dense = expert = 0;
+  RankParams& held = held_.at(static_cast<size_t>(local_chunk));
+  dense_.bucket += held.dense;
+  experts_.bucket += held.expert;
+  held = {};
   for (Group* g : {&dense_, &experts_}) flush_bucket(*g, chain.inputs(), tag);
 }
 
@@ -130,9 +130,9 @@ void GradientSync::flush_bucket(Group& group, const std::vector<OpId>& ready, co
 
 void GradientSync::backward_done(ComputeChain& chain, const OpTag& tag, bool final) {
   if (final && holds_reductions()) {
-    auto& held = held_.at(static_cast<size_t>(chunk_));
-    held.first += dense_.bucket;
-    held.second += experts_.bucket;
+    RankParams& held = held_.at(static_cast<size_t>(chunk_));
+    held.dense += dense_.bucket;
+    held.expert += experts_.bucket;
     dense_.bucket = experts_.bucket = 0;
     return;
   }
@@ -159,8 +159,7 @@ void GradientSync::finish(ComputeChain& chain, StreamId compute_stream,
   } else {
     gradient_checks(chain, compute_stream, params, tag);
     // The optimizer's share of the tables, sharded as the rest of the dense parameters.
-    const double tables =
-        config_.zero_stage >= 1 ? rank_params.tables / config_.dp : rank_params.tables;
+    const double tables = optimizer_params({rank_params.tables, 0});
     update(chain, compute_stream, params, params - tables, tag);
   }
   if ((config_.zero_stage == 1 || config_.zero_stage == 2) &&

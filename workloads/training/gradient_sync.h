@@ -19,7 +19,6 @@
 // ZeRO 2: every micro-batch's).
 #pragma once
 
-#include <utility>
 #include <vector>
 
 #include "workloads/training/rank_writer.h"
@@ -170,7 +169,7 @@ class GradientSync {
   bool bucketed_ = true;  // the current chunk splits its gradients into buckets
   int chunk_ = 0;         // the current chunk
   // align_grad_reduce: per chunk, the dense and expert parameters whose reduction is held.
-  std::vector<std::pair<double, double>> held_;
+  std::vector<RankParams> held_;
   std::vector<OpId> reductions_;
 };
 

@@ -448,15 +448,15 @@ MemoryItem activations_item(const TrainingPlan& p, int stage, const StageLayers&
 // others: the cast kernels of training/rank_writer.h). With FP8 parameters
 // (training.fp8_param_gather) those weights live in FP8 (1 B) with their transpose (1 B) and no
 // BF16 copy. The embedding and output tables run in BF16 either way and have no FP8 copy.
-void append_weight_items(const TrainingPlan& p, RankId rank, const RankParams& params,
-                         const RankParams& shards, std::vector<MemoryItem>* items) {
+void append_weight_items(const TrainingPlan& p, const RankParams& params, const RankParams& shards,
+                         std::vector<MemoryItem>* items) {
   const bool fp8 = p.training.dtype == DataType::kFp8;
   const double bytes = bytes_per_element(fp8 ? DataType::kBf16 : p.training.dtype);
   if (!fp8) {
     items->push_back(static_item("weights", params, bytes, shards, ""));
     return;
   }
-  const double tables = rank_table_params(p.model, p.layout, p.map, rank);
+  const double tables = params.tables;
   const RankParams gemm_weights{params.dense - tables, params.expert};
   if (p.training.fp8_param_gather) {
     MemoryItem item = static_item("weights", gemm_weights, 1, shards,
@@ -511,7 +511,7 @@ MemoryLedger memory_ledger(const TrainingPlan& p, RankId rank) {
   const RankParams replicas{static_cast<double>(layout.dp_cp_group(rank).size()),
                             static_cast<double>(layout.expert_dp_group(rank).size())};
   const RankParams whole{1, 1};
-  append_weight_items(p, rank, params, zero >= 3 ? replicas : whole, &ledger.static_items);
+  append_weight_items(p, params, zero >= 3 ? replicas : whole, &ledger.static_items);
   const double grad_bytes = bytes_per_element(p.training.grad_reduce_dtype);
   ledger.static_items.push_back(
       static_item("gradients", params, grad_bytes, zero >= 2 ? replicas : whole, ""));
