@@ -153,8 +153,9 @@ OpId EventGraph::add_compute(const OpContext& ctx, std::string_view label, OpCla
 
 uint32_t EventGraph::add_shape(const KernelShape& shape) {
   if (!shape.known()) return 0;
-  const auto key = std::make_tuple(shape.m, shape.k, shape.n, shape.batch,
-                                   static_cast<uint8_t>(shape.pass), shape.reserved_sms);
+  const auto key =
+      std::make_tuple(shape.m, shape.k, shape.n, shape.batch, static_cast<uint8_t>(shape.pass),
+                      shape.reserved_sms, shape.streams);
   auto [it, inserted] = shape_ids_.try_emplace(key, static_cast<uint32_t>(shapes_.size()));
   if (inserted) shapes_.push_back(shape);
   return it->second;

@@ -80,6 +80,10 @@ struct KernelShape {
   // SMs a communication kernel holds while this GEMM runs beside it (an overlapped tensor-parallel
   // reduce-scatter): the GEMM's tiles spread over the others.
   float reserved_sms = 0;
+  // 0: the batch's products run as one kernel (a batched or grouped GEMM, tiles of all products
+  // in waves). > 0: each product is a kernel of its own, issued in turn on this many streams
+  // (Transformer Engine's per-expert GEMMs).
+  float streams = 0;
 
   bool known() const { return m > 0 && k > 0 && n > 0; }
   // FLOPs of the GEMMs of this pass: 2 m k n x batch, twice for kBackward.
@@ -235,7 +239,7 @@ class EventGraph {
   std::vector<std::string> labels_;
   std::vector<std::vector<double>> weights_;
   std::vector<KernelShape> shapes_{KernelShape{}};
-  std::map<std::tuple<float, float, float, float, uint8_t, float>, uint32_t> shape_ids_;
+  std::map<std::tuple<float, float, float, float, uint8_t, float, float>, uint32_t> shape_ids_;
   std::unordered_map<std::string, uint32_t> weight_ids_;
   std::unordered_map<std::string, uint32_t> label_ids_;
   // Next collective sequence number per (communicator, rank).

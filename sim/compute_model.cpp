@@ -96,9 +96,21 @@ bool shaped_gemm(const Op& op, const KernelShape& shape, int sm_count) {
   return op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
 }
 
-// The kernels the op launches: a shaped GEMM's backward runs its two products as two.
+// The kernels the op launches: a shaped GEMM's backward runs its two products as two, and
+// products on streams of their own (KernelShape::streams) are a kernel each.
 double kernels_of(const Op& op, const KernelShape& shape, int sm_count) {
-  return shaped_gemm(op, shape, sm_count) && shape.pass == GemmPass::kBackward ? 2 : 1;
+  if (!shaped_gemm(op, shape, sm_count)) return 1;
+  const double passes = shape.pass == GemmPass::kBackward ? 2 : 1;
+  return shape.streams > 0 ? passes * std::max(1.0, std::round(double{shape.batch})) : passes;
+}
+
+// The kernels that follow one another on a stream: each pays the launch overhead in turn, where
+// kernels on other streams pay theirs alongside.
+double serial_kernels(const Op& op, const KernelShape& shape, int sm_count) {
+  const double kernels = kernels_of(op, shape, sm_count);
+  if (shape.streams <= 0) return kernels;
+  const double per_pass = std::max(1.0, std::round(double{shape.batch}));
+  return kernels / per_pass * std::ceil(per_pass / shape.streams);
 }
 
 }  // namespace
@@ -112,7 +124,7 @@ KernelTime ComputeModel::kernel_time(const Op& op, const KernelShape& shape) con
   const bool gemm = shaped_gemm(op, shape, sm_count);
   const double kernels = kernels_of(op, shape, sm_count);
   KernelTime gpu = gemm ? gemm_time(op, shape) : roofline_time(op);
-  if (gemm) gpu.seconds += kernels * launch_overhead_s;
+  if (gemm) gpu.seconds += serial_kernels(op, shape, sm_count) * launch_overhead_s;
   if (host_runs_ahead) return gpu;
   const double host_s = kernels * cpu_launch_floor_s;
   return host_s > gpu.seconds ? KernelTime{host_s, KernelBound::kHost} : gpu;
@@ -125,7 +137,7 @@ KernelTime ComputeModel::gemm_time(const Op& op, const KernelShape& shape) const
   const int sms = std::max(1, sm_count - static_cast<int>(shape.reserved_sms));
   KernelTime time{0, KernelBound::kGemmTiles};
   auto add = [&](double m, double k, double n) {
-    const KernelTime one = gemm_kernel_time(m, k, n, shape.batch, op.dtype, sms);
+    const KernelTime one = gemm_kernel_time(m, k, n, shape.batch, op.dtype, sms, shape.streams);
     time.seconds += one.seconds;
     if (one.bound == KernelBound::kGemmSustained) time.bound = one.bound;
   };
@@ -150,13 +162,17 @@ KernelTime ComputeModel::gemm_time(const Op& op, const KernelShape& shape) const
 }
 
 KernelTime ComputeModel::gemm_kernel_time(double m, double k, double n, double batch,
-                                          DataType dtype, int sms) const {
+                                          DataType dtype, int sms, double streams) const {
   const double peak = compute_peak_flops_per_s(dtype) * sms / std::max(1, sm_count);
   const GemmRate rate = gemm_rate(dtype);
+  const GemmSplitK split_k{gemm_split_k_max, hbm_bytes_per_s * hbm_efficiency};
   const double tiles_s =
-      gemm_kernel_cost(m, k, n, batch, sms, peak, rate.efficiency, rate.k_overhead,
-                       {gemm_split_k_max, hbm_bytes_per_s * hbm_efficiency})
-          .seconds;
+      streams > 0
+          ? gemm_streams_cost(m, k, n, batch, static_cast<int>(streams), sms, peak, rate.efficiency,
+                              rate.k_overhead, split_k)
+                .seconds
+          : gemm_kernel_cost(m, k, n, batch, sms, peak, rate.efficiency, rate.k_overhead, split_k)
+                .seconds;
   // FP8 GEMMs keep their own fitted rate (gemm_fp8); the ceiling is the 16-bit MAMF figure.
   const double ceiling = dtype == DataType::kFp8 ? 0 : gemm_sustained * peak;
   const double ceiling_s = ceiling > 0 ? 2 * m * k * n * std::max(1.0, batch) / ceiling : 0;

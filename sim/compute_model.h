@@ -111,8 +111,9 @@ struct ComputeModel {
   KernelTime kernel_time(const Op& op, const KernelShape& shape) const;
   KernelTime gemm_time(const Op& op, const KernelShape& shape) const;
   // kGemmSustained where the ceiling sets it, else kGemmTiles.
-  KernelTime gemm_kernel_time(double m, double k, double n, double batch, DataType dtype,
-                              int sms) const;
+  // streams > 0: the products are kernels of their own on that many streams (gemm_streams_cost).
+  KernelTime gemm_kernel_time(double m, double k, double n, double batch, DataType dtype, int sms,
+                              double streams = 0) const;
 };
 
 // The harmonic-mean dimension 3 / (1/m + 1/k + 1/n) of a GEMM of `flops` = 2mkn reading and

@@ -6,6 +6,17 @@
 
 namespace racksim::sim {
 
+namespace {
+
+const GemmTile* find_tile(double tile_m, double tile_n) {
+  for (const GemmTile& tile : kGemmTiles) {
+    if (tile.m == tile_m && tile.n == tile_n) return &tile;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int sm_count,
                                 double peak_flops_per_s, double efficiency, double k_overhead,
                                 const GemmSplitK& split_k) {
@@ -26,6 +37,26 @@ GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int 
     }
   }
   return best;
+}
+
+GemmKernelCost gemm_streams_cost(double m, double k, double n, double products, int streams,
+                                 int sm_count, double peak_flops_per_s, double efficiency,
+                                 double k_overhead, const GemmSplitK& split_k) {
+  const GemmKernelCost one =
+      gemm_kernel_cost(m, k, n, 1, sm_count, peak_flops_per_s, efficiency, k_overhead, split_k);
+  const GemmTile* tile = find_tile(one.tile_m, one.tile_n);
+  if (tile == nullptr || streams <= 0) return one;
+  const double sm_rate = peak_flops_per_s * efficiency * tile->relative_efficiency / sm_count;
+  const double wave_s = 2 * tile->m * tile->n * (k / one.split_k + k_overhead) / sm_rate;
+  const double count = std::max(1.0, std::round(products));
+  const double full_rounds = std::floor(count / streams);
+  const double last_round = count - full_rounds * streams;
+  const double ctas = one.tiles * one.split_k;  // of one kernel
+  const double waves =
+      full_rounds * std::ceil(streams * ctas / sm_count) + std::ceil(last_round * ctas / sm_count);
+  double seconds = waves * wave_s;
+  if (one.split_k > 1) seconds += count * one.split_k * m * n * 4 * 2 / split_k.hbm_bytes_per_s;
+  return {seconds, one.tile_m, one.tile_n, count * one.tiles, waves, one.split_k};
 }
 
 }  // namespace racksim::sim

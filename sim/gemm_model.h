@@ -64,4 +64,18 @@ GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int 
                                 double peak_flops_per_s, double efficiency, double k_overhead,
                                 const GemmSplitK& split_k = {});
 
+// `products` GEMMs of m x k x n, each a kernel of its own, issued in turn on `streams` CUDA
+// streams (Transformer Engine's per-expert cuBLAS GEMMs). Each kernel takes the tile and split
+// the library picks for it alone on the GPU (gemm_kernel_cost with one product); the streams run
+// `streams` kernels at a time, whose tiles share the SMs:
+//
+//   rounds = products / streams (the last one partial)
+//   time   = sum over rounds of ceil(kernels in the round x tiles x splits / sm_count) x wave
+//
+// where a wave is one tile's time at the chosen tile's rate. A grouped kernel instead fills every
+// wave with all products' tiles (gemm_kernel_cost with batch = products).
+GemmKernelCost gemm_streams_cost(double m, double k, double n, double products, int streams,
+                                 int sm_count, double peak_flops_per_s, double efficiency,
+                                 double k_overhead, const GemmSplitK& split_k = {});
+
 }  // namespace racksim::sim

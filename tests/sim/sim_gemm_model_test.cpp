@@ -3,6 +3,7 @@
 // materialized attention's kernels.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <tuple>
 
 #include "sim/compute_model.h"
@@ -319,6 +320,59 @@ TEST(KernelComputeModel, TimedNamesTheTermThatSetsTheDuration) {
   model.cpu_launch_floor_s = 0;
   model.gemm_sustained = 0;  // no ceiling: the large GEMM's tiles set it
   EXPECT_EQ(bound(gemm_step("g", 8192, 8192, 8192, 2)), KernelBound::kGemmTiles);
+}
+
+// training.expert_gemm PER_EXPERT_STREAMS: a kernel per expert, four streams at a time. In full
+// rounds each round is the waves of four kernels' tiles at the tile one kernel takes alone.
+TEST(GemmStreamsCost, FullRoundsRunTheStreamsKernelsTilesInWaves) {
+  const double m = 512, k = 2048, n = 1536;
+  const GemmKernelCost one = gemm_kernel_cost(m, k, n, 1, kSms, kPeak, kEfficiency, 0);
+  const double wave_s = one.seconds / one.waves;
+  const GemmKernelCost streams = gemm_streams_cost(m, k, n, 16, 4, kSms, kPeak, kEfficiency, 0);
+  EXPECT_EQ(streams.tile_m, one.tile_m);
+  EXPECT_EQ(streams.tile_n, one.tile_n);
+  EXPECT_DOUBLE_EQ(streams.waves, 4 * std::ceil(4 * one.tiles / kSms));
+  EXPECT_NEAR(streams.seconds, streams.waves * wave_s, 1e-15);
+  // Five kernels: one full round and a round of one.
+  const GemmKernelCost five = gemm_streams_cost(m, k, n, 5, 4, kSms, kPeak, kEfficiency, 0);
+  EXPECT_DOUBLE_EQ(five.waves, std::ceil(4 * one.tiles / kSms) + std::ceil(one.tiles / kSms));
+}
+
+// A grouped kernel fills its waves with every product's tiles and picks its tile for all of them:
+// never slower than the same products as kernels on streams.
+TEST(GemmStreamsCost, AGroupedKernelIsNeverSlowerThanKernelsOnStreams) {
+  for (double m : {64.0, 200.0, 512.0, 2048.0, 8192.0}) {
+    for (double products : {1.0, 3.0, 16.0, 32.0}) {
+      const GemmSplitK split{4, 2e12};
+      const double grouped =
+          gemm_kernel_cost(m, 2048, 1536, products, kSms, kPeak, kEfficiency, 32, split).seconds;
+      const double streams =
+          gemm_streams_cost(m, 2048, 1536, products, 4, kSms, kPeak, kEfficiency, 32, split)
+              .seconds;
+      EXPECT_LE(grouped, streams * (1 + 1e-12)) << m << " x " << products;
+    }
+  }
+}
+
+// The host issues each expert's GEMM (two per expert in the backward), and each stream pays the
+// launch overhead of the kernels it runs in turn.
+TEST(KernelComputeModel, KernelsOnStreamsAreIssuedOneByOne) {
+  ComputeModel model = testing::kernel_a100_model(1);
+  LayerStep step = gemm_step("experts", 16 * 512, 2048, 1536, 2);
+  step.shape.m = 512;
+  step.shape.batch = 16;
+  step.shape.streams = 4;
+  model.cpu_launch_floor_s = 1;  // far slower than the GPU: the host sets the time
+  EXPECT_DOUBLE_EQ(model.duration_s(op_of(step), step.shape), 16);
+  KernelShape backward = step.shape;
+  backward.pass = GemmPass::kBackward;
+  Op backward_op = op_of(step);
+  backward_op.amount = backward.flops();
+  EXPECT_DOUBLE_EQ(model.duration_s(backward_op, backward), 32);
+  model.cpu_launch_floor_s = 0;
+  const double gpu = model.duration_s(op_of(step), step.shape);
+  model.launch_overhead_s = 1e-3;
+  EXPECT_NEAR(model.duration_s(op_of(step), step.shape) - gpu, 4e-3, 1e-12);  // 16 / 4 streams
 }
 
 }  // namespace

@@ -75,13 +75,20 @@ void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
     fw.push_back(expert_all_to_all("moe.dispatch", WeightedAllToAll::kByReceiver, routed * h * d,
                                    routed * h * e));
   }
-  // The rank's experts as grouped GEMMs over the tokens they received; their weights are read
-  // once per micro-batch.
+  // The rank's experts as grouped GEMMs, one product per expert over the token copies it
+  // received (training.expert_gemm: one grouped kernel or a kernel per expert on streams); their
+  // weights are read once per micro-batch.
+  const double rows = routed / experts_local;
   LayerStep up = gemm_step("moe.experts.up", routed, h, 2 * f, e);
   up.hbm_bytes = e * (routed * h + experts_local * h * 2 * f + routed * 2 * f);
   LayerStep act = activation_step("moe.experts.act", true, routed * f, e);
   LayerStep down = gemm_step("moe.experts.down", routed, f, h, e);
   down.hbm_bytes = e * (routed * f + experts_local * f * h + routed * h);
+  for (LayerStep* s : {&up, &down}) {
+    s->shape.m = static_cast<float>(rows);
+    s->shape.batch = static_cast<float>(experts_local);
+    s->shape.streams = static_cast<float>(shape.expert_gemm_streams);
+  }
   for (LayerStep* s : {&up, &act, &down}) {
     s->scales_with_expert_load = true;
     s->expert_params = s->op_class == OpClass::kGemm;

@@ -43,6 +43,9 @@ struct MlpShape {
   int ep = 1;
   DataType dtype = DataType::kBf16;
   double dispatch_element_bytes = 0;  // the all-to-alls towards the experts; 0: dtype's
+  // The streams a kernel per expert is issued on (training.expert_gemm PER_EXPERT_STREAMS);
+  // 0: one grouped kernel per projection.
+  int expert_gemm_streams = 0;
 };
 
 // Appends the block's forward steps. Expert kernels are written for a balanced load (every

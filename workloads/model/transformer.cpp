@@ -32,6 +32,7 @@ MlpShape mlp_shape(const RankShape& shape) {
   m.ep = shape.ep;
   m.dtype = shape.dtype;
   m.dispatch_element_bytes = shape.moe_dispatch_element_bytes;
+  m.expert_gemm_streams = shape.expert_gemm_streams;
   return m;
 }
 

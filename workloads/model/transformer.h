@@ -43,6 +43,7 @@ struct RankShape {
   // Bytes per element of the MoE all-to-alls towards the experts (training.moe_dispatch_dtype);
   // 0: the activation dtype's.
   double moe_dispatch_element_bytes = 0;
+  int expert_gemm_streams = 0;  // MlpShape::expert_gemm_streams
 };
 
 class TransformerModel {

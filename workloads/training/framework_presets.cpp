@@ -65,6 +65,8 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   t.set_tp_comm_overlap(layout.tp() > 1 && layout.sequence_parallel());
   // CommOverlapConfig: overlap_p2p_comm with virtual stages, batched blocking sends without.
   t.set_pp_comm_overlap(layout.pp() > 1 && layout.virtual_stages() > 1);
+  // TEGroupedMLP: Transformer Engine's GroupedLinear, a cuBLAS GEMM per expert on its streams.
+  t.set_expert_gemm(Training::PER_EXPERT_STREAMS);
   // bf16_with_fp8_current_scaling_mixed (fp8_cs): per-tensor current scaling, FP8 parameters.
   if (own.dtype() == config::FP8) {
     t.set_fp8_scaling(Training::CURRENT);
@@ -178,8 +180,9 @@ const std::array<Framework, 8>& frameworks() {
         "stages), pipeline sends overlapped with compute where there are virtual "
         "stages, "
         "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
-        "cross-entropy, TP communication overlapped where sequence parallelism allows it, FP8 "
-        "with current scaling and FP8 parameters",
+        "cross-entropy, TP communication overlapped where sequence parallelism allows it, "
+        "experts' GEMMs as Transformer Engine's GroupedLinear runs them (a cuBLAS GEMM per "
+        "expert on four streams), FP8 with current scaling and FP8 parameters",
         "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
         "use_distributed_optimizer, overlap_grad_reduce, overlap_param_gather, grad_reduce_in_fp32 "
         "false; github.com/NVIDIA/Megatron-LM (BSD-3) megatron/core/distributed/"
@@ -188,7 +191,10 @@ const std::array<Framework, 8>& frameworks() {
         "comm_overlap.py (bucket_size 128 Mi, align_param_gather) and "
         "dist_config.align_grad_reduce; overlap_p2p_comm with virtual pipeline "
         "stages (CommOverlapConfig), "
-        "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; FP8 as fp8_cs "
+        "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; "
+        "moe_grouped_gemm through Transformer Engine (github.com/NVIDIA/TransformerEngine, "
+        "Apache-2.0, transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm); "
+        "FP8 as fp8_cs "
         "(bf16_with_fp8_current_scaling_mixed: tensorwise scaling, fp8_param_gather)"},
        megatron_bridge_training},
       {{"deepspeed-zero1",

@@ -7,6 +7,10 @@
 
 namespace racksim {
 
+// Transformer Engine's compute streams for its per-expert GEMMs (get_num_compute_streams in
+// transformer_engine/common/util/multi_stream.cpp, a constant).
+constexpr int kTransformerEngineComputeStreams = 4;
+
 DataType to_data_type(config::DType dtype) {
   switch (dtype) {
     case config::FP16:
@@ -65,6 +69,9 @@ RankShape rank_shape(const config::Scenario& s) {
   shape.indexer_chunk_tokens = t.indexer_chunk_tokens();
   shape.materialized_attention = t.attention_impl() == config::Training::MATERIALIZED;
   shape.unfused_cross_entropy = t.cross_entropy() == config::Training::FP32_UNFUSED;
+  if (t.expert_gemm() == config::Training::PER_EXPERT_STREAMS) {
+    shape.expert_gemm_streams = kTransformerEngineComputeStreams;
+  }
   if (t.has_moe_dispatch_dtype()) {
     // FP8 as DeepSeek-V3 sends it: a byte per element and an FP32 scale per 1 x 128 tile.
     const DataType d = to_data_type(t.moe_dispatch_dtype());
