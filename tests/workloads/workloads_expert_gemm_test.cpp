@@ -43,6 +43,19 @@ TEST(ExpertGemms, OneProductPerLocalExpertOverTheCopiesItReceived) {
   EXPECT_EQ(step_named(model.layer_steps(0, shape), "moe.experts.up").shape.streams, 4);
 }
 
+// Fewer token copies than a rank's experts: only the experts a copy reached run a GEMM, one row
+// each (8 tokens x 8 copies over 128 experts at EP1: 64 products of one row).
+TEST(ExpertGemms, ExpertsNoCopyReachedRunNoGemm) {
+  const TransformerModel model(*model_preset("qwen3-30b-a3b"));
+  RankShape shape;
+  shape.seq_length = 8;
+  const BlockSteps block = model.layer_steps(0, shape);
+  const LayerStep& up = step_named(block, "moe.experts.up");
+  EXPECT_EQ(up.shape.batch, 64);
+  EXPECT_EQ(up.shape.m, 1);
+  EXPECT_DOUBLE_EQ(up.flops, up.shape.flops());
+}
+
 TEST(ExpertGemms, PerExpertStreamsAreTransformerEnginesFourAndMegatronBridgeSetsThem) {
   config::Scenario s = testing::scenario(1, 1, 1, config::Training::ONE_F_ONE_B);
   EXPECT_EQ(rank_shape(s).expert_gemm_streams, 0);

@@ -1,5 +1,8 @@
 #include "workloads/model/mlp_ledger.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace racksim {
 
 namespace {
@@ -78,7 +81,9 @@ void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   // The rank's experts as grouped GEMMs, one product per expert over the token copies it
   // received (training.expert_gemm: one grouped kernel or a kernel per expert on streams); their
   // weights are read once per micro-batch.
-  const double rows = routed / experts_local;
+  // Fewer copies than experts (a tiny micro-batch): only the experts a copy reached run a GEMM.
+  const double products = std::max(1.0, std::min(experts_local, std::floor(routed)));
+  const double rows = routed / products;
   LayerStep up = gemm_step("moe.experts.up", routed, h, 2 * f, e);
   up.hbm_bytes = e * (routed * h + experts_local * h * 2 * f + routed * 2 * f);
   LayerStep act = activation_step("moe.experts.act", true, routed * f, e);
@@ -86,7 +91,7 @@ void append_moe(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   down.hbm_bytes = e * (routed * f + experts_local * f * h + routed * h);
   for (LayerStep* s : {&up, &down}) {
     s->shape.m = static_cast<float>(rows);
-    s->shape.batch = static_cast<float>(experts_local);
+    s->shape.batch = static_cast<float>(products);
     s->shape.streams = static_cast<float>(shape.expert_gemm_streams);
   }
   for (LayerStep* s : {&up, &act, &down}) {
