@@ -42,21 +42,30 @@ GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int 
 GemmKernelCost gemm_streams_cost(double m, double k, double n, double products, int streams,
                                  int sm_count, double peak_flops_per_s, double efficiency,
                                  double k_overhead, const GemmSplitK& split_k) {
-  const GemmKernelCost one =
-      gemm_kernel_cost(m, k, n, 1, sm_count, peak_flops_per_s, efficiency, k_overhead, split_k);
-  const GemmTile* tile = find_tile(one.tile_m, one.tile_n);
-  if (tile == nullptr || streams <= 0) return one;
-  const double sm_rate = peak_flops_per_s * efficiency * tile->relative_efficiency / sm_count;
-  const double wave_s = 2 * tile->m * tile->n * (k / one.split_k + k_overhead) / sm_rate;
   const double count = std::max(1.0, std::round(products));
+  if (streams <= 0) {
+    return gemm_kernel_cost(m, k, n, count, sm_count, peak_flops_per_s, efficiency, k_overhead,
+                            split_k);
+  }
+  // The tile (and split) that runs a round of `streams` kernels fastest.
+  const double per_round = std::min<double>(streams, count);
+  const GemmKernelCost round = gemm_kernel_cost(m, k, n, per_round, sm_count, peak_flops_per_s,
+                                                efficiency, k_overhead, split_k);
+  const GemmTile* tile = find_tile(round.tile_m, round.tile_n);
+  if (tile == nullptr) return round;
+  const double sm_rate = peak_flops_per_s * efficiency * tile->relative_efficiency / sm_count;
+  const double wave_s = 2 * tile->m * tile->n * (k / round.split_k + k_overhead) / sm_rate;
   const double full_rounds = std::floor(count / streams);
   const double last_round = count - full_rounds * streams;
-  const double ctas = one.tiles * one.split_k;  // of one kernel
+  const double ctas = round.tiles / per_round * round.split_k;  // of one kernel
   const double waves =
       full_rounds * std::ceil(streams * ctas / sm_count) + std::ceil(last_round * ctas / sm_count);
   double seconds = waves * wave_s;
-  if (one.split_k > 1) seconds += count * one.split_k * m * n * 4 * 2 / split_k.hbm_bytes_per_s;
-  return {seconds, one.tile_m, one.tile_n, count * one.tiles, waves, one.split_k};
+  if (round.split_k > 1) {
+    seconds += count * round.split_k * m * n * 4 * 2 / split_k.hbm_bytes_per_s;
+  }
+  return {seconds, round.tile_m, round.tile_n, count * round.tiles / per_round,
+          waves,   round.split_k};
 }
 
 }  // namespace racksim::sim

@@ -65,15 +65,19 @@ GemmKernelCost gemm_kernel_cost(double m, double k, double n, double batch, int 
                                 const GemmSplitK& split_k = {});
 
 // `products` GEMMs of m x k x n, each a kernel of its own, issued in turn on `streams` CUDA
-// streams (Transformer Engine's per-expert cuBLAS GEMMs). Each kernel takes the tile and split
-// the library picks for it alone on the GPU (gemm_kernel_cost with one product); the streams run
-// `streams` kernels at a time, whose tiles share the SMs:
+// streams (Transformer Engine's per-expert cuBLAS GEMMs). The streams run `streams` kernels at a
+// time, whose tiles share the SMs, each with the tile and split that run such a round fastest
+// (gemm_kernel_cost with batch = streams):
 //
 //   rounds = products / streams (the last one partial)
 //   time   = sum over rounds of ceil(kernels in the round x tiles x splits / sm_count) x wave
 //
 // where a wave is one tile's time at the chosen tile's rate. A grouped kernel instead fills every
-// wave with all products' tiles (gemm_kernel_cost with batch = products).
+// wave with all products' tiles (gemm_kernel_cost with batch = products). Why the round's tile:
+// against Transformer Engine's published H100 rates (data/published/te-grouped-gemm-h100.csv),
+// with the launch overhead, it puts the streams 1.4 and 11.4 % below the grouped kernel where
+// they run 3.5 and 13.0 % below; the tile each kernel would take alone on the whole GPU (a small
+// one, to fill the SMs) put the first 21 % below.
 GemmKernelCost gemm_streams_cost(double m, double k, double n, double products, int streams,
                                  int sm_count, double peak_flops_per_s, double efficiency,
                                  double k_overhead, const GemmSplitK& split_k = {});

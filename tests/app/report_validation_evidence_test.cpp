@@ -40,12 +40,12 @@ TEST(ValidationEvidence, HopperFp8AtTheHeldRateShowsTheReadmesRows) {
   const auto h100_moe = validation_evidence({"dgx-h100", "", 0.862, "FP8", "MoE"});
   ASSERT_EQ(h100_moe.checks.size(), 1u);
   EXPECT_EQ(h100_moe.checks[0].rows, 4);
-  EXPECT_NEAR(h100_moe.checks[0].worst_percent, -65.2, 0.05);  // all four with the recipes' overlap
+  EXPECT_NEAR(h100_moe.checks[0].worst_percent, -65.8, 0.05);  // all four with the recipes' overlap
   // On GB200, the Qwen3 and DeepSeek-V3 rows follow gpt-oss's.
   const auto gb200_moe = validation_evidence({"gb200-nvl72", "", 0.862, "16-bit", "MoE"});
   ASSERT_EQ(gb200_moe.checks.size(), 2u);
   EXPECT_EQ(gb200_moe.checks[1].rows, 2);
-  EXPECT_NEAR(gb200_moe.checks[1].worst_percent, -20.9, 0.05);
+  EXPECT_NEAR(gb200_moe.checks[1].worst_percent, -21.3, 0.05);
 }
 
 TEST(ValidationEvidence, TheA100CalibrationShowsItsFitsAndSaysWhichItSaw) {

@@ -443,7 +443,7 @@ TEST(MegatronBridgeGptOss, DatasheetErrorsOfTheEp64RowsArePinned) {
 // NVIDIA's Qwen3 MoE rows of the same pages (data/published/megatron-bridge-moe.csv) on the
 // datasheet presets, nothing fitted. Qwen3-235B-A22B in BF16 on 256 GB200 (the base scenario,
 // 4,916 tokens/s per GPU) is 17 % too fast and in FP8 on 256 H100 (1,575), with the recipe's
-// all-to-all overlap, 27 % too fast (10 % too slow without it), where the finer Qwen3-30B-A3B in
+// all-to-all overlap, 28 % too fast (10 % too slow without it), where the finer Qwen3-30B-A3B in
 // FP8 on 16 H100 (5,275) is 64 % too fast: the pages ran that layout at twice this rate with
 // token dropping in release 25.09 (docs/validation.md: not explained).
 TEST(MegatronBridgeMoe, DatasheetErrorsOfThreeRowsArePinned) {
@@ -459,19 +459,19 @@ TEST(MegatronBridgeMoe, DatasheetErrorsOfThreeRowsArePinned) {
     return sets;
   };
   const double gb200_s = simulate(base, {});
-  EXPECT_NEAR(gb200_s / (8192.0 * 4096 / (256 * 4916)) - 1, -0.167, 0.005);
+  EXPECT_NEAR(gb200_s / (8192.0 * 4096 / (256 * 4916)) - 1, -0.173, 0.005);
   const double h100_s = simulate(
       base,
       with(h100, {"hardware.nodes=32", "layout.tp=2", "layout.virtual_stages=4", "layout.dp=16",
                   "layout.sequence_parallel=true", "training.global_batch_size=2048"}));
-  EXPECT_NEAR(h100_s / (2048.0 * 4096 / (256 * 1575)) - 1, -0.274, 0.005);
+  EXPECT_NEAR(h100_s / (2048.0 * 4096 / (256 * 1575)) - 1, -0.277, 0.005);
   const double small_s =
       simulate(base, with(h100, {"model.preset=qwen3-30b-a3b", "hardware.nodes=2", "layout.pp=2",
                                  "layout.virtual_stages=24", "layout.ep=8", "layout.dp=8",
                                  "layout.account_for_embedding_in_split=false",
                                  "layout.account_for_loss_in_split=false",
                                  "training.micro_batch_size=2", "training.global_batch_size=512"}));
-  EXPECT_NEAR(small_s / (512.0 * 4096 / (16 * 5275)) - 1, -0.635, 0.005);
+  EXPECT_NEAR(small_s / (512.0 * 4096 / (16 * 5275)) - 1, -0.641, 0.005);
 }
 
 // NVIDIA's NeMo 24.07 FP8 pre-training rows on DGX H100 (data/published/nemo-24.07-h100.csv) on

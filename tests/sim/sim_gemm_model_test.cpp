@@ -322,20 +322,22 @@ TEST(KernelComputeModel, TimedNamesTheTermThatSetsTheDuration) {
   EXPECT_EQ(bound(gemm_step("g", 8192, 8192, 8192, 2)), KernelBound::kGemmTiles);
 }
 
-// training.expert_gemm PER_EXPERT_STREAMS: a kernel per expert, four streams at a time. In full
-// rounds each round is the waves of four kernels' tiles at the tile one kernel takes alone.
+// training.expert_gemm PER_EXPERT_STREAMS: a kernel per expert, four streams at a time, each
+// with the tile that runs a round of four fastest. In full rounds each round is the waves of four
+// kernels' tiles.
 TEST(GemmStreamsCost, FullRoundsRunTheStreamsKernelsTilesInWaves) {
   const double m = 512, k = 2048, n = 1536;
-  const GemmKernelCost one = gemm_kernel_cost(m, k, n, 1, kSms, kPeak, kEfficiency, 0);
-  const double wave_s = one.seconds / one.waves;
+  const GemmKernelCost round = gemm_kernel_cost(m, k, n, 4, kSms, kPeak, kEfficiency, 0);
+  const double wave_s = round.seconds / round.waves;
+  const double ctas = round.tiles / 4;  // of one kernel
   const GemmKernelCost streams = gemm_streams_cost(m, k, n, 16, 4, kSms, kPeak, kEfficiency, 0);
-  EXPECT_EQ(streams.tile_m, one.tile_m);
-  EXPECT_EQ(streams.tile_n, one.tile_n);
-  EXPECT_DOUBLE_EQ(streams.waves, 4 * std::ceil(4 * one.tiles / kSms));
+  EXPECT_EQ(streams.tile_m, round.tile_m);
+  EXPECT_EQ(streams.tile_n, round.tile_n);
+  EXPECT_DOUBLE_EQ(streams.waves, 4 * std::ceil(4 * ctas / kSms));
   EXPECT_NEAR(streams.seconds, streams.waves * wave_s, 1e-15);
   // Five kernels: one full round and a round of one.
   const GemmKernelCost five = gemm_streams_cost(m, k, n, 5, 4, kSms, kPeak, kEfficiency, 0);
-  EXPECT_DOUBLE_EQ(five.waves, std::ceil(4 * one.tiles / kSms) + std::ceil(one.tiles / kSms));
+  EXPECT_DOUBLE_EQ(five.waves, std::ceil(4 * ctas / kSms) + std::ceil(ctas / kSms));
 }
 
 // A grouped kernel fills its waves with every product's tiles and picks its tile for all of them:
