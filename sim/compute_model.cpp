@@ -96,12 +96,17 @@ bool shaped_gemm(const Op& op, const KernelShape& shape, int sm_count) {
   return op.op_class == OpClass::kGemm && shape.known() && sm_count > 0;
 }
 
-// The kernels the op launches: a shaped GEMM's backward runs its two products as two, and
-// products on streams of their own (KernelShape::streams) are a kernel each.
+// The kernels one product of a shaped GEMM launches: one per product when the products run on
+// streams of their own (KernelShape::streams), else one for the whole batch.
+double kernels_per_pass(const KernelShape& shape) {
+  return shape.streams > 0 ? std::max(1.0, std::round(double{shape.batch})) : 1;
+}
+
+// The kernels the op launches: a shaped GEMM's backward runs its two products as two passes.
 double kernels_of(const Op& op, const KernelShape& shape, int sm_count) {
   if (!shaped_gemm(op, shape, sm_count)) return 1;
   const double passes = shape.pass == GemmPass::kBackward ? 2 : 1;
-  return shape.streams > 0 ? passes * std::max(1.0, std::round(double{shape.batch})) : passes;
+  return passes * kernels_per_pass(shape);
 }
 
 // The kernels that follow one another on a stream: each pays the launch overhead in turn, where
@@ -109,7 +114,7 @@ double kernels_of(const Op& op, const KernelShape& shape, int sm_count) {
 double serial_kernels(const Op& op, const KernelShape& shape, int sm_count) {
   const double kernels = kernels_of(op, shape, sm_count);
   if (shape.streams <= 0) return kernels;
-  const double per_pass = std::max(1.0, std::round(double{shape.batch}));
+  const double per_pass = kernels_per_pass(shape);
   return kernels / per_pass * std::ceil(per_pass / shape.streams);
 }
 
