@@ -255,6 +255,7 @@ def published_rows():
     out += blackwell_rows()
     out += gpt_oss_rows()
     out += moe_rows()
+    out += modelzoo_rows()
     out += nemo_rows()
     out.append(headline_row("DeepSeek-V3: 180K H800 GPU hours per trillion tokens on 2,048 H800 "
                             "(a whole-run average)", DATASHEET, dsv3, "datasheet", published,
@@ -291,6 +292,17 @@ def moe_rows():
     return per_system_rows("NVIDIA's Qwen3-235B-A22B, Qwen3-30B-A3B and DeepSeek-V3 (MoE) rows, "
                            "BF16 on 256 NVL72 GPUs and FP8 on 16-256 H100 (Megatron-Bridge "
                            "25.11, 26.02)", "megatron-bridge-moe")
+
+
+def modelzoo_rows():
+    """NVIDIA's Megatron-MoE-ModelZoo long-context rows: one system, the errors by sequence."""
+    rows = results("data/published/megatron-moe-modelzoo-h100-results.csv")
+    published = "published_step_time_s"
+    errors = ", ".join(f"{float(r['datasheet_error_percent']):+.1f}" for r in rows)
+    return [headline_row("NVIDIA's Qwen3-235B-A22B (MoE) BF16 rows at 16K-128K tokens on 256 "
+                         f"H100, routing forced to balance (Megatron-MoE-ModelZoo): {errors} %",
+                         DATASHEET, rows, "datasheet", published, name_worst=False),
+            plain_row("", BURST, rows, "burst", published)]
 
 
 def nemo_rows():
@@ -506,7 +518,8 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
-              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "nemo-24.07-h100",
+              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "megatron-moe-modelzoo-h100",
+              "nemo-24.07-h100",
               "nemo-docs-24.12-h100", "deepseek-v3-h800", "llm-foundry-mpt-a100",
               "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",

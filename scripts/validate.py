@@ -16,6 +16,9 @@ DeepSeek-V3 from the same pages, BF16 on NVL72 and FP8 on H100),
 nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
 nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
 guide's page, data/published/nemo-docs-24.12-h100.csv),
+megatron-moe-modelzoo-h100 (data/published/megatron-moe-modelzoo-h100.csv on
+scenarios/validation/megatron-moe-modelzoo-h100.textproto: Qwen3-235B-A22B at 16K-128K tokens
+in BF16 on 256 H100 from NVIDIA's Megatron-MoE-ModelZoo, TFLOP/s by Megatron-Core's count),
 deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
 scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
 and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
@@ -115,6 +118,14 @@ TABLES = {
     # The same rows as nemo-24.07-h100, the figures of a later release's page: each row's
     # layout and model come from the 24.07 file, matched by name.
     "nemo-docs-24.12-h100": {**NEMO_H100, "layouts": "data/published/nemo-24.07-h100.csv"},
+    # Qwen3-235B at 16K-128K tokens on 256 H100 from NVIDIA's Megatron-MoE-ModelZoo: TFLOP/s
+    # per GPU by Megatron-Core's own count (megatron_core_flops).
+    "megatron-moe-modelzoo-h100": {
+        "base": "scenarios/validation/megatron-moe-modelzoo-h100.textproto",
+        "seq": None,  # per row: training.seq_length
+        "configs": PRESET_CONFIGS,
+        "flops": "megatron-core",
+    },
     "deepseek-v3-h800": {
         "base": "scenarios/validation/deepseek-v3-h800.textproto",
         "seq": 4096,
@@ -146,11 +157,12 @@ TABLES = {
 VOCAB, GPUS_PER_NODE = 51200, 8
 
 
-def published(row, gpus, seq):
+def published(row, gpus, seq, flops_of=None):
     """The published step time, the work per step its rate counts (tokens or TFLOPs) and that
     rate per GPU: as the row prints it where it gives one, else back from a measured step.
 
-    A row's own `training.seq_length` takes the place of the table's sequence length."""
+    A row's own `training.seq_length` takes the place of the table's sequence length; a TFLOP/s
+    figure counts the FLOPs `flops_of(row, seq)` gives (the SC'21 paper's by default)."""
     seq = int(row.get("training.seq_length") or seq)
     tokens = float(row["training.global_batch_size"]) * seq
     if "measured_step_time_ms" in row:
@@ -159,7 +171,7 @@ def published(row, gpus, seq):
     if "published_tokens_per_s_per_gpu" in row:
         rate = float(row["published_tokens_per_s_per_gpu"])
         return tokens / (gpus * rate), tokens, rate
-    flops = paper_flops(row, seq)
+    flops = (flops_of or paper_flops)(row, seq)
     rate = float(row["published_tflops_per_gpu"])
     return flops / (gpus * rate * 1e12), flops / 1e12, rate
 
@@ -169,6 +181,27 @@ def paper_flops(row, seq):
     l = float(row["model.num_layers"])
     h = float(row["model.hidden_size"])
     return 96 * b * seq * l * h * h * (1 + seq / (6 * h) + VOCAB / (16 * l * h))
+
+
+def megatron_core_flops(racksim, row, seq):
+    """The model FLOPs per step Megatron-Core logs its TFLOP/s from (num_floating_point_operations
+    in megatron/training/training.py, NVIDIA/Megatron-LM, BSD-3-Clause; the same in
+    Megatron-Bridge): per sequence 12 s L h^2 [(1 + g/a + s/(2h)) q/h + 3/2 k f/h] + 6 s h V for a
+    model whose every layer is an MoE of SwiGLU experts (q = a x head_dim, the query projection;
+    f the expert width; causal attention counted half; no router, norms or recompute)."""
+    m = presets_json(racksim)["models"][row["model.preset"]]
+    if m.get("activation") != "SWIGLU" or m.get("num_shared_experts") or m.get("first_dense_layers"):
+        sys.exit(f"validate.py: {row['name']}: megatron_core_flops covers only all-MoE SwiGLU models")
+    h, L, a = float(m["hidden_size"]), float(m["num_layers"]), float(m["num_heads"])
+    q, g = a * float(m["head_dim"]), float(m["num_kv_heads"])
+    experts = float(m["experts_per_token"]) * float(m["moe_ffn_hidden_size"])
+    attention = (1 + g / a + seq / (2 * h)) * q / h
+    per_sequence = (12 * seq * L * h * h * (attention + 1.5 * experts / h) +
+                    6 * seq * h * float(m["vocab_size"]))
+    return float(row["training.global_batch_size"]) * per_sequence
+
+
+FLOPS = {"megatron-core": megatron_core_flops}
 
 
 def with_layouts(points, layouts):
@@ -286,7 +319,9 @@ def main():
     for p in points:
         per_node = int(p.get("hardware.gpus_per_node") or GPUS_PER_NODE)  # NVL72: 4-GPU trays
         gpus = int(p["hardware.nodes"]) * per_node
-        published_step, work, published_rate = published(p, gpus, table["seq"])
+        flops_of = (functools.partial(FLOPS[table["flops"]], racksim) if "flops" in table
+                    else None)
+        published_step, work, published_rate = published(p, gpus, table["seq"], flops_of)
         cells = [p["name"], gpus, p["layout.tp"], p["layout.pp"], p.get("layout.cp", "1"),
                  p["layout.dp"], p.get("layout.virtual_stages", ""),
                  p.get("training.micro_batch_size", "1"), p["training.global_batch_size"],

@@ -25,6 +25,7 @@ namespace {
 
 using testing::read_file;
 using testing::run_racksim;
+using testing::simulated_step_s;
 using testing::TempDir;
 
 const std::string kBase =
@@ -90,21 +91,6 @@ double paper_flops(double batch, double layers, double hidden) {
          (1 + s / (6 * hidden) + v / (16 * layers * hidden));
 }
 
-double simulate(const std::string& base, const std::vector<std::string>& sets) {
-  TempDir out;
-  std::vector<std::string> args = {"run", base, "--report-only", "--out",
-                                   (out.path() / "o").string()};
-  for (const std::string& set : sets) {
-    args.push_back("--set");
-    args.push_back(set);
-  }
-  const auto r = run_racksim(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
-      .at("step_time_s")
-      .get<double>();
-}
-
 // Every pinned row under one configuration (`extra` overrides) against its recorded error.
 void expect_recorded_errors(double PinnedRow::*recorded, const std::vector<std::string>& extra) {
   for (const PinnedRow& row : pinned_rows()) {
@@ -112,7 +98,7 @@ void expect_recorded_errors(double PinnedRow::*recorded, const std::vector<std::
                                (row.gpus * row.published_tflops_per_gpu * 1e12);
     std::vector<std::string> sets = row.sets;
     sets.insert(sets.end(), extra.begin(), extra.end());
-    const double error = simulate(kBase, sets) / published_s - 1;
+    const double error = simulated_step_s(kBase, sets) / published_s - 1;
     // The model is deterministic: the tolerance covers rounding of the recorded value only.
     EXPECT_NEAR(error, row.*recorded, 0.005) << row.sets[0];
   }
@@ -148,7 +134,7 @@ double vtrain_step_s(const std::vector<std::string>& model, const std::vector<st
   sets.insert(sets.end(), row.begin(), row.end());
   const std::string base =
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/calibration/a100-vtrain-kernel-base.textproto";
-  return simulate(base, sets);
+  return simulated_step_s(base, sets);
 }
 
 // predicted / measured - 1 of one of vTrain's rows.
@@ -367,12 +353,13 @@ TEST(MegatronBridgeH100, DatasheetErrorOfTheBaseRowIsPinned) {
   const std::string base = std::string(RACKSIM_SOURCE_DIR) +
                            "/scenarios/validation/megatron-bridge-llama3-h100.textproto";
   const double published_s = 128.0 * 8192 / (64 * 1602.0);
-  EXPECT_NEAR(simulate(base, {}) / published_s - 1, 0.046, 0.005);
-  EXPECT_NEAR(simulate(base, {"training.fp8_scaling=DELAYED"}) / published_s - 1, 0.016, 0.005);
-  const std::string burst = "hardware.compute.sustained_clock_ratio=1";
-  EXPECT_NEAR(simulate(base, {burst}) / published_s - 1, -0.072, 0.005);
-  EXPECT_NEAR(simulate(base, {burst, "training.fp8_scaling=DELAYED"}) / published_s - 1, -0.102,
+  EXPECT_NEAR(simulated_step_s(base, {}) / published_s - 1, 0.046, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, {"training.fp8_scaling=DELAYED"}) / published_s - 1, 0.016,
               0.005);
+  const std::string burst = "hardware.compute.sustained_clock_ratio=1";
+  EXPECT_NEAR(simulated_step_s(base, {burst}) / published_s - 1, -0.072, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, {burst, "training.fp8_scaling=DELAYED"}) / published_s - 1,
+              -0.102, 0.005);
 }
 
 // NVIDIA's Llama 3 8B FP8 rows on Blackwell (Megatron-Bridge 25.11, 8 GPUs, TP1 DP8, micro-batch 2,
@@ -401,12 +388,15 @@ TEST(MegatronBridgeBlackwell, DatasheetErrorsOfThe8BRowsArePinned) {
                                     "training.wgrad_deferral_limit=0"};
   };
   const double step_per_rate = 128.0 * 8192 / 8;  // published step = this / tokens/s per GPU
-  EXPECT_NEAR(simulate(base, row("hgx-b200", "1")) / (step_per_rate / 30624) - 1, -0.149, 0.005);
-  EXPECT_NEAR(simulate(base, row("gb200-nvl72", "2")) / (step_per_rate / 31508) - 1, -0.193, 0.005);
-  EXPECT_NEAR(simulate(base, row("gb300-nvl72", "2")) / (step_per_rate / 37556) - 1, -0.038, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, row("hgx-b200", "1")) / (step_per_rate / 30624) - 1, -0.149,
+              0.005);
+  EXPECT_NEAR(simulated_step_s(base, row("gb200-nvl72", "2")) / (step_per_rate / 31508) - 1, -0.193,
+              0.005);
+  EXPECT_NEAR(simulated_step_s(base, row("gb300-nvl72", "2")) / (step_per_rate / 37556) - 1, -0.038,
+              0.005);
   std::vector<std::string> burst = row("hgx-b200", "1");
   burst.push_back("hardware.compute.sustained_clock_ratio=1");
-  EXPECT_NEAR(simulate(base, burst) / (step_per_rate / 30624) - 1, -0.241, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, burst) / (step_per_rate / 30624) - 1, -0.241, 0.005);
 }
 
 // NVIDIA's gpt-oss-120b BF16 rows (Megatron-Bridge 26.02, 64 GPUs, EP64, micro-batch 4, batch
@@ -429,14 +419,14 @@ TEST(MegatronBridgeGptOss, DatasheetErrorsOfTheEp64RowsArePinned) {
   std::vector<std::string> gb200 = {"hardware.preset=gb200-nvl72", "hardware.nodes=16",
                                     "training.moe_a2a_overlap=true"};
   gb200.insert(gb200.end(), recompute.begin(), recompute.end());
-  const double gb200_s = simulate(base, gb200);
-  const double b200_s = simulate(base, recompute);
+  const double gb200_s = simulated_step_s(base, gb200);
+  const double b200_s = simulated_step_s(base, recompute);
   EXPECT_NEAR(gb200_s / published_gb200_s - 1, -0.536, 0.005);
   EXPECT_NEAR(b200_s / published_b200_s - 1, -0.250, 0.005);
   EXPECT_NEAR(b200_s / gb200_s, 3.17, 0.02);
   // Every layer at full attention instead: the windowed layers' share of the step.
   const double all_full_s =
-      simulate(base, {"model.hybrid.layer_pattern=FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"});
+      simulated_step_s(base, {"model.hybrid.layer_pattern=FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"});
   EXPECT_GT(all_full_s, b200_s * 1.01);
 }
 
@@ -458,19 +448,19 @@ TEST(MegatronBridgeMoe, DatasheetErrorsOfThreeRowsArePinned) {
     sets.insert(sets.end(), more);
     return sets;
   };
-  const double gb200_s = simulate(base, {});
+  const double gb200_s = simulated_step_s(base, {});
   EXPECT_NEAR(gb200_s / (8192.0 * 4096 / (256 * 4916)) - 1, -0.173, 0.005);
-  const double h100_s = simulate(
+  const double h100_s = simulated_step_s(
       base,
       with(h100, {"hardware.nodes=32", "layout.tp=2", "layout.virtual_stages=4", "layout.dp=16",
                   "layout.sequence_parallel=true", "training.global_batch_size=2048"}));
   EXPECT_NEAR(h100_s / (2048.0 * 4096 / (256 * 1575)) - 1, -0.277, 0.005);
-  const double small_s =
-      simulate(base, with(h100, {"model.preset=qwen3-30b-a3b", "hardware.nodes=2", "layout.pp=2",
-                                 "layout.virtual_stages=24", "layout.ep=8", "layout.dp=8",
-                                 "layout.account_for_embedding_in_split=false",
-                                 "layout.account_for_loss_in_split=false",
-                                 "training.micro_batch_size=2", "training.global_batch_size=512"}));
+  const double small_s = simulated_step_s(
+      base, with(h100, {"model.preset=qwen3-30b-a3b", "hardware.nodes=2", "layout.pp=2",
+                        "layout.virtual_stages=24", "layout.ep=8", "layout.dp=8",
+                        "layout.account_for_embedding_in_split=false",
+                        "layout.account_for_loss_in_split=false", "training.micro_batch_size=2",
+                        "training.global_batch_size=512"}));
   EXPECT_NEAR(small_s / (512.0 * 4096 / (16 * 5275)) - 1, -0.641, 0.005);
 }
 
@@ -487,12 +477,13 @@ TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
   const std::string base =
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/nemo-h100.textproto";
   const double published_s = 2048.0 * 2048 / (64 * 22521.0);
-  const double step_s = simulate(base, {});
+  const double step_s = simulated_step_s(base, {});
   EXPECT_NEAR(step_s / published_s - 1, -0.111, 0.005);
   // The later release's figure for the same layout (data/published/nemo-docs-24.12-h100.csv).
   EXPECT_NEAR(step_s / (2048.0 * 2048 / (64 * 23406.0)) - 1, -0.076, 0.005);
-  EXPECT_NEAR(simulate(base, {"hardware.compute.sustained_clock_ratio=1"}) / published_s - 1,
-              -0.207, 0.005);
+  EXPECT_NEAR(
+      simulated_step_s(base, {"hardware.compute.sustained_clock_ratio=1"}) / published_s - 1,
+      -0.207, 0.005);
   const std::vector<std::string> llama2_70b = {"model.hidden_dropout=0",
                                                "model.hidden_size=8192",
                                                "model.num_layers=80",
@@ -511,7 +502,8 @@ TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
                                                "training.micro_batch_size=1",
                                                "training.global_batch_size=128",
                                                "training.seq_length=4096"};
-  EXPECT_NEAR(simulate(base, llama2_70b) / (128.0 * 4096 / (64 * 1707.0)) - 1, -0.046, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, llama2_70b) / (128.0 * 4096 / (64 * 1707.0)) - 1, -0.046,
+              0.005);
   const std::vector<std::string> gpt3_175b = {"model.hidden_size=12288",
                                               "model.num_layers=96",
                                               "model.num_heads=96",
@@ -529,7 +521,7 @@ TEST(NemoH100, DatasheetErrorsOfThreeRowsArePinned) {
                                               "training.global_batch_size=256",
                                               "training.defer_embedding_wgrad=true",
                                               "training.wgrad_deferral_limit=50"};
-  EXPECT_NEAR(simulate(base, gpt3_175b) / (256.0 * 2048 / (128 * 726.0)) - 1, 0.019, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, gpt3_175b) / (256.0 * 2048 / (128 * 726.0)) - 1, 0.019, 0.005);
 }
 
 // MosaicML's MPT benchmarks on A100 80GB in BF16 with FSDP
@@ -544,18 +536,18 @@ TEST(LlmFoundryMptA100, DatasheetErrorsOfTwoRowsArePinned) {
   const std::string base =
       std::string(RACKSIM_SOURCE_DIR) + "/scenarios/validation/llm-foundry-mpt-a100.textproto";
   const double published_7b_s = 96.0 * 2048 / (8 * 4641.0);
-  EXPECT_NEAR(simulate(base, {}) / published_7b_s - 1, -0.034, 0.005);
-  EXPECT_NEAR(simulate(base, {"hardware.compute.attention=0.3"}) / published_7b_s - 1, 0.020,
-              0.005);
+  EXPECT_NEAR(simulated_step_s(base, {}) / published_7b_s - 1, -0.034, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, {"hardware.compute.attention=0.3"}) / published_7b_s - 1,
+              0.020, 0.005);
   const std::vector<std::string> mpt_1b_32k = {
       "model.hidden_size=2048",      "model.num_layers=24",          "model.num_heads=16",
       "model.num_kv_heads=16",       "model.ffn_hidden_size=8192",   "training.seq_length=32768",
       "training.micro_batch_size=1", "training.global_batch_size=32"};
   const double published_1b_s = 32.0 * 32768 / (8 * 6275.0);
-  EXPECT_NEAR(simulate(base, mpt_1b_32k) / published_1b_s - 1, -0.313, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, mpt_1b_32k) / published_1b_s - 1, -0.313, 0.005);
   std::vector<std::string> fa1 = mpt_1b_32k;
   fa1.push_back("hardware.compute.attention=0.3");
-  EXPECT_NEAR(simulate(base, fa1) / published_1b_s - 1, 0.126, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, fa1) / published_1b_s - 1, 0.126, 0.005);
 }
 
 // DeepSeek-V3's reported 180K H800 GPU hours per trillion tokens (data/published/
@@ -571,9 +563,10 @@ TEST(DeepSeekV3H800, DatasheetErrorOfTheReportedThroughputIsPinned) {
   // at 700 W, its FP8 casts at the Hopper presets' cast bandwidth, RMSNorm, the MLA
   // up-projections and the MoE SwiGLU's output recomputed as the report says: 6.7 % faster than
   // the whole-run average; at the benchmarks' burst rates 15.0 % (docs/validation.md).
-  EXPECT_NEAR(simulate(base, {}) / published_s - 1, -0.067, 0.005);
-  EXPECT_NEAR(simulate(base, {"hardware.compute.sustained_clock_ratio=1"}) / published_s - 1,
-              -0.150, 0.005);
+  EXPECT_NEAR(simulated_step_s(base, {}) / published_s - 1, -0.067, 0.005);
+  EXPECT_NEAR(
+      simulated_step_s(base, {"hardware.compute.sustained_clock_ratio=1"}) / published_s - 1,
+      -0.150, 0.005);
 }
 
 }  // namespace

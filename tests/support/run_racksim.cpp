@@ -1,5 +1,6 @@
 #include "tests/support/run_racksim.h"
 
+#include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -135,6 +137,14 @@ ReportRun run_file_report(const TempDir& dir, const std::string& path,
   ReportRun result{r.exit_code, r.err, {}};
   if (r.exit_code == 0) result.report = nlohmann::json::parse(read_file(out + "/report.json"));
   return result;
+}
+
+double simulated_step_s(const std::string& path, const std::vector<std::string>& sets) {
+  const TempDir dir;
+  const ReportRun run = run_file_report(dir, path, sets);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  if (run.exit_code != 0) return std::numeric_limits<double>::quiet_NaN();
+  return run.report.at("step_time_s").get<double>();
 }
 
 std::string read_gzip_file(const std::filesystem::path& path) {

@@ -74,5 +74,8 @@ ReportRun run_scenario_report(const TempDir& dir, const std::string& scenario_te
 // The same for a scenario file at `path`.
 ReportRun run_file_report(const TempDir& dir, const std::string& path,
                           const std::vector<std::string>& sets);
+// The step time (s) `racksim run` reports for the scenario file at `path` with `--set`
+// overrides; a failed run fails the test and gives NaN.
+double simulated_step_s(const std::string& path, const std::vector<std::string>& sets);
 
 }  // namespace racksim::testing
