@@ -417,9 +417,9 @@ std::string validation_text(const ValidationEvidence& v) {
       "README, \"How accurate it is\"):\n",
       config);
   for (const ValidationCheck& c : v.checks) {
-    out +=
-        fmt::format("  {:<66} {:>5} rows  MAPE {:>5.2f} %  worst {:>+6.1f} %{}\n", c.what, c.rows,
-                    c.mape_percent, c.worst_percent, c.in_sample ? "  (fitted on them)" : "");
+    out += fmt::format("  {:<66} {:>5} {:<4}  MAPE {:>5.2f} %  worst {:>+6.1f} %{}\n", c.what,
+                       c.rows, c.rows == 1 ? "row" : "rows", c.mape_percent, c.worst_percent,
+                       c.in_sample ? "  (fitted on them)" : "");
   }
   if (v.nearest) out += fmt::format("  nearest checked run: {}\n", describe_nearest(*v.nearest));
   out += describe_same_layout_kind(v);

@@ -314,8 +314,8 @@ std::string checks_summary(const ValidationEvidence& evidence) {
   }
   const std::string mape =
       low == high ? fmt::format("{:.2f} %", low) : fmt::format("{:.2f}-{:.2f} %", low, high);
-  return fmt::format("{} rows in {} table{}, MAPE {}", rows, evidence.checks.size(),
-                     evidence.checks.size() == 1 ? "" : "s", mape);
+  return fmt::format("{} row{} in {} table{}, MAPE {}", rows, rows == 1 ? "" : "s",
+                     evidence.checks.size(), evidence.checks.size() == 1 ? "" : "s", mape);
 }
 
 std::string validation_summary(const ValidationEvidence& evidence) {

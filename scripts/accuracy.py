@@ -295,14 +295,9 @@ def moe_rows():
 
 
 def modelzoo_rows():
-    """NVIDIA's Megatron-MoE-ModelZoo long-context rows: one system, the errors by sequence."""
-    rows = results("data/published/megatron-moe-modelzoo-h100-results.csv")
-    published = "published_step_time_s"
-    errors = ", ".join(f"{float(r['datasheet_error_percent']):+.1f}" for r in rows)
-    return [headline_row("NVIDIA's Qwen3-235B-A22B (MoE) BF16 rows at 16K-128K tokens on 256 "
-                         f"H100, routing forced to balance (Megatron-MoE-ModelZoo): {errors} %",
-                         DATASHEET, rows, "datasheet", published, name_worst=False),
-            plain_row("", BURST, rows, "burst", published)]
+    return per_system_rows("NVIDIA's Qwen3-235B-A22B (MoE) BF16 rows, routing forced to balance: "
+                           "16K-128K tokens on 256 H100, 4K on 256 GB200 (Megatron-MoE-ModelZoo)",
+                           "megatron-moe-modelzoo")
 
 
 def nemo_rows():
@@ -518,7 +513,7 @@ def main(argv):
     racksim = os.path.abspath(args[0])
     script = os.path.dirname(os.path.abspath(__file__))
     for t in ("narayanan-sc21-table1", "megatron-bridge-h100", "megatron-bridge-blackwell",
-              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "megatron-moe-modelzoo-h100",
+              "megatron-bridge-gpt-oss", "megatron-bridge-moe", "megatron-moe-modelzoo",
               "nemo-24.07-h100",
               "nemo-docs-24.12-h100", "deepseek-v3-h800", "llm-foundry-mpt-a100",
               "vtrain-a100-large"):

@@ -16,9 +16,10 @@ DeepSeek-V3 from the same pages, BF16 on NVL72 and FP8 on H100),
 nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo-h100.textproto),
 nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
 guide's page, data/published/nemo-docs-24.12-h100.csv),
-megatron-moe-modelzoo-h100 (data/published/megatron-moe-modelzoo-h100.csv on
-scenarios/validation/megatron-moe-modelzoo-h100.textproto: Qwen3-235B-A22B at 16K-128K tokens
-in BF16 on 256 H100 from NVIDIA's Megatron-MoE-ModelZoo, TFLOP/s by Megatron-Core's count),
+megatron-moe-modelzoo (data/published/megatron-moe-modelzoo.csv on
+scenarios/validation/megatron-moe-modelzoo.textproto: Qwen3-235B-A22B in BF16 at 16K-128K tokens
+on 256 H100 and at 4K on 256 GB200, from NVIDIA's Megatron-MoE-ModelZoo, TFLOP/s by Megatron-Core's
+count),
 deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
 scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
 and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
@@ -118,10 +119,10 @@ TABLES = {
     # The same rows as nemo-24.07-h100, the figures of a later release's page: each row's
     # layout and model come from the 24.07 file, matched by name.
     "nemo-docs-24.12-h100": {**NEMO_H100, "layouts": "data/published/nemo-24.07-h100.csv"},
-    # Qwen3-235B at 16K-128K tokens on 256 H100 from NVIDIA's Megatron-MoE-ModelZoo: TFLOP/s
-    # per GPU by Megatron-Core's own count (megatron_core_flops).
-    "megatron-moe-modelzoo-h100": {
-        "base": "scenarios/validation/megatron-moe-modelzoo-h100.textproto",
+    # Qwen3-235B on 256 H100 (16K-128K tokens) and 256 GB200 from NVIDIA's Megatron-MoE-ModelZoo:
+    # TFLOP/s per GPU by Megatron-Core's own count (megatron_core_flops).
+    "megatron-moe-modelzoo": {
+        "base": "scenarios/validation/megatron-moe-modelzoo.textproto",
         "seq": None,  # per row: training.seq_length
         "configs": PRESET_CONFIGS,
         "flops": "megatron-core",

@@ -183,9 +183,9 @@ def evidence():
         "megatron-bridge-moe", "NVIDIA's Qwen3 and DeepSeek-V3 (MoE) rows on {system}",
         preset_label("data/published/megatron-bridge-moe.csv"))
     modelzoo = per_preset_checks(
-        "megatron-moe-modelzoo-h100",
-        "NVIDIA's Qwen3-235B (MoE) BF16 rows at 16K-128K tokens on 256 GPUs of {system}",
-        preset_label("data/published/megatron-moe-modelzoo-h100.csv"))
+        "megatron-moe-modelzoo",
+        "NVIDIA's Qwen3-235B (MoE) BF16 rows, Megatron-MoE-ModelZoo, on 256 GPUs of {system}",
+        preset_label("data/published/megatron-moe-modelzoo.csv"))
     # The presets whose MoE rows of that table ran in BF16 (NVL72) and in FP8 (DGX H100).
     moe_bf16, moe_fp8 = ("gb200-nvl72", "gb300-nvl72"), ("dgx-h100",)
     nar_layout = layout_by_name("data/published/narayanan-sc21-table1.csv")
@@ -230,7 +230,7 @@ def evidence():
           for ratio, column in HELD_AND_BURST],
         *[(preset, "", ratio, "16-bit",
            gpt_oss(preset, column) + (moe(preset, column) if preset in moe_bf16 else []) +
-           (modelzoo(preset, column) if preset == "dgx-h100" else []), "MoE")
+           (modelzoo(preset, column) if preset in ("dgx-h100", "gb200-nvl72") else []), "MoE")
           for preset in ("dgx-h100", "hgx-b200", "hgx-b300", "gb200-nvl72", "gb300-nvl72")
           for ratio, column in HELD_AND_BURST],
         *[(preset, "", ratio, "FP8", moe(preset, column), "MoE")

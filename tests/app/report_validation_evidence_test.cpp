@@ -45,9 +45,9 @@ TEST(ValidationEvidence, HopperFp8AtTheHeldRateShowsTheReadmesRows) {
   ASSERT_EQ(h100_moe.checks.size(), 1u);
   EXPECT_EQ(h100_moe.checks[0].rows, 4);
   EXPECT_NEAR(h100_moe.checks[0].worst_percent, -65.8, 0.05);  // all four with the recipes' overlap
-  // On GB200, the Qwen3 and DeepSeek-V3 rows follow gpt-oss's.
+  // On GB200, the Qwen3 and DeepSeek-V3 rows follow gpt-oss's, then the Megatron-MoE-ModelZoo's.
   const auto gb200_moe = validation_evidence({"gb200-nvl72", "", 0.862, "16-bit", "MoE"});
-  ASSERT_EQ(gb200_moe.checks.size(), 2u);
+  ASSERT_EQ(gb200_moe.checks.size(), 3u);
   EXPECT_EQ(gb200_moe.checks[1].rows, 2);
   EXPECT_NEAR(gb200_moe.checks[1].worst_percent, -21.3, 0.05);
 }
@@ -83,7 +83,7 @@ TEST(ValidationEvidence, AnUncheckedConfigurationIsPointedToItsPresetsCheckedOne
     EXPECT_EQ(other.configuration.training_dtype, "FP8");
     EXPECT_FALSE(other.checks.empty());
   }
-  EXPECT_EQ(analysis::checks_summary(bf16[0]), "1 rows in 1 table, MAPE 6.46 %");
+  EXPECT_EQ(analysis::checks_summary(bf16[0]), "1 row in 1 table, MAPE 6.46 %");
   // A checked configuration's siblings leave it out (the H100's FP8 at burst, its BF16 gpt-oss
   // rows and its FP8 Qwen3 rows, held and at burst); hardware without a preset has none.
   EXPECT_EQ(analysis::same_preset_evidence({"dgx-h100", "", 0.862, "FP8"}).size(), 5u);
