@@ -195,6 +195,23 @@ constexpr std::string_view kBlackwellCompute = R"pb(
   }
 )pb";
 
+// The fused attention's share of the BF16 peak on a Blackwell die, forward and backward together
+// (3.5 forward FLOPs over the two kernels' time), as NVIDIA's cuDNN 9.26 training benchmark
+// timed it on one GB200 and one GB300 (data/measured/cudnn-sdpa-gb200-gb300.csv: Llama 3.1's
+// causal GQA, head dimension 128): the mean over 4K, 8K and 16K tokens, as the H200's cuDNN
+// attention was read (tests/sim/sim_blackwell_attention_test.cpp). The benchmark's ten
+// iterations a shape run at burst clocks; through a step the held share applies (kGh100HeldRate).
+// Blackwell Ultra doubles the exponential units the attention's softmax needs (NVIDIA developer
+// blog, "Inside NVIDIA Blackwell Ultra", 2025): its attention reaches 1.13 times the B200 die's
+// share. DGX B200 and B300 are the same two dies at lower power limits and borrow these shares.
+// Before, every Blackwell preset borrowed the Hopper presets' 0.60 (FlashAttention-3's forward).
+constexpr std::string_view kBlackwellAttention = R"pb(
+  compute { attention: 0.54 }
+)pb";
+constexpr std::string_view kBlackwellUltraAttention = R"pb(
+  compute { attention: 0.61 }
+)pb";
+
 constexpr std::string_view kDgxH100 = R"pb(
   source: "data/hardware.csv H100-SXM5: NVIDIA H100 page (1979/3958 sparse, halved); NVLink4 900 GB/s bidir; DGX H100 user guide 8x CX-7 400G [HIGH]"
   gpu {
@@ -437,6 +454,7 @@ struct Preset {
   std::string_view base = {};       // a preset this one starts from
   std::string_view compute = {};    // a compute model shared by a GPU family
   std::string_view held_rate = {};  // the throughput held at the power limit (measured or borrowed)
+  std::string_view attention = {};  // the fused attention's share of the peak, where measured
 };
 
 constexpr std::array<Preset, 11> kPresets = {{
@@ -445,11 +463,16 @@ constexpr std::array<Preset, 11> kPresets = {{
     {"dgx-h100", kDgxH100, {}, kHopperCompute, kGh100HeldRate},
     {"dgx-h200", kDgxH200, {}, kHopperCompute, kGh100HeldRate},
     {"hgx-h800", kHgxH800, {}, kHopperCompute, kGh100HeldRate},
-    {"hgx-b200", kHgxB200, {}, kBlackwellCompute, kGh100HeldRate},
-    {"hgx-b300", kHgxB300, {}, kBlackwellCompute, kGh100HeldRate},
-    {"hgx-b300-mixed-nics", kHgxB300MixedNics, {}, kBlackwellCompute, kGh100HeldRate},
-    {"gb200-nvl72", kGb200Nvl72, {}, kBlackwellCompute, kGh100HeldRate},
-    {"gb300-nvl72", kGb300Nvl72, {}, kBlackwellCompute, kGh100HeldRate},
+    {"hgx-b200", kHgxB200, {}, kBlackwellCompute, kGh100HeldRate, kBlackwellAttention},
+    {"hgx-b300", kHgxB300, {}, kBlackwellCompute, kGh100HeldRate, kBlackwellUltraAttention},
+    {"hgx-b300-mixed-nics",
+     kHgxB300MixedNics,
+     {},
+     kBlackwellCompute,
+     kGh100HeldRate,
+     kBlackwellUltraAttention},
+    {"gb200-nvl72", kGb200Nvl72, {}, kBlackwellCompute, kGh100HeldRate, kBlackwellAttention},
+    {"gb300-nvl72", kGb300Nvl72, {}, kBlackwellCompute, kGh100HeldRate, kBlackwellUltraAttention},
     {"mi300x", kMi300x},
 }};
 
@@ -475,7 +498,8 @@ std::optional<config::Hardware> hardware_preset(std::string_view name) {
     if (preset.name != name) continue;
     config::Hardware hardware = hardware_defaults();
     if (!preset.base.empty()) hardware = *hardware_preset(preset.base);
-    for (std::string_view part : {preset.text, preset.compute, preset.held_rate}) {
+    for (std::string_view part :
+         {preset.text, preset.compute, preset.held_rate, preset.attention}) {
       if (!part.empty()) hardware.MergeFrom(parse_builtin(preset.name, part));
     }
     if (auto figures = power_cost_preset_text(preset.name)) {
