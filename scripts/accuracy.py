@@ -295,8 +295,9 @@ def moe_rows():
 
 
 def modelzoo_rows():
-    return per_system_rows("NVIDIA's Qwen3-235B-A22B (MoE) BF16 rows, routing forced to balance: "
-                           "16K-128K tokens on 256 H100, 4K on 256 GB200 (Megatron-MoE-ModelZoo)",
+    return per_system_rows("NVIDIA's MoE team's Qwen3 BF16 runs, routing forced to balance "
+                           "(Megatron-MoE-ModelZoo and Megatron-LM's MoE recipes): 235B at "
+                           "4K-128K tokens on 256 H100 and GB200, 30B on 16-32 H100 and GB200",
                            "megatron-moe-modelzoo")
 
 

@@ -184,7 +184,7 @@ def evidence():
         preset_label("data/published/megatron-bridge-moe.csv"))
     modelzoo = per_preset_checks(
         "megatron-moe-modelzoo",
-        "NVIDIA's Qwen3-235B (MoE) BF16 rows, Megatron-MoE-ModelZoo, on 256 GPUs of {system}",
+        "NVIDIA's MoE team's Qwen3 BF16 runs (ModelZoo, Megatron-LM) on {system}",
         preset_label("data/published/megatron-moe-modelzoo.csv"))
     # The presets whose MoE rows of that table ran in BF16 (NVL72) and in FP8 (DGX H100).
     moe_bf16, moe_fp8 = ("gb200-nvl72", "gb300-nvl72"), ("dgx-h100",)
