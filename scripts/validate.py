@@ -17,9 +17,9 @@ nemo-24.07-h100 (data/published/nemo-24.07-h100.csv on scenarios/validation/nemo
 nemo-docs-24.12-h100 (the same rows and layouts, the figures of the NeMo Framework 24.12 user
 guide's page, data/published/nemo-docs-24.12-h100.csv),
 megatron-moe-modelzoo (data/published/megatron-moe-modelzoo.csv on
-scenarios/validation/megatron-moe-modelzoo.textproto: Qwen3-235B-A22B in BF16 at 16K-128K tokens
-on 256 H100 and at 4K on 256 GB200, from NVIDIA's Megatron-MoE-ModelZoo, TFLOP/s by Megatron-Core's
-count),
+scenarios/validation/megatron-moe-modelzoo.textproto: NVIDIA's MoE team's Qwen3 runs in BF16 with
+the routing forced to balance, from its Megatron-MoE-ModelZoo and Megatron-LM's MoE recipes,
+TFLOP/s by Megatron-Core's count),
 deepseek-v3-h800 (data/published/deepseek-v3-h800.csv on
 scenarios/validation/deepseek-v3-h800.textproto) and vtrain-a100-large (vTrain's measured 39.1B
 and 175B runs on 512 A100, data/measured/vtrain-a100-multi-node-large.csv, on
@@ -119,8 +119,8 @@ TABLES = {
     # The same rows as nemo-24.07-h100, the figures of a later release's page: each row's
     # layout and model come from the 24.07 file, matched by name.
     "nemo-docs-24.12-h100": {**NEMO_H100, "layouts": "data/published/nemo-24.07-h100.csv"},
-    # Qwen3-235B on 256 H100 (16K-128K tokens) and 256 GB200 from NVIDIA's Megatron-MoE-ModelZoo:
-    # TFLOP/s per GPU by Megatron-Core's own count (megatron_core_flops).
+    # NVIDIA's MoE team's Qwen3 runs (Megatron-MoE-ModelZoo, Megatron-LM's MoE recipes): TFLOP/s
+    # per GPU by Megatron-Core's own count (megatron_core_flops).
     "megatron-moe-modelzoo": {
         "base": "scenarios/validation/megatron-moe-modelzoo.textproto",
         "seq": None,  # per row: training.seq_length
@@ -189,7 +189,8 @@ def megatron_core_flops(racksim, row, seq):
     in megatron/training/training.py, NVIDIA/Megatron-LM, BSD-3-Clause; the same in
     Megatron-Bridge): per sequence 12 s L h^2 [(1 + g/a + s/(2h)) q/h + 3/2 k f/h] + 6 s h V for a
     model whose every layer is an MoE of SwiGLU experts (q = a x head_dim, the query projection;
-    f the expert width; causal attention counted half; no router, norms or recompute)."""
+    f the expert width; causal attention counted half; no router, norms or recompute). V is the
+    vocabulary as Megatron pads it; the Qwen3 vocabulary needs no padding at these TP sizes."""
     m = presets_json(racksim)["models"][row["model.preset"]]
     if m.get("activation") != "SWIGLU" or m.get("num_shared_experts") or m.get("first_dense_layers"):
         sys.exit(f"validate.py: {row['name']}: megatron_core_flops covers only all-MoE SwiGLU models")
