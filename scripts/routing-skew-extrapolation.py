@@ -14,7 +14,7 @@ balanced load or a routing sample) and unfolded replicas (skewed routing cannot 
 prints the published and the predicted ratios; the rows after the first are predictions, not
 fits. About 3 minutes on 2 cores.
 """
-import csv, os, sys
+import os, sys
 from concurrent.futures import ThreadPoolExecutor
 
 from csv_rows import csv_rows
@@ -23,10 +23,8 @@ from racksim_step import step_time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 BASE = "scenarios/validation/megatron-moe-modelzoo.textproto"
 DATA = "data/published/megatron-moe-modelzoo.csv"
-# What both runs of a row share beyond its layout: the plain all-to-all and no folding.
-COMMON = ["--set", "expert_placement.node_dedup_dispatch=false",
-          "--set", "sim.fold_replicas=false"]
-SET_HERE = ("expert_placement.node_dedup_dispatch", "sim.fold_replicas")
+# What both runs of a row take instead of the row's own: the plain all-to-all and no folding.
+BOTH_RUNS = {"expert_placement.node_dedup_dispatch": "false", "sim.fold_replicas": "false"}
 
 
 def parse_args(argv):
@@ -44,8 +42,8 @@ def parse_args(argv):
 
 
 def simulate(racksim, row, routing):
-    overrides = {k: v for k, v in row.items() if "." in k and k not in SET_HERE}
-    step, why = step_time(racksim, BASE, overrides, COMMON + routing, cwd=ROOT)
+    overrides = {**{k: v for k, v in row.items() if "." in k}, **BOTH_RUNS}
+    step, why = step_time(racksim, BASE, overrides, routing, cwd=ROOT)
     if step is None:
         sys.exit(f"routing-skew-extrapolation.py: {row['name']}: {why}")
     return step

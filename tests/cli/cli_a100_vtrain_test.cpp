@@ -8,16 +8,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "tests/support/run_racksim.h"
 
 namespace racksim {
 namespace {
 
-using testing::read_file;
-using testing::run_racksim;
-using testing::TempDir;
+using testing::simulated_step_s;
 
 const std::string kBase =
     std::string(RACKSIM_SOURCE_DIR) + "/scenarios/calibration/a100-vtrain-base.textproto";
@@ -31,21 +27,6 @@ struct Row {
   // in Megatron's exchange).
   double recorded_error;
 };
-
-double simulate(const Row& row) {
-  TempDir out;
-  std::vector<std::string> args = {"run", kBase, "--report-only", "--out",
-                                   (out.path() / "o").string()};
-  for (const std::string& set : row.sets) {
-    args.push_back("--set");
-    args.push_back(set);
-  }
-  const auto r = run_racksim(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
-      .at("step_time_s")
-      .get<double>();
-}
 
 // Each run is a second or less (TP1, few micro-batches).
 TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
@@ -71,7 +52,7 @@ TEST(A100Vtrain, CalibratedErrorOnQuickRowsIsPinned) {
   }
   rows.push_back(big);
   for (const Row& row : rows) {
-    const double error = simulate(row) / row.measured_s - 1;
+    const double error = simulated_step_s(kBase, row.sets) / row.measured_s - 1;
     // The model is deterministic: the tolerance covers rounding of the recorded value only.
     EXPECT_NEAR(error, row.recorded_error, 0.005) << row.sets[0] << " " << row.sets[1];
   }

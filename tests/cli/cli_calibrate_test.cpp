@@ -21,6 +21,7 @@ namespace {
 
 using testing::read_file;
 using testing::run_racksim;
+using testing::simulated_step_s;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -36,15 +37,9 @@ constexpr double kGemm = 0.55;
 constexpr double kAttention = 0.35;
 
 double simulated_step(const std::string& base, int seq) {
-  TempDir out;
-  const auto r = run_racksim({"run", base, "--set", "training.seq_length=" + std::to_string(seq),
-                              "--set", "hardware.compute.gemm=" + std::to_string(kGemm), "--set",
-                              "hardware.compute.attention=" + std::to_string(kAttention),
-                              "--report-only", "--out", (out.path() / "o").string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(read_file(out.path() / "o" / "report.json"))
-      .at("step_time_s")
-      .get<double>();
+  return simulated_step_s(base, {"training.seq_length=" + std::to_string(seq),
+                                 "hardware.compute.gemm=" + std::to_string(kGemm),
+                                 "hardware.compute.attention=" + std::to_string(kAttention)});
 }
 
 std::string measured_csv(const std::string& base, const std::vector<int>& seqs) {
