@@ -19,9 +19,17 @@ namespace racksim::analysis {
 
 namespace {
 
+// Which layers full recompute takes, when not all: " (12 of 32 layers)".
+std::string layer_choice(const TrainingSettings& t) {
+  const auto recomputed = std::count(t.recomputed_layers.begin(), t.recomputed_layers.end(), true);
+  if (static_cast<size_t>(recomputed) == t.recomputed_layers.size()) return "";
+  return fmt::format(" ({} of {} layers)", recomputed, t.recomputed_layers.size());
+}
+
 // "SELECTIVE" alone for the attention's core (Megatron-Core's default), else what it runs again.
 std::string recompute_name(const TrainingSettings& t) {
   std::string name = config::Training::Recompute_Name(t.recompute);
+  if (t.recompute == config::Training::FULL) return name + layer_choice(t);
   if (t.recompute != config::Training::SELECTIVE) return name;
   std::vector<std::string> modules;
   using config::Training;
@@ -35,6 +43,7 @@ std::string recompute_name(const TrainingSettings& t) {
   add(t.recomputes_mlp, Training::MLP);
   add(t.recomputes_moe, Training::MOE);
   add(t.recomputes_shared_experts, Training::SHARED_EXPERTS);
+  add(t.recomputes_alternate_matmuls, Training::ALTERNATE_MATMULS);
   if (modules == std::vector{Training::RecomputeModule_Name(Training::CORE_ATTN)}) return name;
   return fmt::format("{} ({})", name, fmt::join(modules, ", "));
 }
@@ -65,6 +74,19 @@ std::string dtype_class(DataType dtype) {
   }
 }
 
+// The weights of the matrix multiplies torchtitan's op-level policy runs again, over all layers:
+// the key, output and up (or GELU's second) projections.
+double alternate_matmul_params(const TransformerModel& model) {
+  double params = 0;
+  for (int l = 0; l < model.layers(); ++l) {
+    const AttentionSpec& a = model.attention(l);
+    const double hidden = static_cast<double>(a.hidden);
+    params += hidden * static_cast<double>(a.kv_heads * a.head_dim + a.heads * a.v_head_dim +
+                                           model.mlp(l).ffn);
+  }
+  return params;
+}
+
 }  // namespace
 
 double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
@@ -72,7 +94,11 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
   const TrainingSettings& t = plan.training;
   double recompute_per_token = 0;
   if (t.recompute == config::Training::FULL) {
-    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving);
+    // The layers full recompute takes, as a share of all (exact for a model of like layers).
+    const auto recomputed =
+        std::count(t.recomputed_layers.begin(), t.recomputed_layers.end(), true);
+    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving) *
+                          static_cast<double>(recomputed) / static_cast<double>(model.layers());
   } else {
     if (t.recomputes_core_attention) {
       recompute_per_token +=
@@ -83,6 +109,7 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
     if (t.recomputes_mlp) recompute_per_token += 2 * model.dense_mlp_params();
     if (t.recomputes_moe) recompute_per_token += 2 * model.moe_block_active_params();
     if (t.recomputes_shared_experts) recompute_per_token += 2 * model.shared_expert_params();
+    if (t.recomputes_alternate_matmuls) recompute_per_token += 2 * alternate_matmul_params(model);
   }
   return model.model_flops_per_token(t.seq_length, causal_halving) + recompute_per_token;
 }

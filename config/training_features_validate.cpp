@@ -114,6 +114,17 @@ std::string recompute_module_problem(config::Training::RecomputeModule module,
                  : "SHARED_EXPERTS recomputes the shared experts, but the model has none";
     case Training::MLP:
       return dense_layer ? "" : "MLP recomputes the dense MLPs, but every layer is an MoE block";
+    case Training::ALTERNATE_MATMULS:
+      if (moe)
+        return "ALTERNATE_MATMULS is torchtitan's policy for dense layers, but the model has "
+               "experts";
+      if (model.kv_lora_rank() > 0 || model.q_lora_rank() > 0) {
+        return "ALTERNATE_MATMULS needs separate query, key and value projections, but the model's "
+               "attention is latent (model.kv_lora_rank or model.q_lora_rank)";
+      }
+      return model.has_hybrid() ? "ALTERNATE_MATMULS needs full attention in every layer, but the "
+                                  "model has hybrid attention (model.hybrid)"
+                                : "";
     case Training::MLA_UP_PROJ:
       return model.kv_lora_rank() > 0 || model.q_lora_rank() > 0
                  ? ""
@@ -150,11 +161,50 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
   const auto listed = [&](config::Training::RecomputeModule m) {
     return lists_recompute_module(training, m);
   };
+  if (listed(config::Training::ALTERNATE_MATMULS)) {
+    if (modules.size() > 1) {
+      fail(
+          "ALTERNATE_MATMULS is a whole policy (torchtitan's op-level checkpointing): list it "
+          "alone");
+    }
+    if (scenario.layout().tp() > 1) {
+      fail(
+          fmt::format("ALTERNATE_MATMULS is modelled without tensor parallelism, but layout.tp "
+                      "is {}",
+                      scenario.layout().tp()));
+    }
+  }
   if (listed(config::Training::MOE) &&
       (listed(config::Training::MOE_ACT) || listed(config::Training::SHARED_EXPERTS))) {
     fail(
         "MOE runs the whole MoE block again, its activation and shared experts included: list "
         "MOE without MOE_ACT and SHARED_EXPERTS");
+  }
+}
+
+// Which layers full recompute takes (recompute_method, recompute_num_layers): a choice of layers
+// for full recompute only, and BLOCK and EVERY_NTH need their count.
+void check_recompute_method(const config::Training& training, const Checker& check) {
+  using config::Training;
+  const auto method = training.recompute_method();
+  const bool counted = method == Training::BLOCK || method == Training::EVERY_NTH;
+  if (training.has_recompute_method() && method != Training::RECOMPUTE_METHOD_UNSPECIFIED &&
+      training.recompute() != Training::FULL) {
+    check.fail("training.recompute_method",
+               fmt::format("chooses the layers full recompute runs again, but recompute is {}",
+                           Training::Recompute_Name(training.recompute())));
+  }
+  if (counted && training.recompute_num_layers() < 1) {
+    check.fail(
+        "training.recompute_num_layers",
+        fmt::format("recompute_method {} needs recompute_num_layers >= 1 (it is {})",
+                    Training::RecomputeMethod_Name(method), training.recompute_num_layers()));
+  }
+  if (!counted && training.has_recompute_num_layers()) {
+    check.fail("training.recompute_num_layers",
+               fmt::format("counts layers for recompute_method BLOCK or EVERY_NTH, but "
+                           "recompute_method is {}",
+                           Training::RecomputeMethod_Name(method)));
   }
 }
 
@@ -218,6 +268,7 @@ void check_training_features(const config::Scenario& scenario, const Sizes& size
   check_pipeline_exchange(scenario, check);
   check_moe_a2a_overlap(scenario, sizes, check);
   check_recompute_modules(scenario, check);
+  check_recompute_method(scenario.training(), check);
   check_fp8_activations(scenario.training(), check);
   check_data_parallel_overlap(scenario.training(), check);
   check_fp8_parameters(scenario.training(), check);

@@ -343,6 +343,18 @@ def mpt_rows():
             plain_row("", A100_TERMS, rows, "transfer_fa1", published)]
 
 
+def torchtitan_rows():
+    """torchtitan's FSDP2 rows on A100 in BF16: four kinds of activation checkpointing (none,
+    every second layer, torchtitan's op-level policy, full)."""
+    rows = results("data/published/torchtitan-a100-results.csv")
+    published = "published_step_time_s"
+    return [headline_row("torchtitan's Llama 2 13B/70B and Llama 3 8B/70B on 64 A100 80GB in "
+                         "BF16 with FSDP2: no, every-second-layer, op-level and full "
+                         "checkpointing", DATASHEET, rows, "datasheet", published),
+            plain_row("", BURST, rows, "burst", published),
+            plain_row("", A100_TERMS, rows, "transfer", published)]
+
+
 def vtrain_large_rows():
     rows = results("data/measured/vtrain-a100-multi-node-large-results.csv")
     size = lambda r: r["name"].split("-")[1]
@@ -468,7 +480,8 @@ def calibration_rows():
 def table():
     head = ["| check | configuration | rows | MAPE | worst | within 10 % |",
             "|---|---|---|---|---|---|"]
-    published = published_rows() + mpt_rows() + vtrain_large_rows() + [nccl_row()]
+    published = (published_rows() + mpt_rows() + torchtitan_rows() + vtrain_large_rows() +
+                 [nccl_row()])
     calibration = ["| check | configuration | rows | MAPE | worst | target |",
                    "|---|---|---|---|---|---|"]
     return "\n".join(head + published + ["", "Calibration that extrapolates, on vTrain's measured "
@@ -517,7 +530,7 @@ def main(argv):
               "megatron-bridge-gpt-oss", "megatron-bridge-moe", "megatron-moe-modelzoo",
               "nemo-24.07-h100",
               "nemo-docs-24.12-h100", "deepseek-v3-h800", "llm-foundry-mpt-a100",
-              "vtrain-a100-large"):
+              "torchtitan-a100", "vtrain-a100-large"):
         subprocess.run([sys.executable, os.path.join(script, "validate.py"), racksim, "--jobs",
                         opts["jobs"], "--table", t], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

@@ -27,7 +27,10 @@ scenarios/calibration/a100-vtrain-kernel-base.textproto: larger than anything th
 fitted on), llm-foundry-mpt-a100 (MosaicML's MPT benchmarks on A100 80GB in BF16 with FSDP,
 data/published/llm-foundry-mpt-a100.csv on scenarios/validation/llm-foundry-mpt-a100.textproto;
 its `fa1` configurations run attention at half the preset's FlashAttention-2 rate, as those
-runs' FlashAttention 1.x kernel did).
+runs' FlashAttention 1.x kernel did), torchtitan-a100 (torchtitan's Llama 2 and Llama 3 runs on 64
+A100 80GB with FSDP2, data/published/torchtitan-a100.csv on
+scenarios/validation/torchtitan-a100.textproto: full, every-other-layer, op-level and no activation
+checkpointing).
 Columns with a dot are scenario overrides. `measured_step_time_ms` is a measured step time;
 `published_tokens_per_s_per_gpu` compares step times
 directly (global batch x sequence / (GPUs x tokens/s per GPU)); `published_tflops_per_gpu` is the
@@ -142,6 +145,12 @@ TABLES = {
             "datasheet_fa1": A100_FA1,
             "transfer_fa1": lambda racksim: A100_TRANSFER + A100_FA1(racksim),
         },
+    },
+    # torchtitan's FSDP2 runs: each row sets its model and its activation checkpointing.
+    "torchtitan-a100": {
+        "base": "scenarios/validation/torchtitan-a100.textproto",
+        "seq": None,  # per row: training.seq_length
+        "configs": {"datasheet": [], "burst": BURST, "transfer": A100_TRANSFER},
     },
     "vtrain-a100-large": {
         "base": "scenarios/calibration/a100-vtrain-kernel-base.textproto",

@@ -170,6 +170,7 @@ def evidence():
     dsv3 = results("data/published/deepseek-v3-h800-results.csv")
     large = results("data/measured/vtrain-a100-multi-node-large-results.csv")
     mpt = results("data/published/llm-foundry-mpt-a100-results.csv")
+    titan = results("data/published/torchtitan-a100-results.csv")
     nemo_label = label_by_name("data/published/nemo-24.07-h100.csv", lambda r: r["model"])
     bridge_label = preset_label("data/published/megatron-bridge-h100.csv")
 
@@ -194,6 +195,8 @@ def evidence():
     nemo_layout = layout_by_name("data/published/nemo-24.07-h100.csv")
     dsv3_layout = layout_by_name("data/published/deepseek-v3-h800.csv")
     mpt_layout = layout_by_name("data/published/llm-foundry-mpt-a100.csv")
+    titan_layout = layout_by_name("data/published/torchtitan-a100.csv")
+    titan_label = label_by_name("data/published/torchtitan-a100.csv", lambda r: r["group"])
 
     def a100(column):
         return [evidence_check("Narayanan et al. SC'21 Table 1, GPT 1.7B-1T on 32-3,072 A100",
@@ -201,6 +204,8 @@ def evidence():
                 evidence_check("MosaicML's MPT runs, 125M-70B on 8-64 A100 (FlashAttention 1.x)",
                                mpt, column, published,
                                lambda row: f"MPT {model_label(row['name'])}", mpt_layout),
+                evidence_check("torchtitan's Llama 2 and 3, 8B-70B on 64 A100 (FSDP2)", titan,
+                               column, published, titan_label, titan_layout),
                 evidence_check("vTrain's 39.1B and 175B runs on 512 A100", large, column,
                                measured, gpt_label, large_layout)]
 

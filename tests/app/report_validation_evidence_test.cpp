@@ -55,14 +55,16 @@ TEST(ValidationEvidence, HopperFp8AtTheHeldRateShowsTheReadmesRows) {
 TEST(ValidationEvidence, TheA100CalibrationShowsItsFitsAndSaysWhichItSaw) {
   const auto a100 =
       validation_evidence({"dgx-a100", "a100-kernel-calibration.textproto", 1, "16-bit"});
-  ASSERT_EQ(a100.checks.size(), 5u);
+  ASSERT_EQ(a100.checks.size(), 6u);
   EXPECT_NEAR(a100.checks[0].mape_percent, 6.1, 0.06);  // Narayanan et al., another cluster
   EXPECT_FALSE(a100.checks[0].in_sample);
   EXPECT_EQ(a100.checks[1].rows, 61);  // MosaicML's MPT rows, another stack (FSDP, BF16)
   EXPECT_FALSE(a100.checks[1].in_sample);
-  EXPECT_EQ(a100.checks[3].rows, 1296);  // the single-node rows outside the fit
-  EXPECT_FALSE(a100.checks[3].in_sample);
-  EXPECT_TRUE(a100.checks[4].in_sample);  // the multi-node step cost was fitted on these
+  EXPECT_EQ(a100.checks[2].rows, 8);  // torchtitan's FSDP2 rows
+  EXPECT_FALSE(a100.checks[2].in_sample);
+  EXPECT_EQ(a100.checks[4].rows, 1296);  // the single-node rows outside the fit
+  EXPECT_FALSE(a100.checks[4].in_sample);
+  EXPECT_TRUE(a100.checks[5].in_sample);  // the multi-node step cost was fitted on these
 }
 
 TEST(ValidationEvidence, ConfigurationsNothingValidatesHaveNoRows) {
@@ -192,14 +194,17 @@ TEST(ValidationEvidence, TheNearestCheckedRunIsNearestInSizeAndGpusOnALogScale) 
 // the one nearest a 175B model on 1,024 A100 (vTrain's 175B ran on 512: a factor 2 in GPUs).
 TEST(ValidationEvidence, TheEvidenceFileNamesEachTablesRuns) {
   const auto a100 = validation_evidence({"dgx-a100", "", 0.862, "16-bit"});
-  ASSERT_EQ(a100.checks.size(), 3u);
+  ASSERT_EQ(a100.checks.size(), 4u);
   EXPECT_EQ(a100.checks[0].runs.size(), 10u);  // one per row of Table 1
   // MosaicML's 61 MPT rows: nine models, each on 8 GPUs, the 70B also on 32 and 64.
   EXPECT_EQ(a100.checks[1].runs.size(), 10u);
   EXPECT_NEAR(a100.checks[1].runs.front().parameters_b, 0.125, 1e-9);  // "MPT 125M"
+  // torchtitan's eight rows: four models on 64 GPUs.
+  EXPECT_EQ(a100.checks[2].runs.size(), 4u);
+  EXPECT_NEAR(a100.checks[2].mape_percent, 2.8, 0.05);
   int rows = 0;
-  for (const auto& run : a100.checks[2].runs) rows += run.rows;
-  EXPECT_EQ(rows, a100.checks[2].rows);  // vTrain's 68 rows, grouped by model
+  for (const auto& run : a100.checks[3].runs) rows += run.rows;
+  EXPECT_EQ(rows, a100.checks[3].rows);  // vTrain's 68 rows, grouped by model
   const auto nearest = analysis::nearest_checked_run(a100, 174.6e9, 1024);
   ASSERT_TRUE(nearest.has_value());
   EXPECT_EQ(nearest->run.run, "GPT 145.6B");

@@ -489,6 +489,15 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   append_core(spec, shape, tokens, fw, block->selective_recompute);
   const double heads = static_cast<double>(spec.heads) / shape.tp;
   fw.push_back(gemm_step("attn.proj", tokens, heads * static_cast<double>(spec.v_head_dim), h, e));
+  if (own_kv_heads(spec.kind)) {
+    // torchtitan's op-level policy: the norm, the key projection (its second matmul) and the
+    // output projection (its fourth).
+    auto& again = block->alternate_matmul_recompute;
+    again.push_back(block->norm_recompute.back());
+    again.push_back(recompute_copy(gemm_step(
+        "attn.k", tokens, h, static_cast<double>(spec.kv_heads * spec.head_dim) / shape.tp, e)));
+    again.push_back(recompute_copy(fw.back()));
+  }
   close_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
   for (LayerStep& step : block->selective_recompute) step = recompute_copy(std::move(step));
 }

@@ -90,6 +90,10 @@ struct BlockSteps {
   std::vector<LayerStep> mlp_recompute;
   std::vector<LayerStep> moe_recompute;
   std::vector<LayerStep> shared_expert_recompute;
+  // What torchtitan's op-level policy runs again (ALTERNATE_MATMULS): every kernel of a layer of
+  // full attention and a dense MLP but the attention's core and the first, third, ... matrix
+  // multiply (query, value, gate projections; GELU's first).
+  std::vector<LayerStep> alternate_matmul_recompute;
 };
 
 // What a block keeps for its backward, in elements per token of the micro-batch on one rank

@@ -167,6 +167,27 @@ SavedActivations dense_mlp_saved_activations(const MlpSpec& s) {
   return saved;
 }
 
+// torchtitan's op-level policy on the MLP half of a layer: everything but the first matmul
+// (SwiGLU's gate, GELU's first projection) and, under SwiGLU, the third (the down projection).
+// `fw` ends with the attention's residual add, the norm, the dense MLP and its residual add.
+void append_alternate_matmul_recompute(const MlpSpec& spec, double tokens, int tp, double e,
+                                       const std::vector<LayerStep>& fw, BlockSteps* block) {
+  auto& again = block->alternate_matmul_recompute;
+  const auto copy_named = [&](const std::string& prefix) {
+    for (const LayerStep& step : fw) {
+      if (step.name.rfind(prefix, 0) == 0) again.push_back(recompute_copy(step));
+    }
+  };
+  copy_named("attn.residual");
+  copy_named("mlp.norm");
+  const double h = static_cast<double>(spec.hidden);
+  const double f = static_cast<double>(spec.ffn) / tp;
+  if (spec.gated) again.push_back(recompute_copy(gemm_step("mlp.up", tokens, h, f, e)));
+  copy_named("mlp.act");
+  if (!spec.gated) copy_named("mlp.down");
+  copy_named("mlp.residual");
+}
+
 void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
   const double e = bytes_per_element(shape.dtype);
   const double h = static_cast<double>(spec.hidden);
@@ -187,6 +208,7 @@ void append_mlp(const MlpSpec& spec, const MlpShape& shape, BlockSteps* block) {
     append_recompute_copies(fw, first, &block->mlp_recompute);
   }
   append_residual("mlp.residual", spec.dropout, norm_tokens * h, e, fw);
+  if (!spec.moe) append_alternate_matmul_recompute(spec, tokens, shape.tp, e, fw, block);
 }
 
 }  // namespace racksim

@@ -259,6 +259,25 @@ std::vector<MemoryItem> layer_parts_without_full_recompute(const TrainingPlan& p
   return parts;
 }
 
+// torchtitan's op-level policy (ALTERNATE_MATMULS) keeps the layer's input (where its checkpoint
+// starts), the outputs of the query, value and first MLP projections and of the attention
+// kernel, and under SwiGLU the down projection's (the seventh matmul's, kept though no backward
+// reads it); the rest is run again.
+std::vector<MemoryItem> alternate_matmul_parts(const TrainingPlan& p,
+                                               const AttentionSpec& attention, const MlpSpec& mlp) {
+  const double h = static_cast<double>(p.model.hidden());
+  SavedActivations stream;
+  stream.stream = mlp.gated ? 2 * h : h;
+  SavedActivations heads;
+  heads.heads = static_cast<double>(attention.heads * attention.qk_dim() +
+                                    attention.kv_heads * attention.v_head_dim +
+                                    attention.heads * attention.v_head_dim + mlp.ffn);
+  return {
+      part(mlp.gated ? "the layer's input and the down projection's output" : "the layer's input",
+           p, stream),
+      part("query, value, attention and first MLP projection outputs", p, heads)};
+}
+
 double layer_bytes_without_full_recompute(const TrainingPlan& p, const AttentionSpec& attention,
                                           const MlpSpec& mlp) {
   return total_bytes(layer_parts_without_full_recompute(p, attention, mlp));
@@ -301,10 +320,13 @@ double MemoryLedger::peak_bytes() const {
 }
 
 std::vector<MemoryItem> layer_activation_parts(const TrainingPlan& p, int layer) {
-  if (p.training.recompute == config::Training::FULL) {
+  if (p.training.recomputes_layer(layer)) {
     SavedActivations input;
     input.stream = static_cast<double>(p.model.hidden());
     return {part("the layer's input (all full recompute keeps)", p, input)};
+  }
+  if (p.training.recomputes_alternate_matmuls) {
+    return alternate_matmul_parts(p, p.model.attention(layer), p.model.mlp(layer));
   }
   return layer_parts_without_full_recompute(p, p.model.attention(layer), p.model.mlp(layer));
 }
@@ -359,7 +381,7 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
     }
     const LayerRange layers = map.layers(chunk);
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      if (p.training.recompute == config::Training::FULL) {
+      if (p.training.recomputes_layer(l)) {
         consider({"one layer's activations rematerialised by full recompute",
                   layer_bytes_without_full_recompute(p, model.attention(l), model.mlp(l)),
                   "the no-recompute activations of one layer and micro-batch"});

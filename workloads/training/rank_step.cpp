@@ -344,15 +344,15 @@ void RankStep::write_backward(const Visit& v) {
         head_or_embedding_backward(v, s_.mtp, steps_of(s_.mtp), split, previous_layer_start);
   }
   const LayerRange layers = s_.plan.map.layers({coords_.pp, v.pass.local_chunk});
-  const auto recompute = s_.plan.training.recompute;
+  const TrainingSettings& training = s_.plan.training;
   for (int l = layers.first + layers.count; l-- > layers.first;) {
     const OpTag layer_tag{Phase::kBackward, mb, l};
     sync_.gather_parameters(v.chain, layer_params(l), previous_layer_start, layer_tag);
     fetch_activations(v.chain, mb, l, previous_layer_start);
     OpId start = kNoOp;
-    if (recompute == config::Training::FULL) {
+    if (training.recomputes_layer(l)) {
       start = write_steps(v.chain, v.streams, s_.layers[l].forward, {Phase::kRecompute, mb, l});
-    } else if (recompute == config::Training::SELECTIVE) {
+    } else if (training.recompute == config::Training::SELECTIVE) {
       start = write_steps(v.chain, v.streams, s_.layers[l].selective_recompute,
                           {Phase::kRecompute, mb, l});
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proto/recompute_modules.h"
 #include "workloads/moe/expert_routing.h"
 #include "workloads/training/pipeline_layout.h"
 
@@ -120,7 +121,7 @@ PassCosts estimated_pass_costs(const config::Scenario& s) {
     costs.forward += kernel_flops(block.forward);
     costs.backward_input += kernel_flops(block.backward_input);
     costs.backward_weight += kernel_flops(block.backward_weight);
-    if (s.training().recompute() == config::Training::FULL)
+    if (recomputes_whole_layer(s.training(), l - layers.first))
       costs.backward_input += kernel_flops(block.forward);
   }
   return costs;

@@ -50,6 +50,7 @@ TrainingSettings training_settings(const config::Training& t) {
     s.recomputes_mlp = listed(config::Training::MLP);
     s.recomputes_moe = listed(config::Training::MOE);
     s.recomputes_shared_experts = listed(config::Training::SHARED_EXPERTS);
+    s.recomputes_alternate_matmuls = listed(config::Training::ALTERNATE_MATMULS);
   }
   s.fp8_linear_inputs_only = t.fp8_activations() == config::Training::LINEAR_INPUTS;
   s.skewed_routing = t.routing() > config::Training::BALANCED;
@@ -118,23 +119,42 @@ std::vector<double> dedup_dispatch(const config::Scenario& s) {
                                expert_domain_size(s));
 }
 
+// Per layer, whether full recompute runs it again: by its index within its model chunk.
+std::vector<bool> recomputed_layers(const config::Training& t, const PipelineMap& map,
+                                    int64_t layers) {
+  std::vector<bool> recomputed(static_cast<size_t>(layers), false);
+  for (int stage = 0; stage < map.stages(); ++stage) {
+    for (int chunk = 0; chunk < map.chunks_per_stage(); ++chunk) {
+      const LayerRange range = map.layers({stage, chunk});
+      for (int i = 0; i < range.count; ++i) {
+        const int64_t layer = range.first + i;
+        if (layer < layers) recomputed[static_cast<size_t>(layer)] = recomputes_whole_layer(t, i);
+      }
+    }
+  }
+  return recomputed;
+}
+
 }  // namespace
 
 TrainingPlan resolve_training_plan(const config::Scenario& scenario) {
   const TransformerModel model(scenario.model());
-  return TrainingPlan{scenario.name(),
-                      model,
-                      scenario.model().num_heads(),
-                      ParallelLayout::from_config(scenario.layout()),
-                      pipeline_map(scenario),
-                      pipeline_orders(scenario),
-                      micro_batches_per_replica(scenario),
-                      rank_shape(scenario),
-                      expert_rank_shares(scenario, model),
-                      training_settings(scenario.training()),
-                      host_settings(scenario.hardware()),
-                      cluster_figures(scenario),
-                      dedup_dispatch(scenario)};
+  TrainingPlan plan{scenario.name(),
+                    model,
+                    scenario.model().num_heads(),
+                    ParallelLayout::from_config(scenario.layout()),
+                    pipeline_map(scenario),
+                    pipeline_orders(scenario),
+                    micro_batches_per_replica(scenario),
+                    rank_shape(scenario),
+                    expert_rank_shares(scenario, model),
+                    training_settings(scenario.training()),
+                    host_settings(scenario.hardware()),
+                    cluster_figures(scenario),
+                    dedup_dispatch(scenario)};
+  plan.training.recomputed_layers =
+      recomputed_layers(scenario.training(), plan.map, plan.model.layers());
+  return plan;
 }
 
 }  // namespace racksim

@@ -80,6 +80,14 @@ struct TrainingSettings {
   bool recomputes_mlp = false;
   bool recomputes_moe = false;
   bool recomputes_shared_experts = false;
+  bool recomputes_alternate_matmuls = false;
+  // Per layer of the model, whether full recompute runs it again (training.recompute_method;
+  // all false unless recompute is FULL).
+  std::vector<bool> recomputed_layers;
+  bool recomputes_layer(int layer) const {
+    return layer >= 0 && static_cast<size_t>(layer) < recomputed_layers.size() &&
+           recomputed_layers[static_cast<size_t>(layer)];
+  }
   // FP8 training keeps only its linear layers' inputs in FP8, the rest in BF16
   // (training.fp8_activations LINEAR_INPUTS); otherwise every saved element takes the dtype's
   // bytes.

@@ -74,6 +74,7 @@ void choose_selective_recompute(const TrainingSettings& t, BlockSteps* layer) {
   add(t.recomputes_moe, layer->moe_recompute);
   add(t.recomputes_moe_activation, layer->moe_activation_recompute);
   add(t.recomputes_shared_experts, layer->shared_expert_recompute);
+  add(t.recomputes_alternate_matmuls, layer->alternate_matmul_recompute);
   layer->selective_recompute = std::move(chosen);
 }
 

@@ -1,0 +1,168 @@
+// Which layers and ops recompute runs again beyond Megatron-Core's modules: full recompute of
+// some layers of each model chunk (training.recompute_method BLOCK, Megatron-Core's
+// --recompute-method block; EVERY_NTH, torchtitan's layer-level selective checkpointing) and
+// torchtitan's op-level policy (recompute_modules ALTERNATE_MATMULS). The backward runs the
+// chosen layers' whole forward again and nothing of the others; the memory ledger keeps a chosen
+// layer's input alone and the others' every activation; the op policy runs the key, output and
+// up projections again with the norms, the activation and the residual adds, and keeps what the
+// algebra below says.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/report.h"
+#include "config/scenario_loader.h"
+#include "tests/support/run_racksim.h"
+#include "tests/support/scenario_errors.h"
+#include "workloads/training/memory_ledger.h"
+#include "workloads/training/training_step.h"
+
+namespace racksim {
+namespace {
+
+// Llama 3 8B cut to eight layers on one DGX H100: DP8, one micro-batch of 4,096 tokens.
+const char* kLlama =
+    R"pb(model { preset: "llama3-8b" num_layers: 8 }
+         hardware { preset: "dgx-h100" nodes: 1 }
+         layout { tp: 1 pp: 1 dp: 8 }
+         training { global_batch_size: 8 micro_batch_size: 1 seq_length: 4096 recompute: FULL }
+    )pb";
+
+TrainingPlan plan(const std::vector<std::string>& sets) {
+  return resolve_training_plan(
+      config::load_scenario_text(kLlama, "llama.textproto", sets).scenario);
+}
+
+// Rank 0's recompute kernels: their FLOPs by layer.
+std::map<int, double> recompute_flops_by_layer(const TrainingPlan& p) {
+  const TrainingStep step = build_training_step(p);
+  std::map<int, double> flops;
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank == 0 && op.phase == Phase::kRecompute) flops[op.layer] += op.amount;
+  }
+  return flops;
+}
+
+std::set<int> layers_of(const std::map<int, double>& by_layer) {
+  std::set<int> layers;
+  for (const auto& [layer, flops] : by_layer) layers.insert(layer);
+  return layers;
+}
+
+TEST(RecomputeLayers, TheMethodChoosesTheLayersOfEachChunk) {
+  EXPECT_EQ(layers_of(recompute_flops_by_layer(plan({}))), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  const std::vector<std::string> every_second = {"training.recompute_method=EVERY_NTH",
+                                                 "training.recompute_num_layers=2"};
+  EXPECT_EQ(layers_of(recompute_flops_by_layer(plan(every_second))), (std::set<int>{1, 3, 5, 7}));
+  EXPECT_EQ(layers_of(recompute_flops_by_layer(
+                plan({"training.recompute_method=EVERY_NTH", "training.recompute_num_layers=3"}))),
+            (std::set<int>{2, 5}));
+  EXPECT_EQ(layers_of(recompute_flops_by_layer(
+                plan({"training.recompute_method=BLOCK", "training.recompute_num_layers=3"}))),
+            (std::set<int>{0, 1, 2}));
+  // A chunk with fewer layers than the count recomputes them all, as Megatron-Core does.
+  EXPECT_EQ(layers_of(recompute_flops_by_layer(
+                plan({"training.recompute_method=BLOCK", "training.recompute_num_layers=20"}))),
+            (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // Counted within each pipeline stage's chunk: the first layer of each of two stages.
+  const TrainingPlan staged = plan({"layout.pp=2", "layout.dp=4", "training.recompute_method=BLOCK",
+                                    "training.recompute_num_layers=1"});
+  EXPECT_EQ(staged.training.recomputed_layers,
+            (std::vector<bool>{true, false, false, false, true, false, false, false}));
+}
+
+// Each chosen layer runs its whole forward again, as full recompute of every layer does.
+TEST(RecomputeLayers, AChosenLayerRunsItsWholeForwardAgain) {
+  const std::map<int, double> all = recompute_flops_by_layer(plan({}));
+  const std::map<int, double> half = recompute_flops_by_layer(
+      plan({"training.recompute_method=EVERY_NTH", "training.recompute_num_layers=2"}));
+  for (const auto& [layer, flops] : half) EXPECT_DOUBLE_EQ(flops, all.at(layer)) << layer;
+  // The MFU's hardware FLOPs count half the layers' forward again.
+  const TrainingPlan p =
+      plan({"training.recompute_method=EVERY_NTH", "training.recompute_num_layers=2"});
+  const double model = p.model.model_flops_per_token(p.training.seq_length, false);
+  const double layer_forward = p.model.layer_forward_flops_per_token(p.training.seq_length, false);
+  EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(p, false), model + layer_forward / 2);
+}
+
+// The ledger keeps a chosen layer's input alone and every activation of the others.
+TEST(RecomputeLayers, TheLedgerKeepsEachLayerAsItsChoiceSays) {
+  const TrainingPlan full = plan({});
+  const TrainingPlan none = plan({"training.recompute=NONE"});
+  const TrainingPlan half =
+      plan({"training.recompute_method=EVERY_NTH", "training.recompute_num_layers=2"});
+  const double hidden_bytes = 4096.0 * 4096 * 2;  // the layer's input: tokens x hidden x 2 B
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(full, 1), hidden_bytes);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(half, 1), hidden_bytes);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(half, 0), layer_activation_bytes(none, 0));
+  EXPECT_GT(layer_activation_bytes(half, 0), 10 * hidden_bytes);
+}
+
+// torchtitan's op-level policy on a Llama layer: the key, output and up projections run again
+// (its second, fourth and sixth matmuls), with the norms, the SwiGLU and the residual adds.
+TEST(RecomputeLayers, AlternateMatmulsRunTheEvenMatmulsAgain) {
+  const TrainingPlan p =
+      plan({"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS"});
+  const TrainingStep step = build_training_step(p);
+  std::set<std::string> names;
+  double gemm_flops = 0;
+  for (const Op& op : step.graph.ops()) {
+    if (op.rank != 0 || op.phase != Phase::kRecompute || op.layer != 0) continue;
+    names.insert(std::string(step.graph.label(op.label)));
+    if (op.op_class == OpClass::kGemm) gemm_flops += op.amount;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"attn.norm.recompute", "attn.k.recompute",
+                                          "attn.proj.recompute", "attn.residual.recompute",
+                                          "mlp.norm.recompute", "mlp.up.recompute",
+                                          "mlp.act.recompute", "mlp.residual.recompute"}));
+  const double tokens = 4096, h = 4096, kv = 8 * 128, f = 14336;
+  EXPECT_DOUBLE_EQ(gemm_flops, 2 * tokens * h * (kv + h + f));
+  EXPECT_DOUBLE_EQ(
+      analysis::hardware_flops_per_token(p, false),
+      p.model.model_flops_per_token(p.training.seq_length, false) + 8 * 2 * h * (kv + h + f));
+  // Kept: the input and the down projection's output (2h), the query, value and attention
+  // outputs (h + kv + h) and the gate's (f), each 2 B a token.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(p, 0), tokens * 2 * (2 * h + h + kv + h + f));
+}
+
+TEST(RecomputeLayers, ChoicesThatMakeNoSenseAreRefused) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"training.recompute=SELECTIVE", "training.recompute_method=BLOCK",
+        "training.recompute_num_layers=2"},
+       "training.recompute_method"},
+      {{"training.recompute_method=BLOCK"}, "training.recompute_num_layers"},
+      {{"training.recompute_method=EVERY_NTH", "training.recompute_num_layers=0"},
+       "training.recompute_num_layers"},
+      {{"training.recompute_num_layers=2"}, "training.recompute_num_layers"},
+      {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS+LAYERNORM"},
+       "training.recompute_modules"},
+      {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
+        "layout.tp=2", "layout.dp=4"},
+       "training.recompute_modules"},
+      {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
+        "model.preset=qwen3-30b-a3b", "model.num_layers=2", "layout.ep=8"},
+       "training.recompute_modules"},
+  };
+  for (const auto& [sets, field] : cases) {
+    const config::Caught caught = config::load_error(kLlama, "llama.textproto", sets);
+    EXPECT_TRUE(caught.thrown) << sets.back();
+    EXPECT_EQ(caught.field, field) << sets.back() << ": " << caught.detail;
+  }
+}
+
+// The report says how many layers full recompute took when not all.
+TEST(RecomputeLayers, TheReportCountsTheLayers) {
+  const testing::TempDir dir;
+  const auto run = testing::run_scenario_report(
+      dir, kLlama, {"training.recompute_method=BLOCK", "training.recompute_num_layers=3"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.report.value("description", "").find("recompute FULL (3 of 8 layers)"),
+            std::string::npos)
+      << run.report.value("description", "");
+}
+
+}  // namespace
+}  // namespace racksim
