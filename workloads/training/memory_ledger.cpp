@@ -272,10 +272,8 @@ std::vector<MemoryItem> alternate_matmul_parts(const TrainingPlan& p,
   heads.heads = static_cast<double>(attention.heads * attention.qk_dim() +
                                     attention.kv_heads * attention.v_head_dim +
                                     attention.heads * attention.v_head_dim + mlp.ffn);
-  return {
-      part(mlp.gated ? "the layer's input and the down projection's output" : "the layer's input",
-           p, stream),
-      part("query, value, attention and first MLP projection outputs", p, heads)};
+  return {part(mlp.gated ? "input, down projection output" : "the layer's input", p, stream),
+          part("q, v, attn, first MLP outputs", p, heads)};
 }
 
 double layer_bytes_without_full_recompute(const TrainingPlan& p, const AttentionSpec& attention,
