@@ -16,10 +16,8 @@ std::string entry_line(const std::string& name, double bytes, const std::string&
 
 // A peak this close to the capacity fits the ledger but perhaps not the GPU: the CUDA context,
 // NCCL's buffers and the allocator's fragmentation are not in the ledger (data/hbm-capacity.csv).
-constexpr double kMarginalSpareBytes = 2e9;
-
 bool marginal(const MemoryLedger& mem) {
-  return mem.fits() && mem.capacity_bytes - mem.peak_bytes() < kMarginalSpareBytes;
+  return mem.fits() && !mem.fits_with_headroom();
 }
 
 std::string verdict(const MemoryLedger& mem) {

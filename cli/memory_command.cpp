@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "analysis/memory_report.h"
+#include "app/studies/recompute_advice.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "config/scenario_loader.h"
@@ -14,6 +15,31 @@
 namespace racksim::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// The fewest layers of each chunk full recompute must take for the fullest rank to fit (null
+// when it fits already or no count does).
+nlohmann::ordered_json advice_json(const std::optional<BlockRecomputeAdvice>& advice) {
+  if (!advice) return nullptr;
+  return {{"recompute_num_layers", advice->num_layers},
+          {"peak_bytes", advice->peak_bytes},
+          {"capacity_bytes", advice->capacity_bytes}};
+}
+
+std::string advice_text(const std::optional<BlockRecomputeAdvice>& advice) {
+  if (!advice) return "";
+  return fmt::format(
+      "  fits with full recompute of the first {} layers of each chunk: peak {:.2f} of {:.2f} GB "
+      "(--set "
+      "training.recompute=FULL --set training.recompute_method=BLOCK --set "
+      "training.recompute_num_layers={}{})\n",
+      advice->num_layers, advice->peak_bytes / 1e9, advice->capacity_bytes / 1e9,
+      advice->num_layers,
+      advice->clears_recompute_modules ? " --set training.recompute_modules=" : "");
+}
+
+}  // namespace
 
 int memory_command(const std::vector<std::string>& args) {
   po::options_description options("racksim memory SCENARIO options");
@@ -30,11 +56,13 @@ int memory_command(const std::vector<std::string>& args) {
   const std::vector<MemoryLedger> stages =
       stage_memory_ledgers(resolve_training_plan(loaded.scenario));
   const MemoryLedger& worst = fullest(stages);
+  const auto advice = least_block_recompute(loaded.scenario);
   if (vm.count("json")) {
     nlohmann::ordered_json j;
     j["scenario"] = loaded.scenario.name();
     j["fits"] = worst.fits();
     j["memory"] = analysis::memory_json(worst);
+    j["least_block_recompute"] = advice_json(advice);
     j["stages"] = nlohmann::ordered_json::array();
     for (const MemoryLedger& stage : stages) j["stages"].push_back(analysis::memory_json(stage));
     std::cout << j.dump(2) << "\n";
@@ -42,6 +70,7 @@ int memory_command(const std::vector<std::string>& args) {
   }
   fmt::print("racksim memory: {}\n", loaded.scenario.name());
   fmt::print("{}", analysis::memory_text(worst));
+  fmt::print("{}", advice_text(advice));
   fmt::print("{}", analysis::memory_layer_text(worst));
   fmt::print("{}", analysis::memory_stages_text(stages));
   return 0;

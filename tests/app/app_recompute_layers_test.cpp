@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/report.h"
+#include "app/studies/recompute_advice.h"
 #include "config/scenario_loader.h"
 #include "tests/support/run_racksim.h"
 #include "tests/support/scenario_errors.h"
@@ -151,6 +152,37 @@ TEST(RecomputeLayers, ChoicesThatMakeNoSenseAreRefused) {
     EXPECT_TRUE(caught.thrown) << sets.back();
     EXPECT_EQ(caught.field, field) << sets.back() << ": " << caught.detail;
   }
+}
+
+// racksim memory's suggestion for a rank out of memory: the fewest layers of each chunk whose full
+// recompute makes it fit, one fewer does not; none where it fits already.
+TEST(RecomputeLayers, TheFewestBlockLayersThatFitAreFound) {
+  const std::vector<std::string> large = {"training.recompute=NONE", "training.micro_batch_size=6",
+                                          "training.global_batch_size=48"};
+  const auto scenario = [&](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), large.begin(), large.end());
+    return config::load_scenario_text(kLlama, "llama.textproto", sets).scenario;
+  };
+  const auto fits = [&](int layers) {
+    return worst_memory_ledger(resolve_training_plan(scenario(
+                                   {"training.recompute=FULL", "training.recompute_method=BLOCK",
+                                    "training.recompute_num_layers=" + std::to_string(layers)})))
+        .fits();
+  };
+  ASSERT_FALSE(worst_memory_ledger(resolve_training_plan(scenario({}))).fits());
+  const auto advice = least_block_recompute(scenario({}));
+  ASSERT_TRUE(advice.has_value());
+  // By hand: 96.6 GB against 85.5, 11.1 over; a layer taken keeps its 0.20 GB input instead of
+  // its 3.42 GB of activations, so three free 9.7 GB (no fit), four 12.9 GB (1.8 GB to spare,
+  // under the 2 GB headroom) and five 16.1 GB.
+  EXPECT_EQ(advice->num_layers, 5);
+  EXPECT_TRUE(fits(4));
+  EXPECT_FALSE(fits(3));
+  EXPECT_LE(advice->peak_bytes, advice->capacity_bytes - kMarginalSpareBytes);
+  EXPECT_GT(advice->peak_bytes + 3.2e9, advice->capacity_bytes - kMarginalSpareBytes);
+  EXPECT_FALSE(least_block_recompute(
+                   scenario({"training.micro_batch_size=1", "training.global_batch_size=8"}))
+                   .has_value());
 }
 
 // The report says how many layers full recompute took when not all.

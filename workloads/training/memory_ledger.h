@@ -27,6 +27,10 @@ struct MemoryItem {
 // The sum of the items' bytes.
 double total_bytes(const std::vector<MemoryItem>& items);
 
+// Headroom under which a fit is marginal: what the ledger leaves out (the CUDA context, NCCL's
+// buffers, the allocator's fragmentation) takes about this much.
+inline constexpr double kMarginalSpareBytes = 2e9;
+
 struct MemoryLedger {
   RankId rank = 0;
   double capacity_bytes = 0;
@@ -41,6 +45,7 @@ struct MemoryLedger {
   double static_bytes() const;
   double peak_bytes() const;
   bool fits() const { return peak_bytes() <= capacity_bytes; }
+  bool fits_with_headroom() const { return peak_bytes() <= capacity_bytes - kMarginalSpareBytes; }
   // The single largest entry (a static item, the activations or the transient): what to cut
   // first when the rank does not fit.
   const MemoryItem& culprit() const;
