@@ -21,7 +21,7 @@ namespace {
 
 // Which layers full recompute takes, when not all: " (12 of 32 layers)".
 std::string layer_choice(const TrainingSettings& t) {
-  const auto recomputed = std::count(t.recomputed_layers.begin(), t.recomputed_layers.end(), true);
+  const int recomputed = t.recomputed_layer_count();
   if (static_cast<size_t>(recomputed) == t.recomputed_layers.size()) return "";
   return fmt::format(" ({} of {} layers)", recomputed, t.recomputed_layers.size());
 }
@@ -74,19 +74,6 @@ std::string dtype_class(DataType dtype) {
   }
 }
 
-// The weights of the matrix multiplies torchtitan's op-level policy runs again, over all layers:
-// the key, output and up (or GELU's second) projections.
-double alternate_matmul_params(const TransformerModel& model) {
-  double params = 0;
-  for (int l = 0; l < model.layers(); ++l) {
-    const AttentionSpec& a = model.attention(l);
-    const double hidden = static_cast<double>(a.hidden);
-    params += hidden * static_cast<double>(a.kv_heads * a.head_dim + a.heads * a.v_head_dim +
-                                           model.mlp(l).ffn);
-  }
-  return params;
-}
-
 }  // namespace
 
 double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
@@ -95,10 +82,8 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
   double recompute_per_token = 0;
   if (t.recompute == config::Training::FULL) {
     // The layers full recompute takes, as a share of all (exact for a model of like layers).
-    const auto recomputed =
-        std::count(t.recomputed_layers.begin(), t.recomputed_layers.end(), true);
     recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving) *
-                          static_cast<double>(recomputed) / static_cast<double>(model.layers());
+                          t.recomputed_layer_count() / static_cast<double>(model.layers());
   } else {
     if (t.recomputes_core_attention) {
       recompute_per_token +=
@@ -109,7 +94,7 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
     if (t.recomputes_mlp) recompute_per_token += 2 * model.dense_mlp_params();
     if (t.recomputes_moe) recompute_per_token += 2 * model.moe_block_active_params();
     if (t.recomputes_shared_experts) recompute_per_token += 2 * model.shared_expert_params();
-    if (t.recomputes_alternate_matmuls) recompute_per_token += 2 * alternate_matmul_params(model);
+    if (t.recomputes_alternate_matmuls) recompute_per_token += 2 * model.alternate_matmul_params();
   }
   return model.model_flops_per_token(t.seq_length, causal_halving) + recompute_per_token;
 }

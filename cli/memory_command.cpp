@@ -31,9 +31,8 @@ std::string advice_text(const std::optional<BlockRecomputeAdvice>& advice) {
   if (!advice) return "";
   return fmt::format(
       "  fits with full recompute of the first {} layers of each chunk: peak {:.2f} of {:.2f} GB "
-      "(--set "
-      "training.recompute=FULL --set training.recompute_method=BLOCK --set "
-      "training.recompute_num_layers={}{})\n",
+      "(--set training.recompute=FULL --set training.recompute_method=BLOCK "
+      "--set training.recompute_num_layers={}{})\n",
       advice->num_layers, advice->peak_bytes / 1e9, advice->capacity_bytes / 1e9,
       advice->num_layers,
       advice->clears_recompute_modules ? " --set training.recompute_modules=" : "");
@@ -53,10 +52,10 @@ int memory_command(const std::vector<std::string>& args) {
   const auto overrides = set_overrides(vm);
   const config::LoadedScenario loaded =
       config::load_scenario(vm["scenario"].as<std::string>(), overrides);
-  const std::vector<MemoryLedger> stages =
-      stage_memory_ledgers(resolve_training_plan(loaded.scenario));
+  const TrainingPlan plan = resolve_training_plan(loaded.scenario);
+  const std::vector<MemoryLedger> stages = stage_memory_ledgers(plan);
   const MemoryLedger& worst = fullest(stages);
-  const auto advice = least_block_recompute(loaded.scenario);
+  const auto advice = least_block_recompute(loaded.scenario, plan, worst);
   if (vm.count("json")) {
     nlohmann::ordered_json j;
     j["scenario"] = loaded.scenario.name();

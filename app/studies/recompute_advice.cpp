@@ -1,6 +1,7 @@
 #include "app/studies/recompute_advice.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "workloads/training/memory_ledger.h"
 #include "workloads/training/training_plan.h"
@@ -34,35 +35,42 @@ int most_layers_of_a_chunk(const TrainingPlan& plan) {
   return most;
 }
 
-// The smallest count in [1, most] whose ledger passes `good`, given that `most`'s does.
-int fewest_layers(const config::Scenario& scenario, int most, bool (MemoryLedger::*good)() const) {
+// The smallest count in [1, most] whose ledger passes `good`, and that ledger, given `most`'s
+// ledger, which passes.
+std::pair<int, MemoryLedger> fewest_layers(const config::Scenario& scenario, int most,
+                                           MemoryLedger most_ledger,
+                                           bool (MemoryLedger::*good)() const) {
   // One more layer taken frees its activations for every pass in flight; the transient can grow
   // only where layers differ (the largest taken layer's). The counts that pass are taken to be a
   // range ending at `most`: bisect for its start.
   int low = 0;  // fails, or stands for the scenario's own recompute
-  int high = most;
-  while (high - low > 1) {
-    const int mid = (low + high) / 2;
-    ((fullest_ledger(with_block_recompute(scenario, mid)).*good)() ? high : low) = mid;
+  std::pair<int, MemoryLedger> high{most, std::move(most_ledger)};
+  while (high.first - low > 1) {
+    const int mid = (low + high.first) / 2;
+    MemoryLedger ledger = fullest_ledger(with_block_recompute(scenario, mid));
+    if ((ledger.*good)()) {
+      high = {mid, std::move(ledger)};
+    } else {
+      low = mid;
+    }
   }
   return high;
 }
 
 }  // namespace
 
-std::optional<BlockRecomputeAdvice> least_block_recompute(const config::Scenario& scenario) {
-  if (scenario.training().moe_a2a_overlap()) return std::nullopt;
-  const TrainingPlan plan = resolve_training_plan(scenario);
-  if (worst_memory_ledger(plan).fits()) return std::nullopt;
+std::optional<BlockRecomputeAdvice> least_block_recompute(const config::Scenario& scenario,
+                                                          const TrainingPlan& plan,
+                                                          const MemoryLedger& fullest_rank) {
+  if (scenario.training().moe_a2a_overlap() || fullest_rank.fits()) return std::nullopt;
   const int most = most_layers_of_a_chunk(plan);
   if (most == 0) return std::nullopt;
-  const MemoryLedger all = fullest_ledger(with_block_recompute(scenario, most));
+  MemoryLedger all = fullest_ledger(with_block_recompute(scenario, most));
   if (!all.fits()) return std::nullopt;
   // With the ledger's headroom where some count leaves it, else the fewest that fit at all.
   const auto good =
       all.fits_with_headroom() ? &MemoryLedger::fits_with_headroom : &MemoryLedger::fits;
-  const int layers = fewest_layers(scenario, most, good);
-  const MemoryLedger ledger = fullest_ledger(with_block_recompute(scenario, layers));
+  const auto [layers, ledger] = fewest_layers(scenario, most, std::move(all), good);
   return BlockRecomputeAdvice{layers, ledger.peak_bytes(), ledger.capacity_bytes,
                               scenario.training().recompute_modules_size() > 0};
 }

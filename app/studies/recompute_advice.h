@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "proto/scenario.pb.h"
+#include "workloads/training/memory_ledger.h"
+#include "workloads/training/training_plan.h"
 
 namespace racksim {
 
@@ -23,7 +25,11 @@ struct BlockRecomputeAdvice {
 // (kMarginalSpareBytes) where some N leaves it, else at all; nullopt when it fits as it stands,
 // when even every layer recomputed does not fit, or when the scenario cannot run full recompute
 // (Megatron-Core's combined 1F1B, training.moe_a2a_overlap, refuses it). The rest of the scenario
-// stays as it is, selective recompute's modules aside (full recompute replaces them).
-std::optional<BlockRecomputeAdvice> least_block_recompute(const config::Scenario& scenario);
+// stays as it is, selective recompute's modules aside (full recompute replaces them). `plan` is
+// the scenario's resolved plan and `fullest_rank` its fullest rank's ledger, as the caller has
+// them.
+std::optional<BlockRecomputeAdvice> least_block_recompute(const config::Scenario& scenario,
+                                                          const TrainingPlan& plan,
+                                                          const MemoryLedger& fullest_rank);
 
 }  // namespace racksim

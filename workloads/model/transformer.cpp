@@ -143,6 +143,17 @@ double TransformerModel::shared_expert_params() const {
   return sum_over(mlp_, mlp_shared_expert_params);
 }
 
+double TransformerModel::alternate_matmul_params() const {
+  double params = 0;
+  for (int l = 0; l < layers_; ++l) {
+    const AttentionSpec& a = attention_[static_cast<size_t>(l)];
+    params += static_cast<double>(a.hidden) *
+              static_cast<double>(a.kv_heads * a.head_dim + a.heads * a.v_head_dim +
+                                  mlp_[static_cast<size_t>(l)].ffn);
+  }
+  return params;
+}
+
 double TransformerModel::attention_coeff(bool causal_halving) const {
   return sum_over(attention_, [&](const AttentionSpec& s) {
     return racksim::attention_coeff(s, causal_halving);

@@ -85,6 +85,9 @@ class TransformerModel {
   double dense_mlp_params() const;
   double moe_block_active_params() const;
   double shared_expert_params() const;
+  // Weights of the matrix multiplies torchtitan's op-level policy (ALTERNATE_MATMULS) runs again:
+  // each layer's key, output and up (GELU: second) projections, 2 FLOPs each per token.
+  double alternate_matmul_params() const;
   // Parameters of the multi-token-prediction modules (on the last stage, not in N).
   double mtp_params() const;
 

@@ -5,6 +5,7 @@
 // receive it and read no scenario field themselves.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -87,6 +88,9 @@ struct TrainingSettings {
   bool recomputes_layer(int layer) const {
     return layer >= 0 && static_cast<size_t>(layer) < recomputed_layers.size() &&
            recomputed_layers[static_cast<size_t>(layer)];
+  }
+  int recomputed_layer_count() const {
+    return static_cast<int>(std::count(recomputed_layers.begin(), recomputed_layers.end(), true));
   }
   // FP8 training keeps only its linear layers' inputs in FP8, the rest in BF16
   // (training.fp8_activations LINEAR_INPUTS); otherwise every saved element takes the dtype's
