@@ -308,6 +308,8 @@ config::Model model_from_hf_config(const json& config) {
   const Architecture& arch = architecture_of(config);
   Reading r;
   r.model.set_activation(config::Model::SWIGLU);
+  // Every architecture read here encodes positions with RoPE (their rope_theta key).
+  r.model.set_position_encoding(config::Model::ROTARY);
   for (const auto& [key, value] : config.items()) {
     const KeyRule* rule = find_rule(arch.keys, key);
     if (rule == nullptr) rule = find_rule(arch.extra_keys, key);

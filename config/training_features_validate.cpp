@@ -208,6 +208,18 @@ void check_recompute_method(const config::Training& training, const Checker& che
   }
 }
 
+// How the queries and keys are rotated says nothing for a model without rotary embeddings.
+void check_rotary_impl(const config::Scenario& scenario, const Checker& check) {
+  const config::Model& model = scenario.model();
+  if (scenario.training().has_rotary_impl() &&
+      scenario.training().rotary_impl() != config::Training::ROTARY_IMPL_UNSPECIFIED &&
+      model.position_encoding() != config::Model::ROTARY) {
+    check.fail("training.rotary_impl",
+               fmt::format("says how rotary embeddings run, but model.position_encoding is {}",
+                           config::Model::PositionEncoding_Name(model.position_encoding())));
+  }
+}
+
 // How FP8 training keeps its activations says nothing for another dtype.
 void check_fp8_activations(const config::Training& training, const Checker& check) {
   if (training.fp8_activations() == config::Training::LINEAR_INPUTS &&
@@ -269,6 +281,7 @@ void check_training_features(const config::Scenario& scenario, const Sizes& size
   check_moe_a2a_overlap(scenario, sizes, check);
   check_recompute_modules(scenario, check);
   check_recompute_method(scenario.training(), check);
+  check_rotary_impl(scenario, check);
   check_fp8_activations(scenario.training(), check);
   check_data_parallel_overlap(scenario.training(), check);
   check_fp8_parameters(scenario.training(), check);

@@ -103,7 +103,8 @@ TEST(RecomputeLayers, TheLedgerKeepsEachLayerAsItsChoiceSays) {
 }
 
 // torchtitan's op-level policy on a Llama layer: the key, output and up projections run again
-// (its second, fourth and sixth matmuls), with the norms, the SwiGLU and the residual adds.
+// (its second, fourth and sixth matmuls), with the norms, the rotary embedding of the queries and
+// keys (the attention kernel's inputs), the SwiGLU and the residual adds.
 TEST(RecomputeLayers, AlternateMatmulsRunTheEvenMatmulsAgain) {
   const TrainingPlan p =
       plan({"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS"});
@@ -116,6 +117,7 @@ TEST(RecomputeLayers, AlternateMatmulsRunTheEvenMatmulsAgain) {
     if (op.op_class == OpClass::kGemm) gemm_flops += op.amount;
   }
   EXPECT_EQ(names, (std::set<std::string>{"attn.norm.recompute", "attn.k.recompute",
+                                          "attn.rope.q.recompute", "attn.rope.k.recompute",
                                           "attn.proj.recompute", "attn.residual.recompute",
                                           "mlp.norm.recompute", "mlp.up.recompute",
                                           "mlp.act.recompute", "mlp.residual.recompute"}));

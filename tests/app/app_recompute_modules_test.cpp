@@ -39,8 +39,8 @@ TrainingPlan plan(const std::vector<std::string>& sets, const char* text = kMoe)
 }
 
 struct Recomputed {
-  int core = 0, norms = 0, activations = 0, up_projections = 0, mlp = 0, moe = 0, shared = 0,
-      other = 0;
+  int core = 0, norms = 0, activations = 0, up_projections = 0, rotary = 0, mlp = 0, moe = 0,
+      shared = 0, other = 0;
 };
 
 // Rank 0's recompute kernels, by what they run again.
@@ -58,6 +58,8 @@ Recomputed recomputed(const TrainingPlan& p) {
       ++r.activations;
     } else if (name == "attn.q_up.recompute" || name == "attn.kv_up.recompute") {
       ++r.up_projections;
+    } else if (name.starts_with("attn.rope.")) {
+      ++r.rotary;
     } else if (name.starts_with("moe.shared.")) {
       ++r.shared;
     } else if (name.starts_with("moe.")) {
@@ -74,7 +76,7 @@ Recomputed recomputed(const TrainingPlan& p) {
 TEST(RecomputeModules, TheListChoosesWhatTheBackwardRunsAgain) {
   const Recomputed by_default = recomputed(plan({}));
   EXPECT_GT(by_default.core, 0);
-  EXPECT_EQ(by_default.norms + by_default.activations + by_default.other, 0);
+  EXPECT_EQ(by_default.norms + by_default.activations + by_default.rotary + by_default.other, 0);
   // A recipe's ["layernorm", "moe_act"]: two norms and one activation per layer and micro-batch
   // (2 layers x 2 micro-batches), and no attention.
   const Recomputed recipe = recomputed(plan({"training.recompute_modules=LAYERNORM+MOE_ACT"}));
@@ -109,10 +111,13 @@ TEST(RecomputeModules, EachModuleKeepsItsOutputOutOfTheLedger) {
 }
 
 // MLA_UP_PROJ runs the queries' and the keys' and values' up-projections again, one of each per
-// layer and micro-batch (4 layers x 2 micro-batches), and nothing else.
+// layer and micro-batch (4 layers x 2 micro-batches), with the rotary embedding of the queries'
+// and the shared key's RoPE parts (Megatron-Core: "the MLA up projection and RoPE applying
+// parts"), and nothing else.
 TEST(RecomputeModules, UpProjectionsRunAgainBeforeTheLayersBackward) {
   const Recomputed r = recomputed(plan({"training.recompute_modules=MLA_UP_PROJ"}, kMla));
   EXPECT_EQ(r.up_projections, 2 * 4 * 2);
+  EXPECT_EQ(r.rotary, 2 * 4 * 2);
   EXPECT_EQ(r.core + r.norms + r.activations + r.other, 0);
 }
 
@@ -142,7 +147,8 @@ TEST(RecomputeModules, WholeBlocksRunAgainAndKeepOnlyTheirInput) {
   const int passes = 2 * mlp_plan.micro_batches;  // layers x micro-batches
   EXPECT_EQ(dense_mlp.mlp, passes * (forward_steps(mlp_plan, "mlp.") - 2));  // not the norm, add
   EXPECT_GT(dense_mlp.mlp, 0);
-  EXPECT_EQ(dense_mlp.core + dense_mlp.norms + dense_mlp.moe + dense_mlp.other, 0);
+  EXPECT_EQ(dense_mlp.core + dense_mlp.norms + dense_mlp.moe + dense_mlp.rotary + dense_mlp.other,
+            0);
   EXPECT_DOUBLE_EQ(layer_activation_bytes(plan(dense), 0) - layer_activation_bytes(mlp_plan, 0),
                    4096.0 * 3 * 14336 / 2 * 2);
 
@@ -150,7 +156,7 @@ TEST(RecomputeModules, WholeBlocksRunAgainAndKeepOnlyTheirInput) {
   const Recomputed moe = recomputed(moe_plan);
   EXPECT_EQ(moe.moe + moe.activations,
             2 * moe_plan.micro_batches * forward_steps(moe_plan, "moe."));
-  EXPECT_EQ(moe.core + moe.norms + moe.mlp + moe.other, 0);
+  EXPECT_EQ(moe.core + moe.norms + moe.mlp + moe.rotary + moe.other, 0);
   const TrainingPlan plain = plan({});
   const double experts = 4096.0 * 128 * 4 + 4096.0 * 8 * (2048 + 3 * 768) * 2;  // scores, copies
   EXPECT_DOUBLE_EQ(layer_activation_bytes(plain, 0) - layer_activation_bytes(moe_plan, 0), experts);
@@ -158,7 +164,7 @@ TEST(RecomputeModules, WholeBlocksRunAgainAndKeepOnlyTheirInput) {
   const TrainingPlan shared_plan = plan({"training.recompute_modules=SHARED_EXPERTS"}, kMla);
   const Recomputed shared = recomputed(shared_plan);
   EXPECT_GT(shared.shared, 0);
-  EXPECT_EQ(shared.core + shared.moe + shared.mlp + shared.other, 0);
+  EXPECT_EQ(shared.core + shared.moe + shared.mlp + shared.rotary + shared.other, 0);
   EXPECT_DOUBLE_EQ(
       layer_activation_bytes(plan({}, kMla), 3) - layer_activation_bytes(shared_plan, 3),
       4096.0 * 3 * 2048 * 2);

@@ -500,6 +500,18 @@ TEST(app_scenario_loader, Fp8ActivationsField) {
       small_scenario(""), "s", {"training.dtype=FP8", "training.fp8_activations=LINEAR_INPUTS"}));
 }
 
+// How rotary embeddings run is refused for a model without them, naming the field and the
+// model's encoding; the Llama preset takes it.
+TEST(app_scenario_loader, RotaryImplField) {
+  const Caught learned = load_error(
+      small_scenario(""), "scenario.textproto",
+      {"model.position_encoding=LEARNED_ABSOLUTE", "training.rotary_impl=ROTARY_COMPLEX_FP32"});
+  EXPECT_EQ(learned.field, "training.rotary_impl");
+  EXPECT_NE(learned.detail.find("LEARNED_ABSOLUTE"), std::string::npos) << learned.detail;
+  EXPECT_NO_THROW(config::load_scenario_text(small_scenario(""), "s",
+                                             {"training.rotary_impl=ROTARY_COMPLEX_FP32"}));
+}
+
 // FP8 parameters need FP8 training and a sharded optimizer; each refusal names the field. The
 // megatron-bridge framework turns them on for FP8 only where the optimizer is sharded.
 TEST(app_scenario_loader, Fp8ParamGatherField) {

@@ -144,6 +144,14 @@ class InferenceWriter {
              norm_with_residual("attn.norm", layer == 0, t * h(), bytes_.act), tag);
     w.kernel(chain, streams_.compute,
              weight_gemm("attn.proj", t, attention_params(spec) / tp, h(), 2 * h() / tp), tag);
+    // Rotary embeddings: one kernel rotates the new tokens' queries and keys in place (vLLM's
+    // and SGLang's rotary_embedding op).
+    const auto [query, key] = rotated_elements(spec, tp, t);
+    if (query + key > 0) {
+      w.kernel(chain, streams_.compute,
+               elementwise_step("attn.rope", 2 * (query + key), 3 * (query + key), bytes_.act),
+               tag);
+    }
     // Core attention: decode reads each sequence's cache; prefill attends causally within the
     // prompt (half the entries on average) and writes the cache.
     const bool decode = shape_.phase == InferencePhase::kDecode;

@@ -125,6 +125,16 @@ std::vector<AttentionKind> attention_kinds(const config::Model& model) {
   return kinds;
 }
 
+RotatedElements rotated_elements(const AttentionSpec& spec, int tp, double tokens) {
+  if (!spec.rotary) return {};
+  const double heads = static_cast<double>(spec.heads) / tp;
+  const bool own = own_kv_heads(spec.kind);
+  const double rotated_dim = static_cast<double>(own ? spec.head_dim : spec.rope_dim);
+  const double key_width =
+      own ? static_cast<double>(spec.kv_heads) * rotated_dim / tp : rotated_dim;
+  return {tokens * heads * rotated_dim, tokens * key_width};
+}
+
 AttentionSpec attention_spec(const config::Model& model, AttentionKind kind) {
   AttentionSpec s;
   s.kind = kind;
@@ -135,6 +145,7 @@ AttentionSpec attention_spec(const config::Model& model, AttentionKind kind) {
       model.has_head_dim() ? model.head_dim() : (s.heads > 0 ? model.hidden_size() / s.heads : 0);
   s.v_head_dim = model.has_v_head_dim() ? model.v_head_dim() : s.head_dim;
   s.rope_dim = model.qk_rope_head_dim();
+  s.rotary = model.position_encoding() == config::Model::ROTARY;
   s.q_lora_rank = model.q_lora_rank();
   s.kv_lora_rank = model.kv_lora_rank();
   const auto& h = model.hybrid();
@@ -474,6 +485,26 @@ void append_projections(const AttentionSpec& spec, double tokens, int tp, double
   }
 }
 
+// The rotary position embedding of the queries and keys after their projections, as
+// training.rotary_impl runs it (per element, e = the activations' bytes): one fused kernel per
+// tensor reading and writing it once, or the reference code's FP32 complex multiply in three
+// eager kernels; either costs the same bytes in the backward, which rotates the gradient back.
+std::vector<LayerStep> rotary_steps(const AttentionSpec& spec, const AttentionShape& shape,
+                                    double tokens) {
+  const auto [query, key] = rotated_elements(spec, shape.tp, tokens);
+  const double e = bytes_per_element(shape.dtype);
+  const ElementwiseKernel fused[] = {{"", 3, 2 * e, 2 * e}};
+  const ElementwiseKernel complex_fp32[] = {{".to_fp32", 0, e + kFp32Bytes, e + kFp32Bytes},
+                                            {"", 3, 2 * kFp32Bytes, 2 * kFp32Bytes},
+                                            {".cast_back", 0, kFp32Bytes + e, kFp32Bytes + e}};
+  const auto kernels = shape.rotary_complex_fp32 ? std::span<const ElementwiseKernel>(complex_fp32)
+                                                 : std::span<const ElementwiseKernel>(fused);
+  std::vector<LayerStep> steps;
+  if (query > 0) append_elementwise_kernels("attn.rope.q", kernels, query, steps);
+  if (key > 0) append_elementwise_kernels("attn.rope.k", kernels, key, steps);
+  return steps;
+}
+
 }  // namespace
 
 void append_attention(const AttentionSpec& spec, const AttentionShape& shape, BlockSteps* block) {
@@ -486,16 +517,24 @@ void append_attention(const AttentionSpec& spec, const AttentionShape& shape, Bl
   block->norm_recompute.push_back(recompute_copy(fw.back()));
   open_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);
   append_projections(spec, tokens, shape.tp, e, fw, block->up_projection_recompute);
+  const std::vector<LayerStep> rotary = rotary_steps(spec, shape, tokens);
+  fw.insert(fw.end(), rotary.begin(), rotary.end());
+  // Megatron-Core's mla_up_proj recomputes "the MLA up projection and RoPE applying parts".
+  if (!own_kv_heads(spec.kind)) {
+    append_recompute_copies(rotary, 0, &block->up_projection_recompute);
+  }
   append_core(spec, shape, tokens, fw, block->selective_recompute);
   const double heads = static_cast<double>(spec.heads) / shape.tp;
   fw.push_back(gemm_step("attn.proj", tokens, heads * static_cast<double>(spec.v_head_dim), h, e));
   if (own_kv_heads(spec.kind)) {
-    // torchtitan's op-level policy: the norm, the key projection (its second matmul) and the
+    // torchtitan's op-level policy: the norm, the key projection (its second matmul), the
+    // rotary embedding of the queries and keys (the attention kernel's saved inputs) and the
     // output projection (its fourth).
     auto& again = block->alternate_matmul_recompute;
     again.push_back(block->norm_recompute.back());
     again.push_back(recompute_copy(gemm_step(
         "attn.k", tokens, h, static_cast<double>(spec.kv_heads * spec.head_dim) / shape.tp, e)));
+    append_recompute_copies(rotary, 0, &again);
     again.push_back(recompute_copy(fw.back()));
   }
   close_tp_region(fw, "attn", shape.tp, shape.sequence_parallel, tokens * h * e);

@@ -66,10 +66,22 @@ struct AttentionSpec {
   int64_t top_k = 0;   // CSA
   int64_t indexer_heads = 0;
   int64_t indexer_head_dim = 0;
+  // model.position_encoding ROTARY: the queries and keys are rotated after their projections
+  // (the whole heads where the kind has its own, else the rope_dim part).
+  bool rotary = false;
 
   bool latent() const { return !own_kv_heads(kind); }
   int64_t qk_dim() const { return head_dim + rope_dim; }
 };
+
+// The query and key elements a rotary embedding rotates for `tokens` tokens on one of `tp`
+// ranks: whole heads where the kind has its own, else each query head's rope_dim part and the
+// one shared RoPE key (none without rotary embeddings).
+struct RotatedElements {
+  double query = 0;
+  double key = 0;
+};
+RotatedElements rotated_elements(const AttentionSpec& spec, int tp, double tokens);
 
 // Layer l's attention kind (hybrid pattern resolved) and spec.
 std::vector<AttentionKind> attention_kinds(const config::Model& model);
@@ -110,6 +122,8 @@ struct AttentionShape {
   // Dense attention as batched GEMMs over the full s x s scores and a softmax between them
   // (training.attention_impl MATERIALIZED) instead of one fused kernel.
   bool materialized = false;
+  // training.rotary_impl ROTARY_COMPLEX_FP32: three eager kernels per rotated tensor, not one.
+  bool rotary_complex_fp32 = false;
 };
 
 // Appends the attention block's forward steps (norm, projections, core attention with its CP

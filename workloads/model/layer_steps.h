@@ -81,9 +81,9 @@ struct BlockSteps {
   // the modules training.recompute_modules lists (training_step.cpp).
   std::vector<LayerStep> selective_recompute;
   // What training.recompute_modules can add to it: the layer's norms (LAYERNORM), the
-  // multi-latent attention's up-projections (MLA_UP_PROJ), the experts' activation (MOE_ACT), a
-  // dense MLP (MLP), an MoE block (MOE) and its shared experts (SHARED_EXPERTS), each step named
-  // with ".recompute" appended.
+  // multi-latent attention's up-projections and rotary embedding (MLA_UP_PROJ), the experts'
+  // activation (MOE_ACT), a dense MLP (MLP), an MoE block (MOE) and its shared experts
+  // (SHARED_EXPERTS), each step named with ".recompute" appended.
   std::vector<LayerStep> norm_recompute;
   std::vector<LayerStep> up_projection_recompute;
   std::vector<LayerStep> moe_activation_recompute;

@@ -22,6 +22,7 @@ constexpr std::string_view kGpt3_175b = R"pb(
   ffn_hidden_size: 49152
   activation: GELU
   vocab_size: 51200
+  position_encoding: LEARNED_ABSOLUTE
   tie_embeddings: true
 )pb";
 
@@ -34,6 +35,7 @@ constexpr std::string_view kLlama3_8b = R"pb(
   ffn_hidden_size: 14336
   activation: SWIGLU
   vocab_size: 128256
+  position_encoding: ROTARY
   tie_embeddings: false
 )pb";
 
@@ -46,6 +48,7 @@ constexpr std::string_view kLlama3_70b = R"pb(
   ffn_hidden_size: 28672
   activation: SWIGLU
   vocab_size: 128256
+  position_encoding: ROTARY
   tie_embeddings: false
 )pb";
 
@@ -58,6 +61,7 @@ constexpr std::string_view kLlama3_405b = R"pb(
   ffn_hidden_size: 53248
   activation: SWIGLU
   vocab_size: 128256
+  position_encoding: ROTARY
   tie_embeddings: false
 )pb";
 
@@ -70,6 +74,7 @@ constexpr std::string_view kMixtral8x7b = R"pb(
   ffn_hidden_size: 14336
   activation: SWIGLU
   vocab_size: 32000
+  position_encoding: ROTARY
   tie_embeddings: false
   num_experts: 8
   experts_per_token: 2
@@ -89,6 +94,7 @@ constexpr std::string_view kDeepseekV3 = R"pb(
   ffn_hidden_size: 18432
   activation: SWIGLU
   vocab_size: 129280
+  position_encoding: ROTARY
   tie_embeddings: false
   num_experts: 256
   experts_per_token: 8
@@ -111,6 +117,7 @@ constexpr std::string_view kGptOss120b = R"pb(
   head_dim: 64
   activation: SWIGLU
   vocab_size: 201088
+  position_encoding: ROTARY
   tie_embeddings: false
   num_experts: 128
   experts_per_token: 4
@@ -129,6 +136,7 @@ constexpr std::string_view kQwen3_30bA3b = R"pb(
   head_dim: 128
   activation: SWIGLU
   vocab_size: 151936
+  position_encoding: ROTARY
   tie_embeddings: false
   num_experts: 128
   experts_per_token: 8
@@ -144,6 +152,7 @@ constexpr std::string_view kQwen3_235bA22b = R"pb(
   head_dim: 128
   activation: SWIGLU
   vocab_size: 151936
+  position_encoding: ROTARY
   tie_embeddings: false
   num_experts: 128
   experts_per_token: 8

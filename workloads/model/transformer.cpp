@@ -70,6 +70,7 @@ AttentionShape attention_shape(const RankShape& shape) {
   a.dtype = shape.dtype;
   a.indexer_chunk_tokens = shape.indexer_chunk_tokens;
   a.materialized = shape.materialized_attention;
+  a.rotary_complex_fp32 = shape.rotary_complex_fp32;
   return a;
 }
 

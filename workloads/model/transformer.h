@@ -40,6 +40,7 @@ struct RankShape {
   int64_t indexer_chunk_tokens = 0;
   bool materialized_attention = false;  // training.attention_impl MATERIALIZED
   bool unfused_cross_entropy = false;   // training.cross_entropy FP32_UNFUSED
+  bool rotary_complex_fp32 = false;     // training.rotary_impl ROTARY_COMPLEX_FP32
   // Bytes per element of the MoE all-to-alls towards the experts (training.moe_dispatch_dtype);
   // 0: the activation dtype's.
   double moe_dispatch_element_bytes = 0;
