@@ -81,9 +81,13 @@ double hardware_flops_per_token(const TrainingPlan& plan, bool causal_halving) {
   const TrainingSettings& t = plan.training;
   double recompute_per_token = 0;
   if (t.recompute == config::Training::FULL) {
-    // The layers full recompute takes, as a share of all (exact for a model of like layers).
-    recompute_per_token = model.layer_forward_flops_per_token(t.seq_length, causal_halving) *
-                          t.recomputed_layer_count() / static_cast<double>(model.layers());
+    // The forward of each layer full recompute takes (dense and MoE, full and windowed
+    // attention each their own).
+    for (int l = 0; l < model.layers(); ++l) {
+      if (t.recomputes_layer(l)) {
+        recompute_per_token += model.layer_forward_flops_per_token(l, t.seq_length, causal_halving);
+      }
+    }
   } else {
     if (t.recomputes_core_attention) {
       recompute_per_token +=

@@ -173,6 +173,18 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
                       "is {}",
                       scenario.layout().tp()));
     }
+    // torchtitan's Llama has neither; what the policy would keep of them is not modelled.
+    if (scenario.model().hidden_dropout() > 0) {
+      fail(
+          fmt::format("ALTERNATE_MATMULS is modelled without hidden dropout, but "
+                      "model.hidden_dropout is {}",
+                      scenario.model().hidden_dropout()));
+    }
+    if (training.attention_impl() == config::Training::MATERIALIZED) {
+      fail(
+          "ALTERNATE_MATMULS keeps the output of a fused attention kernel, but "
+          "training.attention_impl is MATERIALIZED");
+    }
   }
   if (listed(config::Training::MOE) &&
       (listed(config::Training::MOE_ACT) || listed(config::Training::SHARED_EXPERTS))) {

@@ -89,6 +89,21 @@ TEST(RecomputeLayers, AChosenLayerRunsItsWholeForwardAgain) {
   EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(p, false), model + layer_forward / 2);
 }
 
+// Unlike layers: with 128-token windows on the even layers, every second layer is one of full
+// attention, and MFU B counts those layers' forward again, not half of all the layers'.
+TEST(RecomputeLayers, MfuCountsTheForwardOfTheLayersTaken) {
+  const TrainingPlan p =
+      plan({"model.hybrid.layer_pattern=WFWFWFWF", "model.hybrid.window_tokens=128",
+            "training.recompute_method=EVERY_NTH", "training.recompute_num_layers=2"});
+  const TransformerModel& m = p.model;
+  const int64_t seq = p.training.seq_length;
+  const double full_layer = m.layer_forward_flops_per_token(1, seq, false);
+  EXPECT_GT(full_layer, m.layer_forward_flops_per_token(0, seq, false));
+  EXPECT_DOUBLE_EQ(analysis::hardware_flops_per_token(p, false),
+                   m.model_flops_per_token(seq, false) + 4 * full_layer);
+  EXPECT_GT(4 * full_layer, m.layer_forward_flops_per_token(seq, false) / 2);
+}
+
 // The ledger keeps a chosen layer's input alone and every activation of the others.
 TEST(RecomputeLayers, TheLedgerKeepsEachLayerAsItsChoiceSays) {
   const TrainingPlan full = plan({});
@@ -147,6 +162,12 @@ TEST(RecomputeLayers, ChoicesThatMakeNoSenseAreRefused) {
        "training.recompute_modules"},
       {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
         "model.preset=qwen3-30b-a3b", "model.num_layers=2", "layout.ep=8"},
+       "training.recompute_modules"},
+      {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
+        "model.hidden_dropout=0.1"},
+       "training.recompute_modules"},
+      {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
+        "training.attention_impl=MATERIALIZED"},
        "training.recompute_modules"},
   };
   for (const auto& [sets, field] : cases) {

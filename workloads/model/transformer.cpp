@@ -171,6 +171,13 @@ double TransformerModel::layer_forward_flops_per_token(int64_t seq_length,
          attention_coeff(causal_halving) * static_cast<double>(seq_length) / 3;
 }
 
+double TransformerModel::layer_forward_flops_per_token(int layer, int64_t seq_length,
+                                                       bool causal_halving) const {
+  return 2 * layer_active_params(layer) +
+         racksim::attention_coeff(attention_[static_cast<size_t>(layer)], causal_halving) *
+             static_cast<double>(seq_length) / 3;
+}
+
 BlockSteps TransformerModel::layer_steps(int layer, const RankShape& shape) const {
   BlockSteps block;
   append_attention(attention_[layer], attention_shape(shape), &block);

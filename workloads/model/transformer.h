@@ -75,8 +75,9 @@ class TransformerModel {
   double attention_coeff(bool causal_halving) const;
   double model_flops_per_token(int64_t seq_length, bool causal_halving) const;
   // Forward FLOPs per token of the transformer layers alone (2 N_layers + a L / 3): what full
-  // recompute runs again.
+  // recompute of every layer runs again; the second, of layer `layer` alone.
   double layer_forward_flops_per_token(int64_t seq_length, bool causal_halving) const;
+  double layer_forward_flops_per_token(int layer, int64_t seq_length, bool causal_halving) const;
   // Weights of the layers' latent-attention up-projections: 2 FLOPs each per token is what
   // recompute of MLA_UP_PROJ runs again.
   double up_projection_params() const;
