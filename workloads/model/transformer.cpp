@@ -167,8 +167,11 @@ double TransformerModel::model_flops_per_token(int64_t seq_length, bool causal_h
 
 double TransformerModel::layer_forward_flops_per_token(int64_t seq_length,
                                                        bool causal_halving) const {
-  return 2 * (active_params() - embedding_params()) +
-         attention_coeff(causal_halving) * static_cast<double>(seq_length) / 3;
+  double flops = 0;
+  for (int l = 0; l < layers_; ++l) {
+    flops += layer_forward_flops_per_token(l, seq_length, causal_halving);
+  }
+  return flops;
 }
 
 double TransformerModel::layer_forward_flops_per_token(int layer, int64_t seq_length,
