@@ -19,10 +19,14 @@ namespace racksim::analysis {
 
 namespace {
 
-// Which layers full recompute takes, when not all: " (12 of 32 layers)".
+// Which layers full recompute takes, when not all: " (12 of 32 layers)"; in groups: " (uniform
+// groups of 4 layers)".
 std::string layer_choice(const TrainingSettings& t) {
   const int recomputed = t.recomputed_layer_count();
-  if (static_cast<size_t>(recomputed) == t.recomputed_layers.size()) return "";
+  if (static_cast<size_t>(recomputed) == t.recomputed_layers.size()) {
+    const int group = t.recomputed_layers.empty() ? 1 : t.recompute_group_at(0);
+    return group > 1 ? fmt::format(" (uniform groups of {} layers)", group) : "";
+  }
   return fmt::format(" ({} of {} layers)", recomputed, t.recomputed_layers.size());
 }
 

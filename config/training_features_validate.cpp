@@ -195,11 +195,12 @@ void check_recompute_modules(const config::Scenario& scenario, const Checker& ch
 }
 
 // Which layers full recompute takes (recompute_method, recompute_num_layers): a choice of layers
-// for full recompute only, and BLOCK and EVERY_NTH need their count.
+// for full recompute only, and BLOCK, EVERY_NTH and UNIFORM need their count.
 void check_recompute_method(const config::Training& training, const Checker& check) {
   using config::Training;
   const auto method = training.recompute_method();
-  const bool counted = method == Training::BLOCK || method == Training::EVERY_NTH;
+  const bool counted =
+      method == Training::BLOCK || method == Training::EVERY_NTH || method == Training::UNIFORM;
   if (training.has_recompute_method() && method != Training::RECOMPUTE_METHOD_UNSPECIFIED &&
       training.recompute() != Training::FULL) {
     check.fail("training.recompute_method",
@@ -214,7 +215,7 @@ void check_recompute_method(const config::Training& training, const Checker& che
   }
   if (!counted && training.has_recompute_num_layers()) {
     check.fail("training.recompute_num_layers",
-               fmt::format("counts layers for recompute_method BLOCK or EVERY_NTH, but "
+               fmt::format("counts layers for recompute_method BLOCK, EVERY_NTH or UNIFORM, but "
                            "recompute_method is {}",
                            Training::RecomputeMethod_Name(method)));
   }

@@ -30,4 +30,12 @@ inline bool recomputes_whole_layer(const config::Training& training, int index_i
   }
 }
 
+// Whether the layer at `index_in_chunk` opens a group that full recompute checkpoints as one
+// (UNIFORM: every recompute_num_layers-th from the chunk's first; otherwise every layer taken).
+inline bool opens_recompute_group(const config::Training& training, int index_in_chunk) {
+  const int n = training.recompute_num_layers();
+  if (training.recompute_method() != config::Training::UNIFORM || n <= 1) return true;
+  return index_in_chunk % n == 0;
+}
+
 }  // namespace racksim

@@ -146,6 +146,32 @@ TEST(RecomputeLayers, AlternateMatmulsRunTheEvenMatmulsAgain) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(p, 0), tokens * 2 * (2 * h + h + kv + h + f));
 }
 
+// Megatron-Core's uniform method in groups: every layer runs again, a group keeps its first
+// layer's input alone, and its backward rematerialises the whole group at once (eight layers
+// here, more than the output layer's logits).
+TEST(RecomputeLayers, UniformGroupsKeepOneInputAndRematerialiseTheGroup) {
+  const std::vector<std::string> uniform = {"training.recompute_method=UNIFORM",
+                                            "training.recompute_num_layers=8"};
+  EXPECT_EQ(recompute_flops_by_layer(plan(uniform)), recompute_flops_by_layer(plan({})));
+  const TrainingPlan grouped = plan(uniform);
+  const double hidden_bytes = 4096.0 * 4096 * 2;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(grouped, 0), hidden_bytes);
+  for (int l = 1; l < 8; ++l) EXPECT_DOUBLE_EQ(layer_activation_bytes(grouped, l), 0) << l;
+  const TrainingPlan none = plan({"training.recompute=NONE"});
+  double group_bytes = 0;
+  for (int l = 0; l < 8; ++l) group_bytes += layer_activation_bytes(none, l);
+  const MemoryLedger ledger = worst_memory_ledger(grouped);
+  EXPECT_DOUBLE_EQ(ledger.largest_transient.bytes, group_bytes);
+  EXPECT_NE(ledger.largest_transient.name.find("8 layers"), std::string::npos);
+  // Groups of three over eight layers: 3 + 3 + 2, three inputs kept.
+  const TrainingPlan threes =
+      plan({"training.recompute_method=UNIFORM", "training.recompute_num_layers=3"});
+  EXPECT_EQ(threes.training.recompute_group_layers, (std::vector<int>{3, 0, 0, 3, 0, 0, 2, 0}));
+  double kept = 0;
+  for (int l = 0; l < 8; ++l) kept += layer_activation_bytes(threes, l);
+  EXPECT_DOUBLE_EQ(kept, 3 * hidden_bytes);
+}
+
 TEST(RecomputeLayers, ChoicesThatMakeNoSenseAreRefused) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"training.recompute=SELECTIVE", "training.recompute_method=BLOCK",
@@ -155,6 +181,7 @@ TEST(RecomputeLayers, ChoicesThatMakeNoSenseAreRefused) {
       {{"training.recompute_method=EVERY_NTH", "training.recompute_num_layers=0"},
        "training.recompute_num_layers"},
       {{"training.recompute_num_layers=2"}, "training.recompute_num_layers"},
+      {{"training.recompute_method=UNIFORM"}, "training.recompute_num_layers"},
       {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS+LAYERNORM"},
        "training.recompute_modules"},
       {{"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
@@ -220,6 +247,12 @@ TEST(RecomputeLayers, TheReportCountsTheLayers) {
   EXPECT_NE(run.report.value("description", "").find("recompute FULL (3 of 8 layers)"),
             std::string::npos)
       << run.report.value("description", "");
+  const auto grouped = testing::run_scenario_report(
+      dir, kLlama, {"training.recompute_method=UNIFORM", "training.recompute_num_layers=4"});
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.err;
+  EXPECT_NE(grouped.report.value("description", "").find("recompute FULL (uniform groups of 4"),
+            std::string::npos)
+      << grouped.report.value("description", "");
 }
 
 }  // namespace

@@ -319,9 +319,15 @@ double MemoryLedger::peak_bytes() const {
 
 std::vector<MemoryItem> layer_activation_parts(const TrainingPlan& p, int layer) {
   if (p.training.recomputes_layer(layer)) {
+    const int group = p.training.recompute_group_at(layer);
+    if (group == 0) return {};  // an earlier layer's group keeps the input
     SavedActivations input;
     input.stream = static_cast<double>(p.model.hidden());
-    return {part("the layer's input (all full recompute keeps)", p, input)};
+    return {part(group == 1 ? std::string("the layer's input (all full recompute keeps)")
+                            : fmt::format("the input of a group of {} layers (all uniform full "
+                                          "recompute keeps)",
+                                          group),
+                 p, input)};
   }
   if (p.training.recomputes_alternate_matmuls) {
     return alternate_matmul_parts(p, p.model.attention(layer), p.model.mlp(layer));
@@ -357,6 +363,25 @@ int in_flight_chunk_passes(const PassOrder& order) {
 
 namespace {
 
+// What full recompute rematerialises at once from layer `first`: the no-recompute activations of
+// the group it opens (one layer unless recompute_method is UNIFORM); nothing where an earlier
+// layer's group holds it.
+MemoryItem rematerialised_group(const TrainingPlan& p, int first) {
+  const int group = p.training.recompute_group_at(first);
+  double bytes = 0;
+  for (int l = first; l < first + group; ++l) {
+    bytes += layer_bytes_without_full_recompute(p, p.model.attention(l), p.model.mlp(l));
+  }
+  if (group == 1) {
+    return {"one layer's activations rematerialised by full recompute", bytes,
+            "the no-recompute activations of one layer and micro-batch"};
+  }
+  return {fmt::format("{} layers' activations rematerialised by full recompute", group), bytes,
+          fmt::format("the no-recompute activations of a uniform group of {} layers, one "
+                      "micro-batch",
+                      group)};
+}
+
 // The largest single workspace of the stage: the logits of the vocabulary-parallel loss where
 // micro-batches leave the model (BF16 logits and their FP32 softmax), a layer rematerialised by
 // full recompute, or an attention kernel's scratch (the CSA indexer's unreduced scores).
@@ -379,11 +404,7 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
     }
     const LayerRange layers = map.layers(chunk);
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      if (p.training.recomputes_layer(l)) {
-        consider({"one layer's activations rematerialised by full recompute",
-                  layer_bytes_without_full_recompute(p, model.attention(l), model.mlp(l)),
-                  "the no-recompute activations of one layer and micro-batch"});
-      }
+      if (p.training.recomputes_layer(l)) consider(rematerialised_group(p, l));
       const Workspace w = attention_workspace(model.attention(l), attention_shape(p.shape));
       consider(
           {w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});

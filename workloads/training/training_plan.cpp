@@ -119,20 +119,29 @@ std::vector<double> dedup_dispatch(const config::Scenario& s) {
                                expert_domain_size(s));
 }
 
-// Per layer, whether full recompute runs it again: by its index within its model chunk.
-std::vector<bool> recomputed_layers(const config::Training& t, const PipelineMap& map,
-                                    int64_t layers) {
-  std::vector<bool> recomputed(static_cast<size_t>(layers), false);
+// Per layer, whether full recompute runs it again, and the layers of the checkpointed group each
+// opens: by its index within its model chunk.
+void resolve_recomputed_layers(const config::Training& t, const PipelineMap& map, int64_t layers,
+                               TrainingSettings* settings) {
+  settings->recomputed_layers.assign(static_cast<size_t>(layers), false);
+  settings->recompute_group_layers.assign(static_cast<size_t>(layers), 1);
   for (int stage = 0; stage < map.stages(); ++stage) {
     for (int chunk = 0; chunk < map.chunks_per_stage(); ++chunk) {
       const LayerRange range = map.layers({stage, chunk});
+      int open = -1;  // the layer whose group is open
       for (int i = 0; i < range.count; ++i) {
-        const int64_t layer = range.first + i;
-        if (layer < layers) recomputed[static_cast<size_t>(layer)] = recomputes_whole_layer(t, i);
+        const auto layer = static_cast<size_t>(range.first + i);
+        if (layer >= static_cast<size_t>(layers)) continue;
+        settings->recomputed_layers[layer] = recomputes_whole_layer(t, i);
+        if (opens_recompute_group(t, i)) {
+          open = static_cast<int>(layer);
+        } else {
+          settings->recompute_group_layers[layer] = 0;
+          ++settings->recompute_group_layers[static_cast<size_t>(open)];
+        }
       }
     }
   }
-  return recomputed;
 }
 
 }  // namespace
@@ -152,8 +161,7 @@ TrainingPlan resolve_training_plan(const config::Scenario& scenario) {
                     host_settings(scenario.hardware()),
                     cluster_figures(scenario),
                     dedup_dispatch(scenario)};
-  plan.training.recomputed_layers =
-      recomputed_layers(scenario.training(), plan.map, plan.model.layers());
+  resolve_recomputed_layers(scenario.training(), plan.map, plan.model.layers(), &plan.training);
   return plan;
 }
 

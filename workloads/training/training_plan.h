@@ -89,6 +89,15 @@ struct TrainingSettings {
     return layer >= 0 && static_cast<size_t>(layer) < recomputed_layers.size() &&
            recomputed_layers[static_cast<size_t>(layer)];
   }
+  // Per layer full recompute takes, how many layers the checkpointed group it opens holds (1
+  // unless recompute_method is UNIFORM; the chunk's last group may be shorter), 0 where an earlier
+  // layer's group holds it: the group keeps that first layer's input alone.
+  std::vector<int> recompute_group_layers;
+  int recompute_group_at(int layer) const {
+    return layer >= 0 && static_cast<size_t>(layer) < recompute_group_layers.size()
+               ? recompute_group_layers[static_cast<size_t>(layer)]
+               : 1;
+  }
   int recomputed_layer_count() const {
     return static_cast<int>(std::count(recomputed_layers.begin(), recomputed_layers.end(), true));
   }
