@@ -172,6 +172,19 @@ TEST(RecomputeLayers, UniformGroupsKeepOneInputAndRematerialiseTheGroup) {
   EXPECT_DOUBLE_EQ(kept, 3 * hidden_bytes);
 }
 
+// The op policy's backward rematerialises what it did not keep of a layer: with a small
+// vocabulary (the loss's logits no longer the largest), that is the ledger's transient.
+TEST(RecomputeLayers, TheOpPolicyRematerialisesWhatItDoesNotKeep) {
+  const TrainingPlan op =
+      plan({"training.recompute=SELECTIVE", "training.recompute_modules=ALTERNATE_MATMULS",
+            "model.vocab_size=1024"});
+  const TrainingPlan none = plan({"training.recompute=NONE", "model.vocab_size=1024"});
+  const MemoryLedger ledger = worst_memory_ledger(op);
+  EXPECT_DOUBLE_EQ(ledger.largest_transient.bytes,
+                   layer_activation_bytes(none, 0) - layer_activation_bytes(op, 0));
+  EXPECT_NE(ledger.largest_transient.name.find("op policy"), std::string::npos);
+}
+
 TEST(RecomputeLayers, ChoicesThatMakeNoSenseAreRefused) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"training.recompute=SELECTIVE", "training.recompute_method=BLOCK",

@@ -13,6 +13,7 @@
 #include "workloads/model/transformer.h"
 #include "workloads/training/head_deferral.h"
 #include "workloads/training/layout.h"
+#include "workloads/training/memory_transients.h"
 #include "workloads/training/step_shape.h"
 
 namespace racksim {
@@ -27,12 +28,6 @@ double optimizer_bytes_per_param(const TrainingPlan& p) {
 // Transformer Engine's FP8 copy of a weight and its transpose (Hopper's FP8 GEMMs read both
 // operands K-major, so the backward's data gradient needs the transposed copy).
 constexpr double kFp8WeightCopyBytes = 1 + 1;
-
-// The tokens of one micro-batch on one rank (after the CP split).
-double rank_tokens(const TrainingPlan& p) {
-  return static_cast<double>(p.training.seq_length) *
-         static_cast<double>(p.training.micro_batch_size) / p.shape.cp;
-}
 
 // sbh of one micro-batch on one rank: its tokens times hidden.
 double sbh(const TrainingPlan& p) {
@@ -303,6 +298,19 @@ MemoryItem static_item(const char* name, const RankParams& params, double bytes,
 
 }  // namespace
 
+double rank_tokens(const TrainingPlan& p) {
+  return static_cast<double>(p.training.seq_length) *
+         static_cast<double>(p.training.micro_batch_size) / p.shape.cp;
+}
+
+double layer_bytes_without_full_recompute(const TrainingPlan& p, int layer) {
+  return layer_bytes_without_full_recompute(p, p.model.attention(layer), p.model.mlp(layer));
+}
+
+double op_policy_kept_bytes(const TrainingPlan& p, int layer) {
+  return total_bytes(alternate_matmul_parts(p, p.model.attention(layer), p.model.mlp(layer)));
+}
+
 double total_bytes(const std::vector<MemoryItem>& items) {
   double total = 0;
   for (const MemoryItem& item : items) total += item.bytes;
@@ -362,56 +370,6 @@ int in_flight_chunk_passes(const PassOrder& order) {
 }
 
 namespace {
-
-// What full recompute rematerialises at once from layer `first`: the no-recompute activations of
-// the group it opens (one layer unless recompute_method is UNIFORM); nothing where an earlier
-// layer's group holds it.
-MemoryItem rematerialised_group(const TrainingPlan& p, int first) {
-  const int group = p.training.recompute_group_at(first);
-  double bytes = 0;
-  for (int l = first; l < first + group; ++l) {
-    bytes += layer_bytes_without_full_recompute(p, p.model.attention(l), p.model.mlp(l));
-  }
-  if (group == 1) {
-    return {"one layer's activations rematerialised by full recompute", bytes,
-            "the no-recompute activations of one layer and micro-batch"};
-  }
-  return {fmt::format("{} layers' activations rematerialised by full recompute", group), bytes,
-          fmt::format("the no-recompute activations of a uniform group of {} layers, one "
-                      "micro-batch",
-                      group)};
-}
-
-// The largest single workspace of the stage: the logits of the vocabulary-parallel loss where
-// micro-batches leave the model (BF16 logits and their FP32 softmax), a layer rematerialised by
-// full recompute, or an attention kernel's scratch (the CSA indexer's unreduced scores).
-MemoryItem largest_transient(const TrainingPlan& p, int stage) {
-  const TransformerModel& model = p.model;
-  const ParallelLayout& layout = p.layout;
-  const PipelineMap& map = p.map;
-  const double tokens = rank_tokens(p);
-  MemoryItem transient{"none", 0, ""};
-  auto consider = [&](MemoryItem item) {
-    if (item.bytes > transient.bytes) transient = std::move(item);
-  };
-  for (int c = 0; c < map.chunks_per_stage(); ++c) {
-    const ChunkRef chunk{stage, c};
-    if (map.ends_route(chunk)) {
-      const double vocab_local = static_cast<double>(model.vocab()) / layout.tp();
-      consider(
-          {"lm_head logits [b, s, V/tp] bf16 + fp32 softmax", tokens * vocab_local * (2 + 4),
-           fmt::format("{:.0f} tokens x {:.0f} vocabulary entries x 6 B", tokens, vocab_local)});
-    }
-    const LayerRange layers = map.layers(chunk);
-    for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      if (p.training.recomputes_layer(l)) consider(rematerialised_group(p, l));
-      const Workspace w = attention_workspace(model.attention(l), attention_shape(p.shape));
-      consider(
-          {w.name, w.bytes, fmt::format("layer {} ({})", l, to_string(model.attention(l).kind))});
-    }
-  }
-  return transient;
-}
 
 // Whether the chunk runs the multi-token-prediction modules: the one of their own, or where
 // micro-batches leave the model.

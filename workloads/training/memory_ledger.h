@@ -66,6 +66,13 @@ double layer_activation_bytes(const TrainingPlan& plan);
 // The same, part by part (norms' inputs, the attention's, the feed-forward block's, masks,
 // scores, what recompute modules keep out), each with how it was computed.
 std::vector<MemoryItem> layer_activation_parts(const TrainingPlan& plan, int layer);
+// The tokens of one micro-batch on one rank (after the CP split).
+double rank_tokens(const TrainingPlan& plan);
+// Layer `layer`'s activations for one micro-batch as if nothing were recomputed, and the share of
+// them torchtitan's op policy (ALTERNATE_MATMULS) keeps: what recompute rematerialises
+// (memory_transients.h).
+double layer_bytes_without_full_recompute(const TrainingPlan& plan, int layer);
+double op_policy_kept_bytes(const TrainingPlan& plan, int layer);
 
 // The most chunk-forwards whose activations a stage holds at once, read off its pass order (a
 // forward adds one, a backward's input-gradient part releases one).
