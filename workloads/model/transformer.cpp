@@ -165,15 +165,6 @@ double TransformerModel::model_flops_per_token(int64_t seq_length, bool causal_h
   return 6 * active_params() + attention_coeff(causal_halving) * static_cast<double>(seq_length);
 }
 
-double TransformerModel::layer_forward_flops_per_token(int64_t seq_length,
-                                                       bool causal_halving) const {
-  double flops = 0;
-  for (int l = 0; l < layers_; ++l) {
-    flops += layer_forward_flops_per_token(l, seq_length, causal_halving);
-  }
-  return flops;
-}
-
 double TransformerModel::layer_forward_flops_per_token(int layer, int64_t seq_length,
                                                        bool causal_halving) const {
   return 2 * layer_active_params(layer) +

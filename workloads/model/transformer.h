@@ -74,9 +74,8 @@ class TransformerModel {
   // a in 6N + a*L.
   double attention_coeff(bool causal_halving) const;
   double model_flops_per_token(int64_t seq_length, bool causal_halving) const;
-  // Forward FLOPs per token of the transformer layers alone (2 N_layers + a L / 3): what full
-  // recompute of every layer runs again; the second, of layer `layer` alone.
-  double layer_forward_flops_per_token(int64_t seq_length, bool causal_halving) const;
+  // Forward FLOPs per token of transformer layer `layer` (2 N_layer + a_layer L / 3): what full
+  // recompute runs again where it takes the layer.
   double layer_forward_flops_per_token(int layer, int64_t seq_length, bool causal_halving) const;
   // Weights of the layers' latent-attention up-projections: 2 FLOPs each per token is what
   // recompute of MLA_UP_PROJ runs again.

@@ -14,9 +14,8 @@
 namespace racksim {
 namespace {
 
-// What full recompute rematerialises at once from layer `first`: the no-recompute activations of
-// the group it opens (one layer unless recompute_method is UNIFORM); nothing where an earlier
-// layer's group holds it.
+// What full recompute rematerialises at once from layer `first`, which opens a group: the
+// no-recompute activations of the group's layers (one unless recompute_method is UNIFORM).
 MemoryItem rematerialised_group(const TrainingPlan& p, int first) {
   const int group = p.training.recompute_group_at(first);
   double bytes = 0;
@@ -62,7 +61,10 @@ MemoryItem largest_transient(const TrainingPlan& p, int stage) {
     }
     const LayerRange layers = map.layers(chunk);
     for (int l = layers.first; l < layers.first + layers.count; ++l) {
-      if (p.training.recomputes_layer(l)) consider(rematerialised_group(p, l));
+      // A layer of a group an earlier layer opened is rematerialised with that group.
+      if (p.training.recomputes_layer(l) && p.training.recompute_group_at(l) > 0) {
+        consider(rematerialised_group(p, l));
+      }
       if (p.training.recomputes_alternate_matmuls) consider(rematerialised_by_op_policy(p, l));
       const Workspace w = attention_workspace(model.attention(l), attention_shape(p.shape));
       consider(
