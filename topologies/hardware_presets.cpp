@@ -426,21 +426,21 @@ constexpr std::string_view kA100VtrainCluster = R"pb(
     nics_per_gpu: 1
     # Fitted on the 41 multi-node rows with the terms below held: what a step across nodes
     # costs beyond its kernels and collectives (measured as a term, not explained).
-    step_overhead_s: 0.6798
+    step_overhead_s: 0.6884
   }
   compute {
     # Fitted on every tenth of the 1,440 single-node rows (docs/validation.md, "A fourth: a
-    # GEMM's two regimes"; refitted on 6 December, when megatron-deepspeed's pipelines took
-    # DeepSpeed's TrainSchedule): a GEMM that fills every SM capped at 0.7831 of the peak (the
-    # clocks the 400 W limit holds), one SM's GEMM main loop at its whole share of the peak (the
-    # fit stops at that bound, 1), split-K up to 8, and 69.03 us of host time per operation.
+    # GEMM's two regimes"; refitted on 8 December, when the first stage's embedding gained
+    # Megatron's kernels): a GEMM that fills every SM capped at 0.7876 of the peak (the clocks
+    # the 400 W limit holds), one SM's GEMM main loop at its whole share of the peak (the fit
+    # stops at that bound, 1), split-K up to 8, and 68.38 us of host time per operation.
     # scenarios/calibration/a100-vtrain-cluster-fit.log.txt has both fits. The calibration file
     # (scenarios/calibration/a100-kernel-calibration.textproto) fits the same terms with the
     # cluster's measured all-reduce tables, which a preset cannot carry.
     gemm: 1
-    gemm_sustained: 0.7831
+    gemm_sustained: 0.7876
     gemm_split_k_max: 8
-    cpu_launch_floor_s: 6.903e-05
+    cpu_launch_floor_s: 6.838e-05
     # The fitted ceiling holds this cluster's power-limit drop: dgx-a100's borrowed one is off.
     sustained_clock_ratio: 1
   }

@@ -102,6 +102,27 @@ TEST(InferenceStep, NormsCarryTheResidualAddAndTheActivationIsAKernel) {
   EXPECT_EQ(bytes["mlp.act"], (std::vector<double>(2, 3 * 32 * 4096 * 2.0)));
 }
 
+TEST(InferenceStep, ALearnedPositionTableAddsItsLookupAndAdd) {
+  // Prefill of 1 prompt of 16 tokens: the word rows (read and written), then with GPT's learned
+  // table its rows (read and written) and their add (two read, one written).
+  const auto count = [](const std::vector<std::string>& sets) {
+    const app::InferenceRunPlan run = app::resolve_inference_run(tiny(sets));
+    const InferenceStep step = build_inference_step(run.workload, run.workload.prefill);
+    std::map<std::string, double> bytes;
+    for (const Op& op : step.graph.ops()) {
+      if (op.kind == OpKind::kCompute) bytes[step.graph.label(op.label)] += op.hbm_bytes;
+    }
+    return bytes;
+  };
+  const double stream = 16 * 1024 * 2.0;
+  const auto rotary = count({"model.position_encoding=ROTARY"});
+  EXPECT_DOUBLE_EQ(rotary.at("embedding"), 2 * stream);
+  EXPECT_FALSE(rotary.contains("embedding.position"));
+  const auto learned = count({"model.position_encoding=LEARNED_ABSOLUTE"});
+  EXPECT_DOUBLE_EQ(learned.at("embedding.position"), 2 * stream);
+  EXPECT_DOUBLE_EQ(learned.at("embedding.position_add"), 3 * stream);
+}
+
 TEST(InferenceRun, KvReadsAddToTheStepAsContextGrows) {
   // 64 sequences of 64K tokens: 2 layers x 64 x 65536 x 2 x 1024 x 2 bytes of cache read per step.
   const auto loaded = tiny({"inference.batch=64", "inference.context_tokens=65536"});

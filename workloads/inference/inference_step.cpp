@@ -80,8 +80,7 @@ class InferenceWriter {
         writer.recv(chain, streams_.pp, "recv.activation", neighbour(c, c.pp - 1), m,
                     activation_bytes(), CommDim::kPp, tag);
       } else {
-        writer.kernel(chain, streams_.compute,
-                      elementwise_step("embedding", 2 * tokens() * h(), 0, bytes_.act), tag);
+        write_embedding(writer, chain, tag);
       }
       for (int l = first; l < end; ++l) {
         const OpTag ltag{Phase::kForward, m, l};
@@ -98,6 +97,20 @@ class InferenceWriter {
   }
 
  private:
+  // The new tokens' rows of the word table (a read and a write each); a learned position table
+  // (GPT-2, GPT-3) adds their position rows in two more kernels, the lookup and the add.
+  void write_embedding(RankWriter& writer, ComputeChain& chain, const OpTag& tag) {
+    const double elements = tokens() * h();
+    writer.kernel(chain, streams_.compute,
+                  elementwise_step("embedding", 2 * elements, 0, bytes_.act), tag);
+    if (!model_.learned_positions()) return;
+    writer.kernel(chain, streams_.compute,
+                  elementwise_step("embedding.position", 2 * elements, 0, bytes_.act), tag);
+    writer.kernel(chain, streams_.compute,
+                  elementwise_step("embedding.position_add", 3 * elements, elements, bytes_.act),
+                  tag);
+  }
+
   double h() const { return static_cast<double>(model_.hidden()); }
   // Sequences of one micro-batch on one rank (fractional when the batch does not split).
   double sequences() const {

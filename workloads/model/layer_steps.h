@@ -51,7 +51,10 @@ struct LayerStep {
   // backward in LayerNormMLP), so current scaling needs no pass of its own before that cast.
   bool fp8_grad_fused = false;
   // A linear layer's weight elements on this rank (all its local experts' for grouped expert
-  // GEMMs): what the weight gradient accumulates into across micro-batches. 0: no weights.
+  // GEMMs), or an embedding table's rows on it: what the weight gradient accumulates into across
+  // micro-batches. 0: no weights. (A table tied to an output layer on the same rank adds into
+  // the gradient that layer stored, from the first micro-batch under autograd; racksim times
+  // each as a weight of its own.)
   double weight_elements = 0;
   // collective (`forward` / `backward` absent: nothing in that direction)
   std::optional<CollectiveKind> forward;

@@ -79,6 +79,8 @@ TransformerModel::TransformerModel(const config::Model& model)
       layers_(model.num_layers()),
       vocab_(model.vocab_size()),
       tied_(model.tie_embeddings()),
+      learned_positions_(model.position_encoding() == config::Model::LEARNED_ABSOLUTE),
+      embedding_dropout_(model.hidden_dropout() > 0),
       experts_(model.num_experts()),
       mtp_depth_(model.mtp_depth()) {
   if (hidden_ <= 0 || layers_ <= 0 || vocab_ <= 0 || model.num_heads() <= 0) {
@@ -180,19 +182,74 @@ BlockSteps TransformerModel::layer_steps(int layer, const RankShape& shape) cons
   return block;
 }
 
-BlockSteps TransformerModel::embedding_steps(const RankShape& shape) const {
-  const double e = bytes_per_element(shape.dtype);
-  const double tokens = local_tokens(shape);
-  const double h = static_cast<double>(hidden_);
-  BlockSteps block;
-  // A vocabulary-parallel lookup: each TP rank writes the rows it owns, then the partial
-  // results are summed over the TP group. Its backward scatters the gradient into the table:
-  // a weight gradient, with no input gradient.
-  LayerStep lookup = elementwise_step("embedding", tokens * h, 0, e);
+namespace {
+
+// A table lookup over `elements` (tokens x hidden) from a table of `table_elements`: it writes
+// each token's row. Its backward, PyTorch's dense embedding backward, zeroes the whole table's
+// gradient, then sums each token's gradient into its row (reads the gradient and writes the rows);
+// behind Megatron's transpose its gradient arrives strided and is first copied whole. No input
+// gradient; the table's gradient accumulates as a weight gradient (training/rank_writer.h).
+LayerStep table_lookup(const std::string& name, double elements, double table_elements,
+                       bool strided_gradient, double e) {
+  LayerStep lookup = elementwise_step(name, elements, 0, e);
   lookup.input_grad_factor = 0;
   lookup.weight_grad_factor = 1;
-  block.forward.push_back(lookup);
-  close_tp_region(block.forward, "embedding", shape.tp, shape.sequence_parallel, tokens * h * e);
+  lookup.weight_elements = table_elements;
+  const double backward = table_elements + (strided_gradient ? 4 : 2) * elements;
+  lookup.backward_bytes_factor = backward / elements;
+  return lookup;
+}
+
+}  // namespace
+
+// As Megatron's LanguageModelEmbedding runs it: the vocabulary-parallel word lookup, summed over
+// the TP group; the learned position table's lookup and add; the copy to sequence-first; under
+// sequence parallelism the rank's share of the tokens; the embedding dropout. Without a position
+// table, sequence parallelism reduce-scatters the word lookup straight away (Megatron-Core's
+// reduce_scatter_embeddings); with one, the lookup is all-reduced, and the scatter after the add
+// is a split whose output Megatron clones.
+BlockSteps TransformerModel::embedding_steps(const RankShape& shape) const {
+  const double e = bytes_per_element(shape.dtype);
+  const double h = static_cast<double>(hidden_);
+  const double elements = local_tokens(shape) * h;
+  const bool strided = shape.embedding_transpose;
+  const bool split_after_add = learned_positions_ && shape.sequence_parallel && shape.tp > 1;
+  BlockSteps block;
+  std::vector<LayerStep>& fw = block.forward;
+  // Each TP rank writes the rows it owns; the partial results are summed over the TP group.
+  const double rows = std::floor(static_cast<double>(vocab_) / shape.tp);
+  fw.push_back(table_lookup("embedding", elements, rows * h, strided, e));
+  const auto transpose = [&] {
+    if (!strided) return;
+    LayerStep copy = elementwise_step("embedding.transpose", 2 * elements, 0, e);
+    copy.input_grad_factor = 0;  // its gradient stays a strided view (copied by the lookups)
+    fw.push_back(copy);
+  };
+  if (!learned_positions_ && shape.sequence_parallel) transpose();
+  close_tp_region(fw, "embedding", shape.tp, shape.sequence_parallel && !split_after_add,
+                  elements * e);
+  if (learned_positions_) {
+    const double table = static_cast<double>(shape.seq_length) * h;
+    fw.push_back(table_lookup("embedding.position", elements, table, strided, e));
+    LayerStep add = elementwise_step("embedding.position_add", 3 * elements, elements, e);
+    add.input_grad_factor = 0;  // the sum's gradient is each addend's, unchanged
+    fw.push_back(add);
+  }
+  if (learned_positions_ || !shape.sequence_parallel) transpose();
+  const double local = shape.sequence_parallel ? elements / shape.tp : elements;
+  if (split_after_add) {
+    fw.push_back(collective_step("embedding.scatter", std::nullopt, CollectiveKind::kAllGather,
+                                 CommDim::kTp, elements * e));
+    LayerStep clone = elementwise_step("embedding.scatter_clone", 2 * local, 0, e);
+    clone.input_grad_factor = 0;
+    fw.push_back(clone);
+  }
+  if (embedding_dropout_) {
+    // Reads the embeddings, writes the dropped ones and a one-byte mask; the backward reads the
+    // gradient and the mask and writes the gradient.
+    const ElementwiseKernel dropout[] = {{"", 2, 2 * e + 1, 2 * e + 1}};
+    append_elementwise_kernels("embedding.dropout", dropout, local, fw);
+  }
   derive_backward(&block);
   return block;
 }

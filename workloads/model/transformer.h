@@ -41,6 +41,7 @@ struct RankShape {
   bool materialized_attention = false;  // training.attention_impl MATERIALIZED
   bool unfused_cross_entropy = false;   // training.cross_entropy FP32_UNFUSED
   bool rotary_complex_fp32 = false;     // training.rotary_impl ROTARY_COMPLEX_FP32
+  bool embedding_transpose = false;     // training.embedding_transpose
   // Bytes per element of the MoE all-to-alls towards the experts (training.moe_dispatch_dtype);
   // 0: the activation dtype's.
   double moe_dispatch_element_bytes = 0;
@@ -55,6 +56,7 @@ class TransformerModel {
   int64_t layers() const { return layers_; }
   int64_t vocab() const { return vocab_; }
   bool tied_embeddings() const { return tied_; }
+  bool learned_positions() const { return learned_positions_; }
   bool moe() const { return experts_ > 0; }
   int mtp_depth() const { return mtp_depth_; }
   const AttentionSpec& attention(int layer) const { return attention_[layer]; }
@@ -93,6 +95,9 @@ class TransformerModel {
   double mtp_params() const;
 
   BlockSteps layer_steps(int layer, const RankShape& shape) const;
+  // The first stage's embedding: the word lookup, the position table where the model learns one,
+  // Megatron's copy to sequence-first (RankShape::embedding_transpose), the embedding dropout,
+  // and the TP collectives between them.
   BlockSteps embedding_steps(const RankShape& shape) const;
   // Where the multi-token-prediction modules run: beside the output layer, or in a chunk of their
   // own before it (Megatron-Core's "...m|L"), which sends their hidden states on to it.
@@ -112,6 +117,8 @@ class TransformerModel {
   int64_t layers_;
   int64_t vocab_;
   bool tied_;
+  bool learned_positions_;  // model.position_encoding LEARNED_ABSOLUTE
+  bool embedding_dropout_;  // model.hidden_dropout > 0
   int64_t experts_;
   int mtp_depth_;
   std::vector<AttentionSpec> attention_;

@@ -30,6 +30,7 @@ Training megatron_2021_training(const config::Scenario& scenario) {
   t.set_overlap_grad_reduce(false);
   t.set_zero_stage(0);
   t.set_tp_comm_overlap(false);
+  t.set_embedding_transpose(true);
   return t;
 }
 
@@ -47,6 +48,7 @@ Training megatron_bridge_training(const config::Scenario& scenario) {
   t.set_grad_accumulation(Training::FUSED_IN_WGRAD);
   t.set_attention_impl(Training::FLASH);
   t.set_cross_entropy(Training::FUSED);
+  t.set_embedding_transpose(true);
   t.set_overlap_grad_reduce(true);
   t.set_zero_stage(1);
   // overlap_param_gather, where the scenario keeps the optimizer sharded.
@@ -158,10 +160,12 @@ const std::array<Framework, 8>& frameworks() {
       {{"megatron-lm-2021",
         "Megatron-LM as Narayanan et al. ran it (SC'21): its own DDP, one gradient all-reduce "
         "after the backward in the training dtype, autograd summing micro-batches, attention "
-        "scores materialized, FP32 cross-entropy",
+        "scores materialized, FP32 cross-entropy, the embedding's output copied to "
+        "sequence-first",
         "github.com/NVIDIA/Megatron-LM (BSD-3) v2.x arguments.py defaults: "
         "--use-contiguous-buffers-in-ddp, --accumulate-allreduce-grads-in-fp32 and "
-        "--fp16-lm-cross-entropy off; no FlashAttention"},
+        "--fp16-lm-cross-entropy off; no FlashAttention; the [b s h] -> [s b h] "
+        "transpose(0, 1).contiguous() of the first stage's input"},
        megatron_2021_training},
       {{"megatron-deepspeed",
         "Megatron-DeepSpeed with DeepSpeed's FP16 engine and no ZeRO, as vTrain measured it: the "
@@ -180,7 +184,8 @@ const std::array<Framework, 8>& frameworks() {
         "stages), pipeline sends overlapped with compute where there are virtual "
         "stages, "
         "gradient accumulation fused in the weight-gradient GEMMs, FlashAttention, fused "
-        "cross-entropy, TP communication overlapped where sequence parallelism allows it, "
+        "cross-entropy, the embedding's output copied to sequence-first, TP communication "
+        "overlapped where sequence parallelism allows it, "
         "experts' GEMMs as Transformer Engine's GroupedLinear runs them (a cuBLAS GEMM per "
         "expert on four streams), FP8 with current scaling and FP8 parameters",
         "github.com/NVIDIA-NeMo/Megatron-Bridge (Apache-2.0) performance recipes: "
@@ -192,6 +197,8 @@ const std::array<Framework, 8>& frameworks() {
         "dist_config.align_grad_reduce; overlap_p2p_comm with virtual pipeline "
         "stages (CommOverlapConfig), "
         "gradient_accumulation_fusion, tp_comm_overlap, cross_entropy_loss_fusion; "
+        "megatron/core/models/common/embeddings/language_model_embedding.py (the "
+        "transpose(0, 1).contiguous() to [s b h]); "
         "moe_grouped_gemm through Transformer Engine (github.com/NVIDIA/TransformerEngine, "
         "Apache-2.0, transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm); "
         "FP8 as fp8_cs "

@@ -69,8 +69,10 @@ Fp8Bytes fp8_bytes(const LayerStep& step, const OpTag& tag, const Fp8Recipe& fp8
   return {};
 }
 
+// A linear layer's weight-gradient GEMM, or an embedding table's backward (which writes its
+// table's gradient).
 bool computes_weight_gradient(const LayerStep& step) {
-  return step.weight_elements > 0 && step.op_class == OpClass::kGemm &&
+  return step.weight_elements > 0 &&
          (step.shape.pass == GemmPass::kWeightGrad || step.shape.pass == GemmPass::kBackward);
 }
 
@@ -83,7 +85,10 @@ struct AccumulationBytes {
   double own_kernel = 0;
 };
 
-AccumulationBytes accumulation_bytes(const GradAccumulation& a, DataType output, const OpTag& tag) {
+// Only a GEMM can fuse the accumulation: an embedding table's gradient under FUSED_IN_WGRAD is
+// added to the buffer by Megatron's gradient hook (main_grad.add_), as under MAIN_GRAD_ADD.
+AccumulationBytes accumulation_bytes(const GradAccumulation& a, DataType output, const OpTag& tag,
+                                     bool gemm) {
   const double out = bytes_per_element(output);
   const double buffer = bytes_per_element(a.buffer);
   switch (a.mode) {
@@ -92,7 +97,7 @@ AccumulationBytes accumulation_bytes(const GradAccumulation& a, DataType output,
     case config::Training::AUTOGRAD:
       return {0, tag.micro_batch > 0 ? 3 * out : 0};
     default:
-      return {2 * buffer - out, 0};
+      return gemm ? AccumulationBytes{2 * buffer - out, 0} : AccumulationBytes{0, out + 2 * buffer};
   }
 }
 
@@ -120,9 +125,10 @@ OpId RankWriter::kernel(ComputeChain& chain, StreamId stream, const LayerStep& s
       chain.pending.assign(1, cast);
     }
   }
-  const AccumulationBytes accumulation = computes_weight_gradient(step)
-                                             ? accumulation_bytes(accumulation_, dtype_, tag)
-                                             : AccumulationBytes{};
+  const AccumulationBytes accumulation =
+      computes_weight_gradient(step)
+          ? accumulation_bytes(accumulation_, dtype_, tag, step.op_class == OpClass::kGemm)
+          : AccumulationBytes{};
   OpId id = graph_->add_compute(context(stream, tag), step.name, step.op_class, step.flops,
                                 step.hbm_bytes + accumulation.in_gemm * step.weight_elements, dtype,
                                 chain.pending, step.shape);

@@ -71,6 +71,7 @@ RankShape rank_shape(const config::Scenario& s) {
   shape.materialized_attention = t.attention_impl() == config::Training::MATERIALIZED;
   shape.unfused_cross_entropy = t.cross_entropy() == config::Training::FP32_UNFUSED;
   shape.rotary_complex_fp32 = t.rotary_impl() == config::Training::ROTARY_COMPLEX_FP32;
+  shape.embedding_transpose = t.embedding_transpose();
   if (t.expert_gemm() == config::Training::PER_EXPERT_STREAMS) {
     shape.expert_gemm_streams = kTransformerEngineComputeStreams;
   }
