@@ -219,11 +219,11 @@ BlockSteps TransformerModel::embedding_steps(const RankShape& shape) const {
   // Each TP rank writes the rows it owns; the partial results are summed over the TP group.
   const double rows = std::floor(static_cast<double>(vocab_) / shape.tp);
   fw.push_back(table_lookup("embedding", elements, rows * h, strided, e));
+  // Kernels without a backward of their own: a copy's gradient stays a strided view (copied by
+  // the lookups), a clone's and an add's pass through unchanged.
+  const ElementwiseKernel copy[] = {{"", 0, 2 * e, 0}};
   const auto transpose = [&] {
-    if (!strided) return;
-    LayerStep copy = elementwise_step("embedding.transpose", 2 * elements, 0, e);
-    copy.input_grad_factor = 0;  // its gradient stays a strided view (copied by the lookups)
-    fw.push_back(copy);
+    if (strided) append_elementwise_kernels("embedding.transpose", copy, elements, fw);
   };
   if (!learned_positions_ && shape.sequence_parallel) transpose();
   close_tp_region(fw, "embedding", shape.tp, shape.sequence_parallel && !split_after_add,
@@ -231,18 +231,15 @@ BlockSteps TransformerModel::embedding_steps(const RankShape& shape) const {
   if (learned_positions_) {
     const double table = static_cast<double>(shape.seq_length) * h;
     fw.push_back(table_lookup("embedding.position", elements, table, strided, e));
-    LayerStep add = elementwise_step("embedding.position_add", 3 * elements, elements, e);
-    add.input_grad_factor = 0;  // the sum's gradient is each addend's, unchanged
-    fw.push_back(add);
+    const ElementwiseKernel add[] = {{"", 1, 3 * e, 0}};
+    append_elementwise_kernels("embedding.position_add", add, elements, fw);
   }
   if (learned_positions_ || !shape.sequence_parallel) transpose();
   const double local = shape.sequence_parallel ? elements / shape.tp : elements;
   if (split_after_add) {
     fw.push_back(collective_step("embedding.scatter", std::nullopt, CollectiveKind::kAllGather,
                                  CommDim::kTp, elements * e));
-    LayerStep clone = elementwise_step("embedding.scatter_clone", 2 * local, 0, e);
-    clone.input_grad_factor = 0;
-    fw.push_back(clone);
+    append_elementwise_kernels("embedding.scatter_clone", copy, local, fw);
   }
   if (embedding_dropout_) {
     // Reads the embeddings, writes the dropped ones and a one-byte mask; the backward reads the
